@@ -1,0 +1,156 @@
+"""A stand-in for Meta's Graph API over real HTTP on loopback.
+
+It serves lead reads and Conversions API posts, records every request, and can be
+scripted to answer the next calls with errors, delays or dropped connections.
+Tests and bench scripts import it; `python tests/standin.py --port 8765 --any-lead`
+runs it on its own for trying leadrelay by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections import deque
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+SAMPLE_FIELDS = [
+    {"name": "full_name", "values": ["Joe Example"]},
+    {"name": "email", "values": ["Joe@Example.com"]},
+    {"name": "phone_number", "values": ["+16505551212"]},
+]
+
+
+def graph_time(unix: int) -> str:
+    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+0000")
+
+
+class GraphStandin:
+    def __init__(self, any_lead: bool = False):
+        self.leads: dict[str, dict] = {}
+        self.events: list[dict] = []  # every event Meta "received", with its dataset
+        self.requests: list[dict] = []
+        self.script: deque = deque()  # (path kind or None, action)
+        self.any_lead = any_lead
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+
+    # -- scripting ---------------------------------------------------------
+    def add_lead(self, leadgen_id: str, field_data=None, created_time: int | None = None, **extra) -> dict:
+        lead = {"id": str(leadgen_id), "created_time": graph_time(created_time or int(time.time())),
+                "form_id": "555", "ad_id": "777", "adset_id": "888", "campaign_id": "999",
+                "platform": "fb", "is_organic": False,
+                "field_data": SAMPLE_FIELDS if field_data is None else field_data, **extra}
+        self.leads[str(leadgen_id)] = lead
+        return lead
+
+    def then(self, action: dict, on: str | None = None, times: int = 1) -> None:
+        """Answer the next `times` calls (to `on`: "lead" or "events", or any) with `action`:
+        {"status": 400, "error": {...}}, {"delay": 3}, or {"drop": True}."""
+        for _ in range(times):
+            self.script.append((on, action))
+
+    def calls(self, kind: str) -> list[dict]:
+        return [r for r in self.requests if r["kind"] == kind]
+
+    # -- serving -------------------------------------------------------------
+    def start(self, port: int = 0) -> str:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_GET(self):
+                standin._handle(self, "GET")
+
+            def do_POST(self):
+                standin._handle(self, "POST")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def _next_action(self, kind: str) -> dict | None:
+        with self.lock:
+            for i, (on, action) in enumerate(self.script):
+                if on in (None, kind):
+                    del self.script[i]
+                    return action
+        return None
+
+    def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        url = urlparse(handler.path)
+        parts = [p for p in url.path.split("/") if p]
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        kind = "events" if method == "POST" and parts[-1:] == ["events"] else "lead" if method == "GET" else "other"
+        record = {"kind": kind, "method": method, "path": url.path, "query": parse_qs(url.query),
+                  "headers": dict(handler.headers), "body": json.loads(raw) if raw else None, "at": time.time()}
+        with self.lock:
+            self.requests.append(record)
+        action = self._next_action(kind)
+        if action and action.get("drop"):
+            handler.close_connection = True
+            handler.connection.close()
+            return
+        if action and action.get("delay"):
+            time.sleep(action["delay"])
+        if action and "status" in action:
+            return self._reply(handler, action["status"], {"error": action.get("error", {})})
+        if kind == "lead":
+            lead = self.leads.get(parts[-1])
+            if lead is None and self.any_lead and parts[-1].isdigit():
+                lead = self.add_lead(parts[-1])
+            if lead is None:
+                return self._reply(handler, 400, {"error": {
+                    "message": "Unsupported get request.", "type": "GraphMethodException",
+                    "code": 100, "error_subcode": 33, "fbtrace_id": "standin"}})
+            return self._reply(handler, 200, lead)
+        if kind == "events":
+            data = (record["body"] or {}).get("data", [])
+            with self.lock:
+                for event in data:
+                    self.events.append({"dataset_id": parts[-2], **event})
+            return self._reply(handler, 200, {"events_received": len(data), "messages": [],
+                                              "fbtrace_id": f"trace{len(self.requests)}"})
+        return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
+
+    @staticmethod
+    def _reply(handler: BaseHTTPRequestHandler, status: int, body: dict) -> None:
+        payload = json.dumps(body).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--any-lead", action="store_true", help="answer any numeric lead id with a sample lead")
+    args = parser.parse_args()
+    standin = GraphStandin(any_lead=args.any_lead)
+    base = standin.start(args.port)
+    print(f"Graph stand-in on {base}; events received are printed below", flush=True)
+    seen = 0
+    try:
+        while True:
+            time.sleep(0.5)
+            for event in standin.events[seen:]:
+                print(json.dumps(event), flush=True)
+            seen = len(standin.events)
+    except KeyboardInterrupt:
+        standin.stop()

@@ -1,0 +1,114 @@
+"""Meta Lead Ads webhooks (object `page`, field `leadgen`), per spec/meta.md §1.
+
+Public surface, the same for every source: `verify(body, headers, secrets)` and
+`parse(body)`. Both take bytes and mappings, not flask.request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping, Sequence
+
+from ..errors import BadSignature, MalformedBody
+from ._signing import hmac_hex, matches_any
+
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+NAME = "meta"
+
+
+def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
+    """Check `X-Hub-Signature-256` over the exact bytes received.
+
+    Raises:
+        BadSignature: reason `missing_signature` when the header is absent (a
+            sha1-only `X-Hub-Signature` counts as absent), `bad_signature` when it
+            matches none of the secrets.
+    """
+    header = headers.get(SIGNATURE_HEADER)
+    if not header:
+        raise BadSignature(f"{SIGNATURE_HEADER} header is required", reason="missing_signature")
+    scheme, _, digest = header.strip().partition("=")
+    if scheme != "sha256" or not digest:
+        raise BadSignature(f"{SIGNATURE_HEADER} must be sha256=<hex>")
+    if not matches_any((hmac_hex(s, body) for s in secrets), digest.lower()):
+        raise BadSignature("signature does not match the body for any configured app secret")
+
+
+def handshake(args: Mapping[str, str], verify_token: str) -> str | None:
+    """The subscription challenge to echo back, or None when the request is not Meta's."""
+    if args.get("hub.mode") != "subscribe" or not verify_token:
+        return None
+    if not matches_any([verify_token], args.get("hub.verify_token", "")):
+        return None
+    return args.get("hub.challenge") or None
+
+
+def _id(value) -> str | None:
+    """IDs arrive as JSON numbers or strings; keep them as digit strings."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return value.strip()
+    return None
+
+
+def parse(body: bytes) -> dict:
+    """Every leadgen change in a notification, as plain dicts.
+
+    Returns `{"object": ..., "leads": [...], "skipped": [{"field"|"reason": ...}]}`.
+    Meta batches up to 1000 changes over several entries; each is walked.
+
+    Raises:
+        MalformedBody: not JSON (`malformed_json`), or not an object with an
+            `entry` list (`unexpected_shape`).
+    """
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedBody("body is not valid JSON") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("entry"), list):
+        raise MalformedBody("expected an object with an `entry` list", reason="unexpected_shape")
+
+    leads, skipped = [], []
+    for entry in doc["entry"]:
+        changes = entry.get("changes") if isinstance(entry, dict) else None
+        if not isinstance(changes, list):
+            skipped.append({"reason": "entry_without_changes"})
+            continue
+        for change in changes:
+            field = change.get("field") if isinstance(change, dict) else None
+            if field != "leadgen":
+                skipped.append({"reason": "not_leadgen", "field": str(field)})
+                continue
+            lead = _lead(change.get("value"))
+            if lead is None:
+                skipped.append({"reason": "leadgen_without_id", "field": field})
+            else:
+                leads.append(lead)
+    return {"object": doc.get("object"), "leads": leads, "skipped": skipped}
+
+
+def _lead(value) -> dict | None:
+    if not isinstance(value, dict):
+        return None
+    leadgen_id = _id(value.get("leadgen_id"))
+    if leadgen_id is None:
+        return None
+    created = value.get("created_time")
+    return {
+        "source": NAME,
+        "leadgen_id": leadgen_id,
+        "page_id": _id(value.get("page_id")),
+        "form_id": _id(value.get("form_id")),
+        # ad_id is 0 or absent for organic and ad-preview leads.
+        "ad_id": _id(value.get("ad_id")) if _id(value.get("ad_id")) not in (None, "0") else None,
+        "adgroup_id": _id(value.get("adgroup_id")),
+        "created_time": created if isinstance(created, int) and not isinstance(created, bool) else None,
+    }
+
+
+def dedupe_key(lead: dict) -> str:
+    """Meta redelivers the same leadgen_id for up to 36 hours."""
+    return f"meta:{lead['leadgen_id']}"

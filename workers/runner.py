@@ -1,0 +1,88 @@
+"""Running the processes: the RQ worker, and `leadrelay run` (web + worker + Redis)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rq import Worker
+
+from webhook_app import logs
+from webhook_app.config import Settings
+
+from .embedded_redis import EmbeddedRedis
+from .queues import SERIALIZER, connect, queue
+
+log = logs.get(__name__)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def warn_if_dry_run(settings: Settings, process: str) -> None:
+    if settings.dry_run:
+        log.warning("dry_run", process=process,
+                    detail="META_CAPI_ACCESS_TOKEN is not set: events are built and kept, NOT sent to Meta. "
+                           "See them with `leadrelay dry-run`.")
+
+
+def work(settings: Settings, burst: bool = False) -> bool:
+    """Run an RQ worker with its scheduler (retries are scheduled jobs) on our queue."""
+    connection = connect(settings.redis_url)
+    worker = Worker([queue(connection, settings.queue_name)], connection=connection, serializer=SERIALIZER)
+    warn_if_dry_run(settings, "worker")
+    return worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
+
+
+def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
+    """Web and worker together, on an embedded Redis unless REDIS_URL is set.
+
+    Ctrl-C (or SIGTERM) stops the web and worker, then Redis; if either process
+    dies, the others are stopped too and the exit status is non-zero.
+    """
+    embedded = None
+    env = dict(os.environ)
+    if not settings.redis_url:
+        embedded = EmbeddedRedis(data_dir)
+        env["REDIS_URL"] = embedded.start()
+        (data_dir / "redis.url").write_text(env["REDIS_URL"] + "\n")
+        log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
+    env.setdefault("LEADRELAY_BIND", bind)
+    bin_dir = Path(sys.executable).parent
+    children = [
+        subprocess.Popen([str(bin_dir / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
+                          "webhook_app:create_app()"], env=env, cwd=ROOT),
+        subprocess.Popen([str(bin_dir / "leadrelay"), "worker"], env=env, cwd=ROOT),
+    ]
+    stopping = False
+
+    def _stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    status = 0
+    try:
+        while not stopping:
+            exited = [c for c in children if c.poll() is not None]
+            if exited:
+                status = exited[0].returncode or 1
+                log.error("process_exited", pid=exited[0].pid, status=exited[0].returncode)
+                break
+            time.sleep(0.2)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)  # gunicorn and RQ both shut down gracefully on TERM
+        for child in children:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        if embedded:
+            embedded.stop()
+        log.info("stopped", status=status)
+    return status
