@@ -15,6 +15,8 @@ graceful_timeout = 20
 keepalive = 5
 accesslog = None  # the app logs one structured line per webhook
 errorlog = "-"
+# No control socket: it lives in $HOME, which two instances on one box would share.
+control_socket_disable = True
 
 
 def on_starting(server):

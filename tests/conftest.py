@@ -1,0 +1,120 @@
+"""Shared fixtures: a real Redis, a real HTTP stand-in for Graph, the app, a worker.
+
+Redis is the server at REDIS_URL when set (its database is flushed before each
+test: point it at a disposable one), otherwise an embedded server this session starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from pathlib import Path
+
+import pytest
+import redis
+
+from standin import GraphStandin
+from webhook_app import create_app
+from webhook_app.config import load
+from workers import runner
+from workers.embedded_redis import EmbeddedRedis
+
+FIXTURES = Path(__file__).parent / "fixtures"
+APP_SECRET = "test-app-secret"
+OLD_APP_SECRET = "rotated-out-secret"
+VERIFY_TOKEN = "test-verify-token"
+PAGE_TOKEN = "test-page-token"
+CAPI_TOKEN = "test-capi-token"
+DATASET_ID = "4242424242"
+
+
+def fixture_bytes(source: str, name: str) -> bytes:
+    return (FIXTURES / source / name).read_bytes()
+
+
+def sign(body: bytes, secret: str = APP_SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    if os.environ.get("REDIS_URL"):
+        yield os.environ["REDIS_URL"]
+        return
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_conn(redis_url):
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def graph():
+    standin = GraphStandin()
+    standin.url = standin.start()
+    yield standin
+    standin.stop()
+
+
+@pytest.fixture
+def env(monkeypatch, redis_url, redis_conn, graph):
+    """The environment a deployed leadrelay would have, pointed at the stand-in."""
+    values = {
+        "REDIS_URL": redis_url,
+        "META_APP_SECRET": f"{APP_SECRET},{OLD_APP_SECRET}",
+        "META_VERIFY_TOKEN": VERIFY_TOKEN,
+        "META_PAGE_ACCESS_TOKEN": PAGE_TOKEN,
+        "META_CAPI_ACCESS_TOKEN": CAPI_TOKEN,
+        "META_DATASET_ID": DATASET_ID,
+        "META_GRAPH_URL": graph.url,
+        "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "2",
+    }
+    for name in list(os.environ):
+        if name.startswith(("META_", "LEADRELAY_")):
+            monkeypatch.delenv(name)
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
+
+
+@pytest.fixture
+def app(env):
+    return create_app()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def post_meta(client):
+    def post(body: bytes, secret: str = APP_SECRET, headers: dict | None = None):
+        base = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body, secret)}
+        return client.post("/webhooks/meta", data=body, headers={**base, **(headers or {})})
+
+    return post
+
+
+@pytest.fixture
+def work(env):
+    """Run a burst worker (forking, as in production) until the queue is empty."""
+
+    def run():
+        return runner.work(load(), burst=True)
+
+    return run
+
+
+def leadgen_body(*leadgen_ids: str, created_time: int | None = None) -> bytes:
+    changes = [{"field": "leadgen", "value": {"leadgen_id": lid, "page_id": "111", "form_id": "555",
+                                              "ad_id": "777", "created_time": created_time or 1700000000}}
+               for lid in leadgen_ids]
+    return json.dumps({"object": "page", "entry": [{"id": "111", "time": 1700000001, "changes": changes}]}).encode()

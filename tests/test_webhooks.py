@@ -1,0 +1,140 @@
+"""The receiver end to end through Flask, against a real Redis."""
+
+import json
+import zlib
+
+from rq import Queue
+
+from conftest import VERIFY_TOKEN, fixture_bytes, leadgen_body, sign
+from webhook_app import create_app
+from webhook_app.config import load
+from workers.queues import SERIALIZER
+
+
+def queued(redis_conn) -> list:
+    return Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER).get_jobs()
+
+
+def test_handshake_echoes_challenge_as_plain_text(client):
+    answer = client.get(f"/webhooks/meta?hub.mode=subscribe&hub.verify_token={VERIFY_TOKEN}&hub.challenge=1158201444")
+    assert answer.status_code == 200
+    assert answer.data == b"1158201444"
+    assert answer.mimetype == "text/plain"
+
+
+def test_handshake_with_wrong_token_is_403(client):
+    answer = client.get("/webhooks/meta?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1")
+    assert answer.status_code == 403
+
+
+def test_leadgen__batch_enqueues_each_lead(post_meta, redis_conn):
+    answer = post_meta(fixture_bytes("meta", "leadgen__batch.json"))
+    assert answer.status_code == 200
+    assert answer.json["accepted"] == 3
+    jobs = queued(redis_conn)
+    assert sorted(job.args[0]["leadgen_id"] for job in jobs) == [
+        "1000000000000001", "1000000000000002", "1000000000000003"]
+    assert all(job.func_name == "workers.jobs.process_meta_lead" for job in jobs)
+
+
+def test_leadgen__batch_redelivered_enqueues_nothing(post_meta, redis_conn):
+    body = fixture_bytes("meta", "leadgen__batch.json")
+    post_meta(body)
+    again = post_meta(body)
+    assert again.status_code == 200
+    assert again.json == {"accepted": 0, "duplicates": 3, "skipped": [{"field": "feed", "reason": "not_leadgen"}]}
+    assert len(queued(redis_conn)) == 3
+
+
+def test_same_lead_twice_in_one_post_enqueues_once(post_meta, redis_conn):
+    answer = post_meta(leadgen_body("42", "42"))
+    assert answer.json["accepted"] == 1 and answer.json["duplicates"] == 1
+    assert len(queued(redis_conn)) == 1
+
+
+def test_jobs_are_plain_json(post_meta, redis_conn):
+    post_meta(fixture_bytes("meta", "leadgen__single.json"))
+    raw = redis_conn.hget("rq:job:lead-meta-123123123123", "data")
+    # RQ zlib-compresses job data; inside is JSON, not a pickle: readable by an engineer
+    # and loadable after a deploy that changed our classes.
+    func, instance, args, kwargs = json.loads(zlib.decompress(raw))
+    assert func == "workers.jobs.process_meta_lead"
+    assert args[0]["leadgen_id"] == "123123123123"
+
+
+def test_leadgen__non_ascii_signed_over_raw_bytes_is_accepted(post_meta, redis_conn):
+    answer = post_meta(fixture_bytes("meta", "leadgen__non_ascii.json"))
+    assert answer.status_code == 200
+    assert answer.json["accepted"] == 1
+
+
+def test_signature_from_second_configured_secret_is_accepted(post_meta):
+    from conftest import OLD_APP_SECRET
+
+    assert post_meta(leadgen_body("43"), secret=OLD_APP_SECRET).status_code == 200
+
+
+def test_bad_signature_returns_401_and_enqueues_nothing(post_meta, redis_conn):
+    answer = post_meta(leadgen_body("44"), secret="somebody-else")
+    assert answer.status_code == 401
+    assert answer.json["error"] == "bad_signature"
+    assert queued(redis_conn) == []
+
+
+def test_missing_signature_returns_401(client):
+    answer = client.post("/webhooks/meta", data=leadgen_body("45"), content_type="application/json")
+    assert answer.status_code == 401
+    assert answer.json["error"] == "missing_signature"
+
+
+def test_sha1_only_signature_returns_401(client):
+    body = leadgen_body("46")
+    import hashlib
+    import hmac
+
+    from conftest import APP_SECRET
+
+    sha1 = "sha1=" + hmac.new(APP_SECRET.encode(), body, hashlib.sha1).hexdigest()
+    answer = client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature": sha1})
+    assert answer.status_code == 401
+    assert answer.json["error"] == "missing_signature"
+
+
+def test_malformed_json_returns_400(post_meta):
+    answer = post_meta(b'{"object": "page", "entry": [')
+    assert answer.status_code == 400
+    assert answer.json["error"] == "malformed_json"
+
+
+def test_oversized_body_returns_413(env, monkeypatch, redis_conn):
+    monkeypatch.setenv("LEADRELAY_MAX_BODY_BYTES", "1024")
+    client = create_app().test_client()
+    body = leadgen_body(*[str(10**15 + i) for i in range(50)])
+    answer = client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    assert answer.status_code == 413
+    assert answer.json["error"] == "body_too_large"
+    assert queued(redis_conn) == []
+
+
+def test_redis_unreachable_returns_503_so_meta_retries(env, monkeypatch):
+    from workers.embedded_redis import free_port
+
+    monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    client = create_app().test_client()
+    body = leadgen_body("47")
+    answer = client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    assert answer.status_code == 503
+    assert answer.json["error"] == "queue_unavailable"
+    assert client.get("/readyz").status_code == 503
+    assert client.get("/healthz").status_code == 200
+
+
+def test_lead_marked_seen_only_with_its_job(post_meta, redis_conn):
+    post_meta(leadgen_body("48"))
+    assert redis_conn.exists("leadrelay:seen:meta:48")
+    assert redis_conn.exists("rq:job:lead-meta-48")
+    assert 0 < redis_conn.ttl("leadrelay:seen:meta:48") <= load().dedupe_ttl_seconds
+
+
+def test_readyz_ok_with_redis(client):
+    assert client.get("/readyz").json == {"status": "ok"}
