@@ -1,0 +1,56 @@
+"""Configuration: every mistake fails at start with the setting's name."""
+
+import pytest
+
+from webhook_app.config import WEB, WORKER, ConfigError, load
+
+BASE = {"REDIS_URL": "redis://127.0.0.1:6379/0", "META_APP_SECRET": "s", "META_VERIFY_TOKEN": "v",
+        "META_PAGE_ACCESS_TOKEN": "p", "META_DATASET_ID": "123"}
+
+
+def test_complete_settings_load_for_both_processes():
+    settings = load(BASE, role=WEB)
+    load(BASE, role=WORKER)
+    assert settings.graph_url == "https://graph.facebook.com"
+    assert settings.api_version == "v26.0"
+    assert settings.dry_run  # no CAPI token
+
+
+def test_app_secret_accepts_a_comma_separated_list_for_rotation():
+    assert load({**BASE, "META_APP_SECRET": "new, old ,"}).app_secrets == ("new", "old")
+
+
+@pytest.mark.parametrize("missing, role", [
+    ("META_APP_SECRET", WEB), ("META_VERIFY_TOKEN", WEB), ("REDIS_URL", WEB),
+    ("META_PAGE_ACCESS_TOKEN", WORKER), ("META_DATASET_ID", WORKER), ("REDIS_URL", WORKER),
+])
+def test_missing_required_setting_is_named(missing, role):
+    env = {k: v for k, v in BASE.items() if k != missing}
+    with pytest.raises(ConfigError) as err:
+        load(env, role=role)
+    assert err.value.setting == missing
+    assert str(err.value).startswith(f"{missing}: must be set")
+
+
+@pytest.mark.parametrize("name, value", [
+    ("META_DATASET_ID", "pixel-123"),
+    ("META_API_VERSION", "26"),
+    ("META_GRAPH_URL", "graph.facebook.com"),
+    ("REDIS_URL", "localhost:6379"),
+    ("LEADRELAY_DEFAULT_REGION", "XX"),
+    ("LEADRELAY_MAX_BODY_BYTES", "lots"),
+    ("LEADRELAY_MAX_BODY_BYTES", "0"),
+    ("LEADRELAY_GRAPH_TIMEOUT_SECONDS", "-1"),
+    ("LEADRELAY_LOG_LEVEL", "LOUD"),
+])
+def test_malformed_setting_is_named(name, value):
+    with pytest.raises(ConfigError) as err:
+        load({**BASE, name: value})
+    assert err.value.setting == name
+
+
+def test_masked_summary_never_shows_secrets():
+    summary = load({**BASE, "META_CAPI_ACCESS_TOKEN": "EAAB-secret"}).masked()
+    assert summary["capi_access_token"] == "set"
+    assert summary["verify_token"] == "set"
+    assert "EAAB-secret" not in repr(summary) and "'s'" not in repr(summary["app_secrets"])

@@ -1,0 +1,22 @@
+"""Every registered source has fixtures, and every fixture parses."""
+
+from pathlib import Path
+
+import pytest
+
+from webhook_app.sources import SOURCES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_every_source_has_fixtures(name):
+    assert list((FIXTURES / name).glob("*.json")), f"tests/fixtures/{name}/ has no fixtures"
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_fixture_parses(path):
+    assert path.parent.name in SOURCES, f"fixtures for unregistered source {path.parent.name}"
+    assert "__" in path.stem, "fixture names are <event>__<variant>.json"
+    parsed = SOURCES[path.parent.name].parse(path.read_bytes())
+    assert parsed["leads"]

@@ -1,0 +1,117 @@
+"""The service as a user runs it: `leadrelay run` (what `make run` calls), real HTTP,
+real processes, Ctrl-C. And the Procfile's web command failing on bad settings."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import APP_SECRET, leadgen_body, sign
+from workers.embedded_redis import free_port
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def clean_env(**values) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_", "REDIS_URL"))}
+    return {**env, **values}
+
+
+def wait_for(check, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def ready(base: str) -> bool:
+    try:
+        return requests.get(f"{base}/readyz", timeout=1).status_code == 200
+    except requests.ConnectionError:
+        return False
+
+
+def port_open(url: str) -> bool:
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    with socket.socket() as sock:
+        return sock.connect_ex((host, int(port))) == 0
+
+
+def test_run_serves_web_and_worker_on_embedded_redis_and_stops_cleanly(graph, tmp_path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = clean_env(META_APP_SECRET=APP_SECRET, META_VERIFY_TOKEN="vt", META_PAGE_ACCESS_TOKEN="pt",
+                    META_DATASET_ID="99", META_GRAPH_URL=graph.url, WEB_CONCURRENCY="1")
+    graph.add_lead("1234567890123456")
+    service = subprocess.Popen([str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}",
+                                "--data-dir", str(tmp_path / "data")], env=env, cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: ready(base))
+        redis_url = (tmp_path / "data" / "redis.url").read_text().strip()
+        body = leadgen_body("1234567890123456", created_time=int(time.time()))
+        answer = requests.post(f"{base}/webhooks/meta", data=body,
+                               headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"})
+        assert answer.status_code == 200 and answer.json()["accepted"] == 1
+
+        def shown():
+            out = subprocess.run([str(BIN / "leadrelay"), "dry-run"], env=clean_env(REDIS_URL=redis_url),
+                                 capture_output=True, text=True)
+            return out.stdout.strip()
+
+        event = json.loads(wait_for(shown).splitlines()[0])["event"]
+        assert event["event_name"] == "Lead" and event["user_data"]["lead_id"] == 1234567890123456
+        assert graph.calls("events") == []  # no CAPI token: dry-run, nothing sent
+    finally:
+        service.send_signal(signal.SIGINT)
+        output, _ = service.communicate(timeout=60)
+    assert service.returncode == 0, output
+    assert "NOT sent to Meta" in output  # dry-run said loudly
+    assert not port_open(redis_url)  # the embedded Redis stopped with it
+    assert (tmp_path / "data" / "appendonly.aof").exists()
+
+
+def test_run_with_a_missing_setting_fails_naming_it(tmp_path):
+    out = subprocess.run([str(BIN / "leadrelay"), "run", "--data-dir", str(tmp_path)],
+                         env=clean_env(META_APP_SECRET="s"), capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0
+    assert "META_VERIFY_TOKEN" in out.stderr
+
+
+def test_procfile_web_command_fails_at_start_naming_the_setting():
+    out = subprocess.run([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"],
+                         env=clean_env(REDIS_URL="redis://127.0.0.1:1/0", META_VERIFY_TOKEN="v",
+                                       LEADRELAY_BIND=f"127.0.0.1:{free_port()}"),
+                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0
+    assert "META_APP_SECRET: must be set" in out.stderr
+
+
+def test_worker_command_fails_at_start_naming_the_setting():
+    out = subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"],
+                         env=clean_env(REDIS_URL="redis://127.0.0.1:1/0"), capture_output=True, text=True,
+                         timeout=30)
+    assert out.returncode != 0
+    assert "META_PAGE_ACCESS_TOKEN: must be set" in out.stderr
+
+
+@pytest.mark.parametrize("command", [["check-config"]])
+def test_check_config_masks_secrets(command):
+    out = subprocess.run([str(BIN / "leadrelay"), *command],
+                         env=clean_env(META_APP_SECRET="very-secret", META_VERIFY_TOKEN="v",
+                                       META_PAGE_ACCESS_TOKEN="EAAtoken", META_DATASET_ID="9"),
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["page_access_token"] == "set"
+    assert "very-secret" not in out.stdout and "EAAtoken" not in out.stdout

@@ -1,0 +1,152 @@
+"""Normalisation and hashing: Meta's own examples byte for byte, and properties."""
+
+import hashlib
+import re
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from workers.userdata import HASHED_KEYS, Unusable, build, hash_value, normalise
+
+# spec/meta.md §4, Meta's examples.
+META_EXAMPLES = [
+    ("em", "John_Smith@gmail.com", "62a14e44f765419d10fea99367361a727c12365e2520f32218d505ed9aa0f62f"),
+    ("ph", "(650)555-1212", "e323ec626319ca94ee8bff2e4c87cf613be6ea19919ed1364124e16807ab3176"),
+    ("fn", "Mary", "6915771be1c5aa0c886870b6951b03d7eafc121fea0e80a5ea83beb7c449f4ec"),
+    ("fn", "Valéry", "08e1996b5dd49e62a4b4c010d44e4345592a863bb9f8e3976219bac29417149c"),
+    ("db", "2/16/1997", "01acdbf6ec7b4f478a225f1a246e5d6767eeab1a7ffa17f025265b5b94f40f0c"),
+    ("country", "United States", "79adb2a2fce5c6ba215fe5f27f532d4e7edbac4b6a5e09e1ef3a08084a904621"),
+]
+
+
+@pytest.mark.parametrize("key, raw, expected", META_EXAMPLES)
+def test_meta_hash_examples(key, raw, expected):
+    assert hash_value(key, raw, region="US") == expected
+
+
+@pytest.mark.parametrize("key, raw, expected", [
+    ("em", "  Joe@Example.COM ", "joe@example.com"),
+    ("ph", "+44 7700 900123", "447700900123"),
+    ("ph", "0044 7700 900123", "447700900123"),
+    ("ph", "447700900123", "447700900123"),  # country code without + (CRM style)
+    ("ph", "(650) 555-1212", "16505551212"),
+    ("fn", "Valéry", "valéry"),
+    ("fn", "Vale\u0301ry", "valéry"),  # decomposed é hashes like the composed one
+    ("ln", "O'Brien-Smith", "obriensmith"),
+    ("ct", "New York", "newyork"),
+    ("ct", "St. Louis", "stlouis"),
+    ("st", "California", "ca"),
+    ("st", "CA", "ca"),
+    ("zp", "94035-1234", "94035"),
+    ("zp", "940351234", "94035"),
+    ("country", "us", "us"),
+    ("country", "USA", "us"),
+    ("country", "Germany", "de"),
+    ("country", "UK", "gb"),
+    ("db", "April 19, 1987", "19870419"),
+    ("db", "1987-04-19", "19870419"),
+    ("db", "19870419", "19870419"),
+    ("db", "16/02/1997", "19970216"),
+    ("ge", "Female", "f"),
+    ("ge", "M", "m"),
+    ("external_id", " crm-42 ", "crm-42"),
+])
+def test_normalise(key, raw, expected):
+    assert normalise(key, raw, region="US") == expected
+
+
+def test_phone_without_country_code_uses_the_default_region():
+    assert normalise("ph", "07700 900123", region="GB") == "447700900123"
+    assert normalise("ph", "030 1234567", region="DE") == "49301234567"
+
+
+def test_state_and_zip_outside_the_us_keep_their_text():
+    assert normalise("st", "Bavaria", country="de") == "bavaria"
+    assert normalise("zp", "M1 1AE", country="gb") == "m11ae"
+    assert normalise("zp", "12345", country="de") == "12345"
+
+
+@pytest.mark.parametrize("key, raw, reason", [
+    ("em", "not-an-email", "not_an_email"),
+    ("ph", "12", "impossible_phone"),
+    ("ph", "call me", "unparseable_phone"),
+    ("country", "Atlantis", "unknown_country"),
+    ("db", "sometime", "unknown_date_format"),
+    ("db", "1/1/1800", "implausible_birth_date"),
+    ("ge", "x", "unknown_gender"),
+    ("fn", "   ", "empty"),
+    ("fn", "!!!", "empty_after_normalising"),
+])
+def test_unusable_values_raise_with_reason(key, raw, reason):
+    with pytest.raises(Unusable) as err:
+        normalise(key, raw)
+    assert err.value.reason == reason
+
+
+def test_build_drops_unusable_values_with_reasons_and_no_values():
+    user_data, dropped = build({"em": ["joe@example.com", "nope"], "ph": "12", "fn": ["", "Joe"]})
+    assert user_data == {"em": [hashlib.sha256(b"joe@example.com").hexdigest()],
+                         "fn": [hashlib.sha256(b"joe").hexdigest()]}
+    assert dropped == [{"key": "em", "reason": "not_an_email"}, {"key": "ph", "reason": "impossible_phone"},
+                       {"key": "fn", "reason": "empty"}]
+
+
+def test_build_applies_us_rules_only_for_us_leads():
+    us, _ = build({"zp": "94035-1234", "country": "United States"})
+    de, _ = build({"zp": "94035-1234", "country": "Germany"})
+    assert us["zp"] == [hashlib.sha256(b"94035").hexdigest()]
+    assert de["zp"] == [hashlib.sha256(b"940351234").hexdigest()]
+
+
+def test_build_collapses_values_that_normalise_alike():
+    user_data, _ = build({"em": ["Joe@Example.com", "joe@example.com "]})
+    assert len(user_data["em"]) == 1
+
+
+# -- properties -------------------------------------------------------------------
+TEXT_KEYS = ["em", "fn", "ln", "ct", "st", "zp", "country", "db", "ge", "external_id"]
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@given(st.sampled_from(TEXT_KEYS), st.text(max_size=40))
+def test_normalise_is_idempotent(key, raw):
+    try:
+        once = normalise(key, raw)
+    except Unusable:
+        return
+    assert normalise(key, once) == once
+
+
+@given(st.from_regex(r"\+?[0-9 ()\-]{4,20}", fullmatch=True), st.sampled_from(["US", "GB", "DE", "IN", "BR"]))
+def test_phone_normalisation_is_stable_and_digits_only(raw, region):
+    try:
+        digits = normalise("ph", raw, region=region)
+    except Unusable:
+        return
+    assert digits.isdigit() and not digits.startswith("0")
+    assert normalise("ph", "+" + digits, region=region) == digits
+
+
+@given(st.sampled_from(HASHED_KEYS), st.text(max_size=40))
+def test_no_empty_value_is_ever_hashed(key, raw):
+    try:
+        hashed = hash_value(key, raw)
+    except Unusable:
+        return
+    assert hashed != hashlib.sha256(b"").hexdigest()
+    assert HEX64.fullmatch(hashed)
+
+
+@given(st.sampled_from(HASHED_KEYS), st.from_regex(r"[0-9a-fA-F]{64}", fullmatch=True))
+def test_already_hashed_values_pass_through_lowercased(key, hashed):
+    assert hash_value(key, hashed) == hashed.lower()
+
+
+@given(st.dictionaries(st.sampled_from(HASHED_KEYS), st.lists(st.text(max_size=20), max_size=3)))
+def test_build_never_emits_empty_lists_or_raw_values(fields):
+    user_data, dropped = build(fields)
+    for key, hashes in user_data.items():
+        assert hashes and all(HEX64.fullmatch(h) for h in hashes)
+    for item in dropped:
+        assert set(item) == {"key", "reason"}
