@@ -7,7 +7,6 @@ from rq import Queue
 
 from conftest import VERIFY_TOKEN, fixture_bytes, leadgen_body, sign
 from webhook_app import create_app
-from webhook_app.config import load
 from workers.queues import SERIALIZER
 
 
@@ -129,11 +128,15 @@ def test_redis_unreachable_returns_503_so_meta_retries(env, monkeypatch):
     assert client.get("/healthz").status_code == 200
 
 
-def test_lead_marked_seen_only_with_its_job(post_meta, redis_conn):
+def test_redelivery_after_the_job_ran_is_still_a_duplicate(post_meta, graph, work, redis_conn):
+    graph.add_lead("48")
     post_meta(leadgen_body("48"))
-    assert redis_conn.exists("leadrelay:seen:meta:48")
-    assert redis_conn.exists("rq:job:lead-meta-48")
-    assert 0 < redis_conn.ttl("leadrelay:seen:meta:48") <= load().dedupe_ttl_seconds
+    work()
+    again = post_meta(leadgen_body("48"))
+    assert again.json["accepted"] == 0 and again.json["duplicates"] == 1
+    assert len(graph.calls("lead")) == 1
+    # The job hash is the dedupe record: it outlives Meta's 36-hour redelivery window.
+    assert redis_conn.ttl("rq:job:lead-meta-48") > 36 * 3600
 
 
 def test_readyz_ok_with_redis(client):

@@ -50,7 +50,6 @@ class Settings:
     default_region: str = "US"
     lead_event_source: str = "leadrelay"
     max_body_bytes: int = 4 * 1024 * 1024
-    dedupe_ttl_seconds: int = 7 * 24 * 3600
     profile_retention_days: int = 90
     graph_timeout_seconds: float = 10.0
     dry_run_keep: int = 200
@@ -133,7 +132,6 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         default_region=region,
         lead_event_source=_text(env, "LEADRELAY_LEAD_EVENT_SOURCE", "leadrelay"),
         max_body_bytes=_number(env, "LEADRELAY_MAX_BODY_BYTES", 4 * 1024 * 1024),
-        dedupe_ttl_seconds=_number(env, "LEADRELAY_DEDUPE_TTL_SECONDS", 7 * 24 * 3600),
         profile_retention_days=_number(env, "LEADRELAY_PROFILE_RETENTION_DAYS", 90),
         graph_timeout_seconds=_number(env, "LEADRELAY_GRAPH_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
         dry_run_keep=_number(env, "LEADRELAY_DRY_RUN_KEEP", 200),

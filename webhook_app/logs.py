@@ -1,5 +1,7 @@
-"""Structured JSON logs, one event per line, for the web and worker processes.
+"""Structured JSON logs, one event per line on stderr, for the web and worker processes.
 
+Our own events go through structlog's native path (cheap enough for the request
+path); gunicorn's and RQ's standard-library records are rendered as JSON too.
 Callers log ids, outcomes and reasons, never raw emails, phones, names or tokens.
 """
 
@@ -10,32 +12,29 @@ import sys
 
 import structlog
 
+_SHARED = [
+    structlog.contextvars.merge_contextvars,
+    structlog.processors.add_log_level,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+]
+
 
 def configure(level: str = "INFO") -> None:
-    """Route structlog and the standard library (gunicorn, rq) to JSON on stderr."""
-    timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
-    shared = [structlog.contextvars.merge_contextvars, structlog.processors.add_log_level, timestamper]
     structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
+        processors=[*_SHARED, structlog.processors.format_exc_info, structlog.processors.JSONRenderer()],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
     )
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=shared,
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info,
-                structlog.processors.JSONRenderer(),
-            ],
-        )
-    )
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_SHARED,
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+    ))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
 
 
 def get(name: str):
-    return structlog.get_logger(name)
+    return structlog.get_logger(logger_name=name)

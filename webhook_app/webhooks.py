@@ -41,8 +41,7 @@ def _receive(source, secrets) -> tuple:
     try:
         source.verify(body, request.headers, secrets)
         parsed = source.parse(body)
-        counts = intake.enqueue_new(ext["redis"], ext["queue"], source.NAME, parsed["leads"],
-                                    ext["settings"].dedupe_ttl_seconds, source.dedupe_key)
+        counts = intake.enqueue_new(ext["queue"], source.NAME, parsed["leads"], source.dedupe_key)
     except ReceiverError as err:
         log.warning("webhook", source=source.NAME, outcome=err.reason, status=err.status,
                     bytes=len(body), elapsed_ms=_ms(started))

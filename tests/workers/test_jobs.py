@@ -91,9 +91,9 @@ def test_confirmed_event_is_never_sent_twice(graph, post_meta, work, redis_conn)
     graph.add_lead(LEAD_ID)
     post_meta(leadgen_body(LEAD_ID))
     work()
-    # The dedupe marker expired (or an engineer replays): the job runs again.
-    redis_conn.delete(f"leadrelay:seen:meta:{LEAD_ID}")
-    post_meta(leadgen_body(LEAD_ID))
+    # The finished job expired (or an engineer replays): the job runs again.
+    redis_conn.delete(f"rq:job:lead-meta-{LEAD_ID}")
+    assert post_meta(leadgen_body(LEAD_ID)).json["accepted"] == 1
     work()
     assert len(graph.calls("events")) == 1
     assert len(graph.events) == 1
