@@ -56,7 +56,8 @@ def test_run_serves_web_and_worker_on_embedded_redis_and_stops_cleanly(graph, tm
     graph.add_lead("1234567890123456")
     service = subprocess.Popen([str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}",
                                 "--data-dir", str(tmp_path / "data")], env=env, cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
     try:
         wait_for(lambda: ready(base))
         redis_url = (tmp_path / "data" / "redis.url").read_text().strip()
@@ -74,9 +75,10 @@ def test_run_serves_web_and_worker_on_embedded_redis_and_stops_cleanly(graph, tm
         assert event["event_name"] == "Lead" and event["user_data"]["lead_id"] == 1234567890123456
         assert graph.calls("events") == []  # no CAPI token: dry-run, nothing sent
     finally:
-        service.send_signal(signal.SIGINT)
+        os.killpg(service.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole group
         output, _ = service.communicate(timeout=60)
     assert service.returncode == 0, output
+    assert "Traceback" not in output and "could not connect to Redis" not in output, output
     assert "NOT sent to Meta" in output  # dry-run said loudly
     assert not port_open(redis_url)  # the embedded Redis stopped with it
     assert (tmp_path / "data" / "appendonly.aof").exists()

@@ -42,7 +42,10 @@ class EmbeddedRedis:
             "--maxmemory-policy", "noeviction", "--daemonize", "no",
             "--logfile", str(self.data_dir / "redis.log"),
         ]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Its own session: a Ctrl-C in the terminal must not stop Redis before the
+        # processes that still write to it have shut down.
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True)
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

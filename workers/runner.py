@@ -51,10 +51,12 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
         log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
     env.setdefault("LEADRELAY_BIND", bind)
     bin_dir = Path(sys.executable).parent
+    # Children get their own sessions so a terminal's Ctrl-C reaches only us; we then
+    # stop them in order (web and worker gracefully, Redis last).
     children = [
         subprocess.Popen([str(bin_dir / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
-                          "webhook_app:create_app()"], env=env, cwd=ROOT),
-        subprocess.Popen([str(bin_dir / "leadrelay"), "worker"], env=env, cwd=ROOT),
+                          "webhook_app:create_app()"], env=env, cwd=ROOT, start_new_session=True),
+        subprocess.Popen([str(bin_dir / "leadrelay"), "worker"], env=env, cwd=ROOT, start_new_session=True),
     ]
     stopping = False
 
