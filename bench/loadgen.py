@@ -38,7 +38,7 @@ def run(port: int, make_request, connections: int, duration: float) -> dict:
     results = [out.get() for _ in procs]
     for p in procs:
         p.join()
-    latencies = sorted(l for lat, _ in results for l in lat)
+    latencies = sorted(x for lat, _ in results for x in lat)
     statuses: dict = {}
     for _, st in results:
         for code, n in st.items():

@@ -2,7 +2,6 @@
 
 import hashlib
 import hmac
-import json
 import time
 
 from rq.job import Job

@@ -4,7 +4,7 @@ import hashlib
 import re
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from workers.userdata import HASHED_KEYS, Unusable, build, hash_value, normalise
