@@ -53,6 +53,8 @@ class Settings:
     profile_retention_days: int = 90
     graph_timeout_seconds: float = 10.0
     dry_run_keep: int = 200
+    retry_base_seconds: float = 30.0
+    admin_token: str = ""
     queue_name: str = "leadrelay"
     log_level: str = "INFO"
 
@@ -63,7 +65,7 @@ class Settings:
 
     def masked(self) -> dict:
         """A summary safe to print: secrets reduced to whether they are set."""
-        secret = {"app_secrets", "verify_token", "page_access_token", "capi_access_token"}
+        secret = {"app_secrets", "verify_token", "page_access_token", "capi_access_token", "admin_token"}
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -135,6 +137,8 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         profile_retention_days=_number(env, "LEADRELAY_PROFILE_RETENTION_DAYS", 90),
         graph_timeout_seconds=_number(env, "LEADRELAY_GRAPH_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
         dry_run_keep=_number(env, "LEADRELAY_DRY_RUN_KEEP", 200),
+        retry_base_seconds=_number(env, "LEADRELAY_RETRY_BASE_SECONDS", 30.0, kind=float, minimum=0.01),
+        admin_token=_text(env, "LEADRELAY_ADMIN_TOKEN"),
         queue_name=_text(env, "LEADRELAY_QUEUE", "leadrelay"),
         log_level=log_level,
     )

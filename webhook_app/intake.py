@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import redis
-from rq import Queue, Retry
+from rq import Queue
 from rq.exceptions import DuplicateJobError
 
 from workers import policy
@@ -38,7 +38,6 @@ def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key) -> dic
                     item,
                     job_id=job_id(dedupe_key(item)),
                     unique=True,
-                    retry=Retry(max=policy.MAX_RETRIES, interval=list(policy.RETRY_INTERVALS)),
                     result_ttl=policy.RESULT_TTL,
                     failure_ttl=policy.FAILURE_TTL,
                     description=f"{source} lead {dedupe_key(item)}",

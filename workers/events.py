@@ -14,6 +14,16 @@ MAX_AGE_SECONDS = 7 * 24 * 3600
 SAFETY_MARGIN_SECONDS = 3600
 
 
+def deadline(event_time: float) -> float:
+    """The last moment an event about `event_time` can be sent, margin included."""
+    return event_time + MAX_AGE_SECONDS - SAFETY_MARGIN_SECONDS
+
+
+def oldest_acceptable(now: float | None = None) -> float:
+    """Events older than this are not sent: Meta would refuse them as too old."""
+    return (time.time() if now is None else now) - (MAX_AGE_SECONDS - SAFETY_MARGIN_SECONDS)
+
+
 def event_id(source: str, key: str, event_name: str) -> str:
     """The same (lead, event name) always gets the same id, on every retry and replay,
     so Meta's dedupe (same event_id + event_name within 48 h) catches any repeat."""
@@ -39,7 +49,7 @@ def event_time(created: int, now: float | None = None) -> int:
         DeliveryError: reason `expired` when Meta would refuse it as too old.
     """
     now = int(time.time() if now is None else now)
-    if created < now - (MAX_AGE_SECONDS - SAFETY_MARGIN_SECONDS):
+    if created < oldest_acceptable(now):
         age_days = (now - created) / 86400
         raise DeliveryError(EXPIRED, f"event_time is {age_days:.1f} days old; Meta accepts at most 7")
     return min(created, now)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 
 import requests
 
 from webhook_app import logs
 from webhook_app.config import Settings
 
-from .policy import TRANSIENT, DeliveryError, classify
+from .pauses import Pauses, fingerprint
+from .policy import AUTH, THROTTLED, TRANSIENT, DeliveryError, Paused, classify
 
 # Always ask for the fields: without them Meta returns a minimal set (spec §2).
 LEAD_FIELDS = ("id,created_time,ad_id,ad_name,adset_id,adset_name,campaign_id,campaign_name,form_id,"
@@ -19,13 +21,33 @@ LEAD_FIELDS = ("id,created_time,ad_id,ad_name,adset_id,adset_name,campaign_id,ca
 log = logs.get(__name__)
 
 
-class Graph:
-    """A small Graph API client; tokens go in the Authorization header, never in URLs."""
+def regain_access_seconds(headers) -> int | None:
+    """Meta's `estimated_time_to_regain_access` (minutes) from the usage header, in seconds."""
+    raw = headers.get("X-Business-Use-Case-Usage")
+    try:
+        usage = json.loads(raw) if raw else {}
+        minutes = max((item.get("estimated_time_to_regain_access") or 0)
+                      for items in usage.values() for item in items)
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return int(minutes * 60) or None
 
-    def __init__(self, settings: Settings, session: requests.Session | None = None):
+
+class Graph:
+    """A small Graph API client; tokens go in the Authorization header, never in URLs.
+
+    With a Pauses store, a call with a parked token raises Paused without reaching
+    Meta, and an auth failure parks the token it used.
+    """
+
+    def __init__(self, settings: Settings, session: requests.Session | None = None, pauses: Pauses | None = None):
         self.settings = settings
         self.session = session or requests.Session()
         self.base = f"{settings.graph_url}/{settings.api_version}"
+        self.pauses = pauses
+        # Names for logs and pause records: which setting holds the token, never the token.
+        self.labels = {settings.page_access_token: "META_PAGE_ACCESS_TOKEN",
+                       settings.capi_access_token: "META_CAPI_ACCESS_TOKEN"}
 
     def _proof(self, token: str) -> dict:
         # With "Require App Secret" on, Meta wants HMAC-SHA256(app_secret, token); it
@@ -36,13 +58,24 @@ class Graph:
         return {"appsecret_proof": hmac.new(secret, token.encode("utf-8"), hashlib.sha256).hexdigest()}
 
     def call(self, method: str, path: str, token: str, *, params: dict | None = None,
-             json: dict | None = None) -> dict:
+             json: dict | None = None, probe: bool = False) -> dict:
         """One Graph call; the parsed JSON body on success.
 
         Raises:
+            Paused: the token is parked (not raised for a `probe` call).
             DeliveryError: classified by policy.classify (timeouts and connection
                 errors are transient).
         """
+        if self.pauses is not None and not probe and self.pauses.get(token):
+            raise Paused(fingerprint(token))
+        try:
+            return self._call(method, path, token, params, json)
+        except DeliveryError as err:
+            if err.reason == AUTH and self.pauses is not None and not probe:
+                self.pauses.pause(token, err.as_dict(), self.labels.get(token, "token"))
+            raise
+
+    def _call(self, method, path, token, params, json) -> dict:
         try:
             response = self.session.request(
                 method,
@@ -69,6 +102,7 @@ class Graph:
         error = error if isinstance(error, dict) else None
         reason = classify(response.status_code, error)
         error = error or {}
+        retry_after = regain_access_seconds(response.headers) if reason == THROTTLED else None
         raise DeliveryError(
             reason,
             f"HTTP {response.status_code}" + (f" code {error.get('code')}" if error.get("code") else ""),
@@ -77,6 +111,7 @@ class Graph:
             fbtrace_id=error.get("fbtrace_id"),
             user_title=error.get("error_user_title"),
             http_status=response.status_code,
+            retry_after=retry_after,
         )
 
     def read_lead(self, leadgen_id: str) -> dict:
@@ -86,3 +121,14 @@ class Graph:
             DeliveryError: see `call`.
         """
         return self.call("GET", leadgen_id, self.settings.page_access_token, params={"fields": LEAD_FIELDS})
+
+    def probe(self, fp: str) -> bool:
+        """One cheap call with the token behind a pause fingerprint; True if Meta takes it."""
+        for token in self.labels:
+            if token and fingerprint(token) == fp:
+                try:
+                    self.call("GET", "me", token, params={"fields": "id"}, probe=True)
+                    return True
+                except DeliveryError:
+                    return False
+        return False

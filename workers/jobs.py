@@ -12,8 +12,9 @@ from webhook_app import logs
 from webhook_app.config import WORKER, Settings, load
 
 from . import capi, events, leadfields, profiles, userdata
+from .attempts import attempt
 from .graph import Graph
-from .policy import DeliveryError
+from .pauses import Pauses
 from .queues import connect
 
 log = logs.get(__name__)
@@ -21,7 +22,8 @@ log = logs.get(__name__)
 
 @functools.lru_cache(maxsize=4)
 def _context(settings: Settings):
-    return connect(settings.redis_url), Graph(settings)
+    connection = connect(settings.redis_url)
+    return connection, Graph(settings, pauses=Pauses(connection))
 
 
 def context():
@@ -31,33 +33,33 @@ def context():
     return settings, connection, graph
 
 
-def _stop_retrying() -> None:
-    # RQ retries every exception of a job enqueued with Retry; a permanent failure
-    # must go straight to the failed registry instead of burning the schedule.
-    job = get_current_job()
-    if job is not None:
-        job.retries_left = 0
-
-
 def process_meta_lead(change: dict) -> dict:
     """Read a Lead Ads lead, keep its profile, and send its `Lead` event.
 
     Raises:
-        DeliveryError: the lead read or the send failed; retried only when its class
-            is retryable (policy.RETRYABLE).
+        DeliveryError, Paused: after attempts.attempt set the job to retry, wait or
+            dead-letter.
     """
     settings, connection, graph = context()
     leadgen_id = change["leadgen_id"]
-    event_id = events.event_id("meta", leadgen_id, events.LEAD)
     job = get_current_job()
-    attempt = {"job_id": job.id if job else None, "leadgen_id": leadgen_id, "event_id": event_id}
+    subject = {
+        "job_id": job.id if job else f"inline-{leadgen_id}",
+        "source": "meta",
+        "key": leadgen_id,
+        "event_name": events.LEAD,
+        "event_id": events.event_id("meta", leadgen_id, events.LEAD),
+        "event_time": change.get("created_time"),
+        "args": change,
+    }
+    if capi.confirmed(connection, subject["event_id"]):
+        log.info("job_attempt", outcome="already_confirmed", job_id=subject["job_id"], event_id=subject["event_id"])
+        return {"outcome": "already_confirmed", "event_id": subject["event_id"]}
     started = time.monotonic()
-    if capi.confirmed(connection, event_id):
-        log.info("job_done", outcome="already_confirmed", **attempt)
-        return {"outcome": "already_confirmed", "event_id": event_id}
-    try:
+    with attempt(connection, graph, subject, settings.retry_base_seconds):
         lead = graph.read_lead(leadgen_id)
         created = events.parse_time(lead.get("created_time")) or change.get("created_time") or int(time.time())
+        subject["event_time"] = created
         user_data, dropped = userdata.build(leadfields.match_values(lead.get("field_data")),
                                             settings.default_region)
         for item in dropped:
@@ -66,20 +68,15 @@ def process_meta_lead(change: dict) -> dict:
         event = events.build(
             name=events.LEAD,
             time_=events.event_time(created),
-            event_id_=event_id,
+            event_id_=subject["event_id"],
             user_data={**user_data, "lead_id": int(leadgen_id)},
             lead_event_source=settings.lead_event_source,
         )
         result = capi.deliver(graph, connection, settings, [event])
-    except DeliveryError as err:
-        if not err.retryable:
-            _stop_retrying()
-        log.warning("job_failed", outcome="retry" if err.retryable else "dead_letter",
-                    elapsed_ms=round((time.monotonic() - started) * 1000, 1), **attempt, **err.as_dict())
-        raise
-    log.info("job_done", outcome=result["outcome"], match_keys=sorted(event["user_data"]),
-             elapsed_ms=round((time.monotonic() - started) * 1000, 1), **attempt)
-    return {**result, "event_id": event_id}
+    log.info("job_attempt", outcome=result["outcome"], match_keys=sorted(event["user_data"]),
+             elapsed_ms=round((time.monotonic() - started) * 1000, 1), job_id=subject["job_id"],
+             event_id=subject["event_id"], leadgen_id=leadgen_id)
+    return {**result, "event_id": subject["event_id"]}
 
 
 def _profile(change: dict, lead: dict, created: int, user_data: dict) -> dict:

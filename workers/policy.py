@@ -1,38 +1,54 @@
 """One place decides what a Graph answer means for a job, and when to try again.
 
-    DeliveryError (reason, code, subcode, fbtrace_id, user_title)
-      reason is one of TRANSIENT, THROTTLED, AUTH, INVALID, EXPIRED
+    DeliveryError (reason, code, subcode, fbtrace_id, user_title, retry_after)
+      reason: transient | throttled | auth | invalid | expired
+    Paused: the token is parked after an auth failure; the job waits, it is not failed
 
 Classes come from `error.code` / `error_subcode` (spec/meta.md §3), never from the
-message, which Meta localises to the token owner's language.
+message, which Meta localises to the token owner's language. `decide` turns a failed
+attempt into a retry delay or a dead-letter reason; the schedule is pinned by a test.
 """
 
 from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable
 
 TRANSIENT = "transient"
 THROTTLED = "throttled"
 AUTH = "auth"
 INVALID = "invalid"
 EXPIRED = "expired"
+CRASHED = "crashed"  # the worker died under the job too often (see recovery)
 
 RETRYABLE = frozenset({TRANSIENT, THROTTLED})
 
-# One interval per retry, in seconds (RQ reads a short list two different ways).
-RETRY_INTERVALS = (30, 120, 600, 1800, 3600, 3 * 3600)
-MAX_RETRIES = len(RETRY_INTERVALS)
-RESULT_TTL = 7 * 24 * 3600
+RESULT_TTL = 7 * 24 * 3600  # a finished job's hash is also its lead's dedupe record
 FAILURE_TTL = 30 * 24 * 3600
+
+# Backoff: step n waits base * 2**(n-1), capped; throttling starts ten times slower.
+# Equal jitter: between half and all of the step, so workers retrying together spread
+# out but none comes back sooner than half the step.
+DEFAULT_BASE_SECONDS = 30
+THROTTLE_FACTOR = 10
+CAP_SECONDS = 3600
+MAX_ATTEMPTS = 48  # with the one-hour cap: about two days of trying, inside Meta's 7
+NOT_FOUND_ATTEMPTS = 3  # 100/33 "does not exist": permanent after a few spaced tries
+PAUSE_RECHECK_SECONDS = 60
 
 _THROTTLE_CODES = {4, 17, 32, 613, 341, 368} | set(range(80000, 80015))
 _AUTH_CODES = {190, 102, 10, 3} | set(range(200, 300))
 _TOO_OLD = 2804003
+_NOT_FOUND = 33
 
 
 class DeliveryError(Exception):
     """A Graph call that did not succeed, classified."""
 
     def __init__(self, reason: str, detail: str, *, code: int | None = None, subcode: int | None = None,
-                 fbtrace_id: str | None = None, user_title: str | None = None, http_status: int | None = None):
+                 fbtrace_id: str | None = None, user_title: str | None = None, http_status: int | None = None,
+                 retry_after: int | None = None):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
@@ -41,14 +57,27 @@ class DeliveryError(Exception):
         self.fbtrace_id = fbtrace_id
         self.user_title = user_title
         self.http_status = http_status
+        self.retry_after = retry_after
 
     @property
     def retryable(self) -> bool:
         return self.reason in RETRYABLE
 
+    @property
+    def not_found(self) -> bool:
+        return self.code == 100 and self.subcode == _NOT_FOUND
+
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("reason", "detail", "code", "subcode", "fbtrace_id",
                                               "user_title", "http_status")}
+
+
+class Paused(Exception):
+    """The token this call needs is parked after an auth failure."""
+
+    def __init__(self, fingerprint: str):
+        super().__init__(f"token {fingerprint} is paused after an auth failure")
+        self.fingerprint = fingerprint
 
 
 def classify(http_status: int, error: dict | None) -> str:
@@ -68,3 +97,37 @@ def classify(http_status: int, error: dict | None) -> str:
     if error.get("is_transient") is True or http_status >= 500 or not error:
         return TRANSIENT
     return INVALID
+
+
+def backoff(reason: str, attempt: int, base: float = DEFAULT_BASE_SECONDS, retry_after: int | None = None,
+            rand: Callable[[], float] = random.random) -> int:
+    """Seconds to wait before attempt `attempt + 1`; Meta's regain-access hint wins if longer."""
+    step = base * (THROTTLE_FACTOR if reason == THROTTLED else 1) * 2 ** (attempt - 1)
+    step = min(step, CAP_SECONDS * (2 if reason == THROTTLED else 1))
+    delay = step / 2 + rand() * step / 2
+    return int(max(delay, retry_after or 0))
+
+
+@dataclass(frozen=True)
+class Decision:
+    retry_in: int | None  # seconds, or None: no retry
+    reason: str | None  # dead-letter reason when not retrying
+
+
+def decide(err: DeliveryError, attempt: int, deadline: float, now: float, base: float = DEFAULT_BASE_SECONDS,
+           rand: Callable[[], float] = random.random) -> Decision:
+    """Retry (same job, later) or dead-letter, for a failed attempt number `attempt`.
+
+    A retry that would run past `deadline` (the last moment Meta still accepts the
+    event, margin included) is not scheduled: the job is dead-lettered `expired`.
+    """
+    if err.not_found and attempt < NOT_FOUND_ATTEMPTS:
+        reason = TRANSIENT  # spaced like a transient error, then given up as invalid
+    elif err.retryable and attempt < MAX_ATTEMPTS:
+        reason = err.reason
+    else:
+        return Decision(None, err.reason)
+    delay = backoff(reason, attempt, base, err.retry_after, rand)
+    if now + delay >= deadline:
+        return Decision(None, EXPIRED)
+    return Decision(delay, None)

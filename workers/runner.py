@@ -14,7 +14,9 @@ from rq import Worker
 from webhook_app import logs
 from webhook_app.config import Settings
 
+from . import recovery
 from .embedded_redis import EmbeddedRedis
+from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
 
 log = logs.get(__name__)
@@ -28,11 +30,33 @@ def warn_if_dry_run(settings: Settings, process: str) -> None:
                            "See them with `leadrelay dry-run`.")
 
 
+class LeadrelayWorker(Worker):
+    """RQ's worker, plus our recovery sweep, and one log line (ours) per expected failure."""
+
+    def handle_exception(self, job, *exc_info):
+        if isinstance(exc_info[1], (DeliveryError, Paused)):
+            return  # attempts.attempt already logged it, with the outcome; no traceback needed
+        super().handle_exception(job, *exc_info)
+
+    def run_maintenance_tasks(self):
+        super().run_maintenance_tasks()
+        for q in self.queues:
+            recovery.sweep(self.connection, q)
+
+
+MAINTENANCE_SECONDS = 60
+
+
 def work(settings: Settings, burst: bool = False) -> bool:
     """Run an RQ worker with its scheduler (retries are scheduled jobs) on our queue."""
     connection = connect(settings.redis_url)
-    worker = Worker([queue(connection, settings.queue_name)], connection=connection, serializer=SERIALIZER)
+    q = queue(connection, settings.queue_name)
+    worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,
+                             maintenance_interval=MAINTENANCE_SECONDS)
     warn_if_dry_run(settings, "worker")
+    swept = recovery.sweep(connection, q)
+    if any(swept.values()):
+        log.warning("recovery_sweep", **swept)
     return worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
 
 

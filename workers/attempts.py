@@ -1,0 +1,117 @@
+"""One run of a job: count the attempt, and on failure apply the policy.
+
+Every job that talks to Meta runs its work inside `attempt(...)`. On a DeliveryError
+the policy decides: retry the same job later (RQ's own retry, through the scheduler,
+with the delay policy.decide chose), or dead-letter it with its reason. On Paused the
+job waits for the token without using up an attempt.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import redis
+from rq import Queue, get_current_job
+from rq.job import Job
+
+from webhook_app import logs
+
+from . import deadletters, events, policy
+from .pauses import Pauses
+from .policy import DeliveryError, Paused
+from .queues import SERIALIZER
+
+log = logs.get(__name__)
+
+
+def _retry_in(job: Job, seconds: int) -> None:
+    # RQ retries a failed job while retries_left > 0, after retry_intervals[0] here;
+    # setting both per failure lets the policy pick each delay (one interval per retry).
+    job.retries_left = 1
+    job.retry_intervals = [max(int(seconds), 0)]
+
+
+def _no_retry(job: Job) -> None:
+    job.retries_left = 0
+
+
+@contextmanager
+def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
+    """Run one attempt of the job described by `subject`.
+
+    `subject` holds job_id, source, key, event_name, event_id, args and, once known,
+    event_time (what the 7-day deadline counts from). The body may update it.
+
+    Raises:
+        DeliveryError, Paused: re-raised after the job was set to retry or dead-lettered.
+    """
+    job = get_current_job()
+    now = time.time()
+    meta = job.meta if job else {}
+    meta["attempts"] = meta.get("attempts", 0) + 1
+    meta.setdefault("first_attempt_at", now)
+    meta["last_attempt_at"] = now
+    if job:
+        job.save_meta()
+    fields = {"job_id": subject["job_id"], "event_id": subject.get("event_id"), "attempt": meta["attempts"]}
+    started = time.monotonic()
+    try:
+        yield subject
+    except Paused as paused:
+        meta["attempts"] -= 1  # waiting for a token is not a try
+        pauses = Pauses(connection)
+        pauses.wait(paused.fingerprint, subject["job_id"])
+        delay = policy.PAUSE_RECHECK_SECONDS
+        if pauses.probe_due(paused.fingerprint) and graph.probe(paused.fingerprint):
+            pauses.resume(paused.fingerprint, _queue(job))
+            delay = 0
+        if job:
+            job.save_meta()
+            _retry_in(job, delay)
+        log.info("job_attempt", outcome="waiting_for_token", fingerprint=paused.fingerprint, retry_in=delay, **fields)
+        raise
+    except DeliveryError as err:
+        deadline = events.deadline(subject.get("event_time") or now)
+        decision = policy.decide(err, meta["attempts"], deadline, time.time(), base=retry_base)
+        elapsed = round((time.monotonic() - started) * 1000, 1)
+        if decision.retry_in is not None:
+            if job:
+                _retry_in(job, decision.retry_in)
+            log.warning("job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed,
+                        **fields, **err.as_dict())
+        else:
+            if job:
+                _no_retry(job)
+            deadletters.record(connection, _dead_letter(subject, meta, err, decision.reason))
+            log.warning("job_attempt", outcome="dead_letter", elapsed_ms=elapsed,
+                        **fields, **{**err.as_dict(), "reason": decision.reason})
+        raise
+
+
+def _queue(job: Job) -> Queue:
+    return Queue(job.origin, connection=job.connection, serializer=SERIALIZER)
+
+
+def _dead_letter(subject: dict, meta: dict, err: DeliveryError, reason: str) -> dict:
+    detail = err.detail
+    if reason == policy.EXPIRED and err.reason != policy.EXPIRED:
+        detail = f"{err.reason} ({err.detail}); no retry fits before Meta's 7-day window closes"
+    return {
+        "job_id": subject["job_id"],
+        "source": subject.get("source"),
+        "key": subject.get("key"),
+        "event_name": subject.get("event_name"),
+        "event_id": subject.get("event_id"),
+        "event_time": subject.get("event_time"),
+        "args": subject.get("args"),
+        "reason": reason,
+        "detail": detail,
+        "code": err.code,
+        "subcode": err.subcode,
+        "user_title": err.user_title,
+        "fbtrace_id": err.fbtrace_id,
+        "attempts": meta["attempts"],
+        "first_attempt_at": meta["first_attempt_at"],
+        "last_attempt_at": meta["last_attempt_at"],
+    }

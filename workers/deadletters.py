@@ -1,0 +1,160 @@
+"""Dead letters: terminal failures kept with their reason, listable and replayable.
+
+The job itself stays in RQ's FailedJobRegistry (so `rq info` and rq-dashboard see
+it); this module keeps an index beside it for filtering: one JSON record per job with
+the reason class, Meta's code/subcode/user title/fbtrace_id, attempts, first and last
+attempt times, and the time of the event the job was sending (to tell whether Meta
+would still accept it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import redis
+from rq import Queue
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
+from rq.registry import FailedJobRegistry
+
+from . import capi, events
+from .policy import EXPIRED
+from .queues import key
+
+INDEX = key("dead")
+# Keys whose values may be personal data; never shown in a listing.
+_PII_KEYS = {"email", "phone", "first_name", "last_name", "full_name", "name", "answers", "fields", "field_data",
+             "raw", "em", "ph", "fn", "ln", "db", "client_ip_address"}
+
+
+def _record_key(job_id: str) -> str:
+    return key("dead", job_id)
+
+
+def record(connection: redis.Redis, entry: dict) -> None:
+    """Index a dead letter (the job goes to RQ's failed registry as the job raises)."""
+    with connection.pipeline() as pipe:
+        pipe.set(_record_key(entry["job_id"]), json.dumps(entry, sort_keys=True))
+        pipe.zadd(INDEX, {entry["job_id"]: entry["last_attempt_at"]})
+        pipe.execute()
+
+
+def get(connection: redis.Redis, job_id: str) -> dict | None:
+    raw = connection.get(_record_key(job_id))
+    return json.loads(raw) if raw else None
+
+
+def forget(connection: redis.Redis, job_id: str) -> None:
+    with connection.pipeline() as pipe:
+        pipe.delete(_record_key(job_id))
+        pipe.zrem(INDEX, job_id)
+        pipe.execute()
+
+
+def redact(value):
+    """A copy safe to print: personal-data keys replaced, ids kept."""
+    if isinstance(value, dict):
+        return {k: "[redacted]" if k in _PII_KEYS else redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Filter:
+    job_ids: tuple[str, ...] = ()
+    reason: str | None = None
+    source: str | None = None
+    event_name: str | None = None
+    since: float | None = None
+
+    def matches(self, entry: dict) -> bool:
+        return ((not self.job_ids or entry["job_id"] in self.job_ids)
+                and (self.reason is None or entry.get("reason") == self.reason)
+                and (self.source is None or entry.get("source") == self.source)
+                and (self.event_name is None or entry.get("event_name") == self.event_name)
+                and (self.since is None or entry.get("last_attempt_at", 0) >= self.since))
+
+
+def select(connection: redis.Redis, queue: Queue, where: Filter) -> list[dict]:
+    """Dead letters matching the filter, oldest first; index entries whose job left
+    the failed registry (replayed elsewhere, expired) are dropped from the index."""
+    job_ids = list(where.job_ids) or [j.decode() for j in connection.zrangebyscore(INDEX, where.since or 0, "+inf")]
+    raws = connection.mget([_record_key(j) for j in job_ids]) if job_ids else []
+    failed = FailedJobRegistry(queue=queue)
+    out = []
+    for job_id, raw in zip(job_ids, raws):
+        if raw is None:
+            continue
+        if job_id not in failed:
+            forget(connection, job_id)
+            continue
+        entry = json.loads(raw)
+        if where.matches(entry):
+            out.append(entry)
+    return out
+
+
+def sendable(entry: dict, now: float | None = None) -> bool:
+    """Whether Meta would still accept the event (7-day window, margin included)."""
+    event_time = entry.get("event_time")
+    return event_time is None or event_time > events.oldest_acceptable(now)
+
+
+def replay_one(connection: redis.Redis, queue: Queue, entry: dict, dry_run: bool = False) -> str:
+    """Requeue one dead letter; the outcome: requeued, already_delivered or expired.
+
+    Raises:
+        redis.RedisError, NoSuchJobError, InvalidJobOperation: this job could not be
+            replayed; the caller counts it and goes on with the next.
+    """
+    if entry.get("event_id") and capi.confirmed(connection, entry["event_id"]):
+        if not dry_run:
+            FailedJobRegistry(queue=queue).remove(entry["job_id"])
+            forget(connection, entry["job_id"])
+        return "already_delivered"
+    if not sendable(entry):
+        if not dry_run and entry.get("reason") != EXPIRED:
+            record(connection, {**entry, "reason": EXPIRED, "detail": f"was {entry.get('reason')}: "
+                                f"past Meta's 7-day window, refused at replay"})
+        return "expired"
+    if dry_run:
+        return "requeued"
+    job = queue.fetch_job(entry["job_id"])
+    if job is None:
+        raise NoSuchJobError(f"job {entry['job_id']} no longer exists")
+    job.meta.pop("attempts", None)  # a replay starts a fresh run of attempts
+    job.meta["replays"] = job.meta.get("replays", 0) + 1
+    job.save_meta()
+    FailedJobRegistry(queue=queue).requeue(job)
+    forget(connection, entry["job_id"])
+    return "requeued"
+
+
+def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: bool = False,
+           progress=None) -> dict:
+    """Replay each entry on its own; one job's error never stops the others.
+
+    Returns counts per outcome (requeued, already_delivered, expired, failed) and
+    the per-job results.
+    """
+    counts = {"requeued": 0, "already_delivered": 0, "expired": 0, "failed": 0}
+    results = []
+    for entry in entries:
+        try:
+            outcome, error = replay_one(connection, queue, entry, dry_run), None
+        except (redis.RedisError, NoSuchJobError, InvalidJobOperation) as err:
+            outcome, error = "failed", f"{type(err).__name__}: {err}"
+        counts[outcome] += 1
+        results.append({"job_id": entry["job_id"], "outcome": outcome, "reason": entry.get("reason"),
+                        **({"error": error} if error else {})})
+        if progress:
+            progress(1)
+    return {"dry_run": dry_run, "counts": counts, "results": results}
+
+
+def summary(entry: dict) -> dict:
+    """A listing row: everything but personal data."""
+    return {**entry, "args": redact(entry.get("args")), "age_hours": round((time.time() - entry["last_attempt_at"])
+                                                                            / 3600, 1)}

@@ -1,0 +1,105 @@
+"""Jobs that died outside our policy get another run: nothing is lost silently.
+
+RQ notices a dead worker only when its execution's heartbeat expires (a minute or
+more) and then moves the job to the failed registry without retrying it. Two checks
+of ours close that gap, run when a worker starts and at each maintenance pass:
+
+1. A started job whose worker is gone (its worker record expired, or it ran on this
+   host under a pid that no longer exists) is handed to RQ's abandoned-job cleanup now.
+2. A failed job without a dead-letter record failed outside `attempts.attempt` (a
+   killed work horse, a timeout, a bug): it is requeued, up to MAX_CRASHES times, then
+   dead-lettered as `crashed` with RQ's exception text.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+import redis
+from rq import Queue, Worker
+from rq.executions import Execution
+from rq.registry import FailedJobRegistry, StartedJobRegistry
+
+from webhook_app import logs
+
+from . import deadletters
+from .policy import CRASHED
+
+MAX_CRASHES = 3
+log = logs.get(__name__)
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _worker_gone(connection: redis.Redis, worker_name: str) -> bool:
+    worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + worker_name, connection=connection)
+    if worker is None:
+        return True
+    return worker.hostname == socket.gethostname() and not _pid_alive(worker.pid)
+
+
+def expire_orphans(connection: redis.Redis, queue: Queue) -> int:
+    """Hand started jobs whose worker is gone to RQ's abandoned-job cleanup; how many."""
+    started = StartedJobRegistry(queue=queue)
+    orphans = 0
+    for job_id, execution_id in started.get_job_and_execution_ids(cleanup=False):
+        try:
+            execution = Execution.fetch(execution_id, job_id, connection)
+        except ValueError:
+            continue  # no execution record: RQ's own expiry handles it
+        if execution.worker_name and _worker_gone(connection, execution.worker_name):
+            connection.zadd(started.key, {f"{job_id}:{execution_id}": 0}, xx=True)
+            orphans += 1
+    if orphans:
+        started.cleanup()
+    return orphans
+
+
+def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
+    """Requeue failed jobs that have no dead-letter record; counts of requeued and given up."""
+    failed = FailedJobRegistry(queue=queue)
+    counts = {"requeued": 0, "crashed": 0}
+    for job_id in failed.get_job_ids():
+        if deadletters.get(connection, job_id):
+            continue
+        job = queue.fetch_job(job_id)
+        if job is None:
+            continue
+        job.meta["crashes"] = job.meta.get("crashes", 0) + 1
+        job.save_meta()
+        if job.meta["crashes"] <= MAX_CRASHES:
+            failed.requeue(job)
+            counts["requeued"] += 1
+            log.warning("job_recovered", job_id=job_id, crashes=job.meta["crashes"])
+            continue
+        last_line = ((job.latest_result().exc_string if job.latest_result() else "") or "").strip().splitlines()
+        now = time.time()
+        deadletters.record(connection, {
+            "job_id": job_id, "source": (job.args[0] or {}).get("source") if job.args else None,
+            "key": None, "event_name": None, "event_id": None, "event_time": None,
+            "args": job.args[0] if job.args else None, "reason": CRASHED,
+            "detail": last_line[-1] if last_line else "the worker died under this job",
+            "code": None, "subcode": None, "user_title": None, "fbtrace_id": None,
+            "attempts": job.meta.get("attempts", 0) + job.meta["crashes"],
+            "first_attempt_at": job.meta.get("first_attempt_at", now), "last_attempt_at": now,
+        })
+        counts["crashed"] += 1
+        log.error("job_dead_letter", job_id=job_id, reason=CRASHED, crashes=job.meta["crashes"])
+    return counts
+
+
+def sweep(connection: redis.Redis, queue: Queue) -> dict:
+    orphans = expire_orphans(connection, queue)
+    return {"orphans": orphans, **requeue_crashed(connection, queue)}
