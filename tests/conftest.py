@@ -74,7 +74,7 @@ def env(monkeypatch, redis_url, redis_conn, graph):
         "META_CAPI_ACCESS_TOKEN": CAPI_TOKEN,
         "META_DATASET_ID": DATASET_ID,
         "META_GRAPH_URL": graph.url,
-        "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "2",
+        "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "1",
     }
     for name in list(os.environ):
         if name.startswith(("META_", "LEADRELAY_")):
@@ -111,6 +111,27 @@ def work(env):
         return runner.work(load(), burst=True)
 
     return run
+
+
+def fast_forward(connection) -> int:
+    """Let time pass for RQ's scheduler: every scheduled retry becomes due now."""
+    from rq.registry import ScheduledJobRegistry
+
+    registry = ScheduledJobRegistry("leadrelay", connection=connection)
+    due = {job_id: 0 for job_id in registry.get_job_ids()}
+    if due:
+        connection.zadd(registry.key, due, xx=True)
+    return len(due)
+
+
+def scheduled_in(connection, job_id: str) -> float:
+    """Seconds from now until RQ's scheduler runs this job again."""
+    import time
+
+    from rq.registry import ScheduledJobRegistry
+
+    score = connection.zscore(ScheduledJobRegistry("leadrelay", connection=connection).key, job_id)
+    return score - time.time()
 
 
 def leadgen_body(*leadgen_ids: str, created_time: int | None = None) -> bytes:

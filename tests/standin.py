@@ -35,6 +35,7 @@ class GraphStandin:
         self.requests: list[dict] = []
         self.script: deque = deque()  # (path kind or None, action)
         self.any_lead = any_lead
+        self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
 
@@ -49,7 +50,7 @@ class GraphStandin:
 
     def then(self, action: dict, on: str | None = None, times: int = 1) -> None:
         """Answer the next `times` calls (to `on`: "lead" or "events", or any) with `action`:
-        {"status": 400, "error": {...}}, {"delay": 3}, or {"drop": True}."""
+        {"status": 400, "error": {...}, "headers": {...}}, {"delay": 3}, or {"drop": True}."""
         for _ in range(times):
             self.script.append((on, action))
 
@@ -95,11 +96,21 @@ class GraphStandin:
         parts = [p for p in url.path.split("/") if p]
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
-        kind = "events" if method == "POST" and parts[-1:] == ["events"] else "lead" if method == "GET" else "other"
+        if method == "POST" and parts[-1:] == ["events"]:
+            kind = "events"
+        elif method == "GET":
+            kind = "probe" if parts[-1:] == ["me"] else "lead"
+        else:
+            kind = "other"
         record = {"kind": kind, "method": method, "path": url.path, "query": parse_qs(url.query),
                   "headers": dict(handler.headers), "body": json.loads(raw) if raw else None, "at": time.time()}
         with self.lock:
             self.requests.append(record)
+        token = handler.headers.get("Authorization", "").removeprefix("Bearer ")
+        if token in self.revoked:
+            return self._reply(handler, 401, {"error": {
+                "message": "Error validating access token: Session has expired", "type": "OAuthException",
+                "code": 190, "error_subcode": 463, "fbtrace_id": "revoked"}})
         action = self._next_action(kind)
         if action and action.get("drop"):
             handler.close_connection = True
@@ -108,7 +119,10 @@ class GraphStandin:
         if action and action.get("delay"):
             time.sleep(action["delay"])
         if action and "status" in action:
-            return self._reply(handler, action["status"], {"error": action.get("error", {})})
+            return self._reply(handler, action["status"], {"error": action.get("error", {})},
+                               action.get("headers"))
+        if kind == "probe":
+            return self._reply(handler, 200, {"id": "standin-me"})
         if kind == "lead":
             lead = self.leads.get(parts[-1])
             if lead is None and self.any_lead and parts[-1].isdigit():
@@ -128,9 +142,11 @@ class GraphStandin:
         return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
 
     @staticmethod
-    def _reply(handler: BaseHTTPRequestHandler, status: int, body: dict) -> None:
+    def _reply(handler: BaseHTTPRequestHandler, status: int, body: dict, headers: dict | None = None) -> None:
         payload = json.dumps(body).encode()
         handler.send_response(status)
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload)))
         handler.end_headers()

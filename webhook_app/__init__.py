@@ -6,7 +6,7 @@ from flask import Flask
 
 from workers.queues import connect, queue
 
-from . import config, errors, health, logs, webhooks
+from . import admin, config, errors, health, logs, webhooks
 
 
 def create_app(settings: config.Settings | None = None) -> Flask:
@@ -31,6 +31,7 @@ def create_app(settings: config.Settings | None = None) -> Flask:
     errors.init_app(app)
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(admin.bp)
     if settings.dry_run:
         logs.get(__name__).warning(
             "dry_run", detail="META_CAPI_ACCESS_TOKEN is not set: events are built and kept, NOT sent to Meta")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -11,8 +13,9 @@ import click
 from webhook_app import logs
 from webhook_app.config import WEB, WORKER, ConfigError, Settings, load, require
 
-from . import capi, runner
-from .queues import connect
+from . import capi, deadletters, runner
+from .pauses import Pauses
+from .queues import connect, queue
 
 
 def _settings(*roles: str, skip: tuple[str, ...] = ()) -> Settings:
@@ -68,3 +71,117 @@ def check_config():
     """Check the settings for both processes and print them, secrets masked."""
     settings = _settings(WEB, WORKER, skip=("REDIS_URL",))
     click.echo(json.dumps(settings.masked(), indent=2, default=list))
+
+
+def _queue_context():
+    settings = _settings()
+    if not settings.redis_url:
+        raise click.ClickException("configuration error: REDIS_URL: must be set (make run writes it to data/redis.url)")
+    connection = connect(settings.redis_url)
+    return connection, queue(connection, settings.queue_name)
+
+
+def _filter_options(command):
+    for option in reversed([
+        click.option("--reason", help="transient, throttled, auth, invalid, expired or crashed."),
+        click.option("--source", help="meta, typeform, tally, ..."),
+        click.option("--event", "event_name", help="Event name, e.g. Lead."),
+        click.option("--since", help="Last attempt at or after: 30m, 6h, 2d, or an ISO date/time."),
+    ]):
+        command = option(command)
+    return command
+
+
+def _where(job_ids=(), **options) -> deadletters.Filter:
+    try:
+        return deadletters.Filter.from_mapping(options, job_ids)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--since") from None
+
+
+@main.group("dead-letters")
+def dead_letters_group():
+    """Jobs that failed for good, with their reasons."""
+
+
+@dead_letters_group.command("list")
+@_filter_options
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def dead_letters_list(as_json: bool, **options):
+    """List dead letters (personal data redacted), grouped by reason."""
+    connection, q = _queue_context()
+    entries = deadletters.select(connection, q, _where(**options))
+    if as_json:
+        for entry in entries:
+            click.echo(json.dumps(deadletters.summary(entry), sort_keys=True))
+        return
+    by_reason = Counter(e["reason"] for e in entries)
+    for pause in Pauses(connection).all():
+        click.echo(f"paused: {pause['token']} (fingerprint {pause['fingerprint']}) refused with code "
+                   f"{pause.get('code')}/{pause.get('subcode')}; {pause['waiting']} jobs waiting on it")
+    click.echo(f"{len(entries)} dead letters" + (": " + ", ".join(f"{n} {r}" for r, n in by_reason.most_common())
+                                                 if entries else ""))
+    for entry in entries:
+        row = deadletters.summary(entry)
+        meta = f"code {row['code']}/{row['subcode']}" if row.get("code") else ""
+        click.echo(f"  {row['job_id']:<32} {row['reason']:<10} {row.get('event_name') or '-':<14} "
+                   f"attempts {row['attempts']:<3} {row['age_hours']:>6}h ago  {meta} {row.get('detail') or ''}")
+
+
+@main.command()
+@click.argument("job_ids", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every dead letter.")
+@_filter_options
+@click.option("--dry-run", is_flag=True, help="Count what would go and what can no longer be sent; change nothing.")
+def replay(job_ids, everything: bool, dry_run: bool, **options):
+    """Requeue dead letters once their cause is fixed: by id, by filter, or --all.
+
+    Each job is handled on its own; an event Meta already confirmed is not sent again,
+    and one past Meta's 7-day window is refused. Exits 1 if any job was not requeued.
+    """
+    where = _where(job_ids, **options)
+    if where.empty and not everything:
+        raise click.UsageError("say which: JOB_ID..., --reason/--source/--event/--since, or --all")
+    connection, q = _queue_context()
+
+    @contextmanager
+    def bar(length):
+        with click.progressbar(length=length, label="replaying", file=sys.stderr) as progress:
+            yield progress.update
+
+    result = deadletters.run_replay(connection, q, where, everything, dry_run, progress_factory=bar)
+    counts = result["counts"]
+    verb = "would requeue" if dry_run else "requeued"
+    click.echo(f"{result['selected']} selected: {verb} {counts['requeued']}, already delivered "
+               f"{counts['already_delivered']}, expired (past Meta's 7 days) {counts['expired']}, "
+               f"failed {counts['failed']}")
+    if result["woken"] or result["waiting_on_paused_tokens"]:
+        click.echo(f"jobs waiting on paused tokens: {result['waiting_on_paused_tokens']}, woken now: {result['woken']}")
+    for item in result["results"]:
+        if item["outcome"] in ("expired", "failed"):
+            click.echo(f"  {item['job_id']}: {item['outcome']} {item.get('error') or ''}".rstrip())
+    if not dry_run and (counts["expired"] or counts["failed"]):
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("fingerprints", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every paused token.")
+def resume(fingerprints, everything: bool):
+    """Lift token pauses (after an auth failure) and run the jobs waiting on them.
+
+    Without arguments, lists the paused tokens.
+    """
+    connection, q = _queue_context()
+    board = Pauses(connection)
+    paused = board.all()
+    if not fingerprints and not everything:
+        if not paused:
+            click.echo("no token is paused")
+        for item in paused:
+            click.echo(f"{item['fingerprint']}  {item['token']}  code {item.get('code')}/{item.get('subcode')}  "
+                       f"{item['waiting']} jobs waiting")
+        return
+    targets = [p["fingerprint"] for p in paused] if everything else list(fingerprints)
+    for fp in targets:
+        click.echo(f"{fp}: resumed, {board.resume(fp, q)} waiting jobs requeued")

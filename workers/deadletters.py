@@ -10,8 +10,10 @@ would still accept it).
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 import redis
 from rq import Queue
@@ -19,7 +21,8 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.registry import FailedJobRegistry
 
 from . import capi, events
-from .policy import EXPIRED
+from .pauses import Pauses
+from .policy import AUTH, EXPIRED
 from .queues import key
 
 INDEX = key("dead")
@@ -61,6 +64,26 @@ def redact(value):
     return value
 
 
+def parse_since(text: str, now: float | None = None) -> float:
+    """`30m`, `6h`, `2d` ago, or an ISO date/time (UTC unless it says otherwise).
+
+    Raises:
+        ValueError: neither form.
+    """
+    text = text.strip()
+    relative = re.fullmatch(r"(\d+)\s*([mhd])", text)
+    if relative:
+        seconds = int(relative.group(1)) * {"m": 60, "h": 3600, "d": 86400}[relative.group(2)]
+        return (time.time() if now is None else now) - seconds
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"since must be like 30m, 6h, 2d or 2026-11-20T09:00, got {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
 @dataclass(frozen=True)
 class Filter:
     job_ids: tuple[str, ...] = ()
@@ -68,6 +91,23 @@ class Filter:
     source: str | None = None
     event_name: str | None = None
     since: float | None = None
+
+    @classmethod
+    def from_mapping(cls, values, job_ids=()) -> "Filter":
+        """From CLI options or request parameters: reason, source, event_name (or event), since.
+
+        Raises:
+            ValueError: a malformed `since`.
+        """
+        since = values.get("since")
+        return cls(job_ids=tuple(job_ids), reason=values.get("reason") or None,
+                   source=values.get("source") or None,
+                   event_name=values.get("event_name") or values.get("event") or None,
+                   since=parse_since(str(since)) if since else None)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.job_ids or self.reason or self.source or self.event_name or self.since)
 
     def matches(self, entry: dict) -> bool:
         return ((not self.job_ids or entry["job_id"] in self.job_ids)
@@ -152,6 +192,27 @@ def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: 
         if progress:
             progress(1)
     return {"dry_run": dry_run, "counts": counts, "results": results}
+
+
+def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything: bool = False,
+               dry_run: bool = False, progress_factory=None) -> dict:
+    """What `leadrelay replay` and `POST /admin/replay` do: select, replay each on its own,
+    and, when auth failures are being replayed (the token is fixed), lift the token
+    pauses so the jobs that waited on them run now too."""
+    entries = select(connection, queue, where)
+    if progress_factory and not dry_run:
+        with progress_factory(len(entries)) as update:
+            result = replay(connection, queue, entries, progress=update)
+    else:
+        result = replay(connection, queue, entries, dry_run=dry_run)
+    pauses = Pauses(connection)
+    paused = pauses.all()
+    result["waiting_on_paused_tokens"] = sum(p["waiting"] for p in paused)
+    result["woken"] = 0
+    if not dry_run and (everything or where.reason == AUTH):
+        result["woken"] = sum(pauses.resume(p["fingerprint"], queue) for p in paused)
+    result["selected"] = len(entries)
+    return result
 
 
 def summary(entry: dict) -> dict:

@@ -1,0 +1,114 @@
+"""Replay after the cause is fixed, through the real `leadrelay` command: each event is
+delivered exactly once, the expired ones are refused with their reason."""
+
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from rq import Queue
+from rq.registry import FailedJobRegistry
+
+from conftest import CAPI_TOKEN, leadgen_body
+from workers import deadletters
+from workers.queues import SERIALIZER
+
+BIN = Path(sys.executable).parent
+FRESH = "1000000000000001"  # arrives while the token is parked: waits
+EDGE = "1000000000000002"  # inside Meta's window when it failed, past it at replay
+BROKEN = "1000000000000004"  # Meta refused the event (2804016) before the token expired
+
+
+def leadrelay(*args):
+    return subprocess.run([str(BIN / "leadrelay"), *args], env=dict(os.environ), capture_output=True, text=True,
+                          timeout=60)
+
+
+def queue(redis_conn):
+    return Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER)
+
+
+def weekend(graph, post_meta, work):
+    """Friday: one event is malformed; then the CAPI token expires while leads keep coming."""
+    now = int(time.time())
+    graph.add_lead(BROKEN, created_time=now)
+    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016}}, on="events")
+    post_meta(leadgen_body(BROKEN, created_time=now))
+    work()
+    graph.revoked.add(CAPI_TOKEN)
+    edge_created = now - (7 * 86400 - 3600) + 4
+    for lead, created in ((EDGE, edge_created), (FRESH, now)):
+        graph.add_lead(lead, created_time=created)
+        post_meta(leadgen_body(lead, created_time=created))
+        work()
+
+
+def test_dead_letters_list_shows_reasons_and_the_parked_token(graph, post_meta, work, redis_conn):
+    weekend(graph, post_meta, work)
+    listing = leadrelay("dead-letters", "list")
+    assert listing.returncode == 0, listing.stderr
+    assert "2 dead letters: " in listing.stdout
+    assert "1 auth" in listing.stdout and "1 invalid" in listing.stdout
+    assert "paused: META_CAPI_ACCESS_TOKEN" in listing.stdout and "1 jobs waiting" in listing.stdout
+    only_auth = leadrelay("dead-letters", "list", "--reason", "auth", "--json")
+    [row] = [line for line in only_auth.stdout.splitlines() if line]
+    assert f'"job_id": "lead-meta-{EDGE}"' in row and '"code": 190' in row
+
+
+def test_replay_after_fixing_the_token_delivers_each_event_exactly_once(graph, post_meta, work, redis_conn,
+                                                                       monkeypatch):
+    weekend(graph, post_meta, work)
+    monkeypatch.setenv("META_CAPI_ACCESS_TOKEN", "a-new-token")  # Monday: the engineer fixes the token
+    time.sleep(5)  # ...and by now EDGE's event is past Meta's 7 days
+
+    dry = leadrelay("replay", "--all", "--dry-run")
+    assert dry.returncode == 0
+    assert "2 selected: would requeue 1" in dry.stdout and "expired (past Meta's 7 days) 1" in dry.stdout
+    assert len(deadletters.select(redis_conn, queue(redis_conn), deadletters.Filter())) == 2  # untouched
+
+    auth = leadrelay("replay", "--reason", "auth")
+    assert auth.returncode == 1  # something could not be replayed: say so
+    assert f"lead-meta-{EDGE}: expired" in auth.stdout
+    assert "woken now: 1" in auth.stdout
+    invalid = leadrelay("replay", "--reason", "invalid")
+    assert invalid.returncode == 0 and "requeued 1" in invalid.stdout
+    work()
+
+    sent = Counter(event["event_id"] for event in graph.events)
+    assert sent == {f"meta:{FRESH}:Lead": 1, f"meta:{BROKEN}:Lead": 1}
+    [left] = deadletters.select(redis_conn, queue(redis_conn), deadletters.Filter())
+    assert left["job_id"] == f"lead-meta-{EDGE}" and left["reason"] == "expired"
+    again = leadrelay("replay", "--all")
+    assert again.returncode == 1 and "requeued 0" in again.stdout
+    work()
+    assert sum(Counter(event["event_id"] for event in graph.events).values()) == 2
+
+
+def test_replay_never_resends_an_event_meta_confirmed(graph, post_meta, work, redis_conn):
+    graph.add_lead(BROKEN)
+    graph.then({"status": 500}, on="events")
+    post_meta(leadgen_body(BROKEN, created_time=int(time.time())))
+    # A dead letter whose event Meta did receive (a send that timed out on our side, say):
+    # the ledger says confirmed, so replay must not send it again.
+    redis_conn.set(f"leadrelay:confirmed:meta:{BROKEN}:Lead", "trace")
+    job = queue(redis_conn).fetch_job(f"lead-meta-{BROKEN}")
+    entry = {"job_id": job.id, "event_id": f"meta:{BROKEN}:Lead", "event_time": int(time.time()), "reason": "transient",
+             "last_attempt_at": time.time()}
+    deadletters.record(redis_conn, entry)
+    FailedJobRegistry(queue=queue(redis_conn)).add(job, exc_string="test")
+    result = leadrelay("replay", job.id)
+    assert result.returncode == 0 and "already delivered 1" in result.stdout
+    work()
+    assert graph.calls("events") == []
+
+
+def test_replay_needs_a_selection():
+    result = leadrelay("replay")
+    assert result.returncode == 2 and "say which" in result.stderr
+
+
+def test_replay_rejects_a_malformed_since():
+    result = leadrelay("replay", "--since", "last tuesday")
+    assert result.returncode == 2 and "since must be like" in result.stderr

@@ -1,0 +1,69 @@
+"""Admin API: dead letters and replay, behind LEADRELAY_ADMIN_TOKEN (off when unset).
+
+Only Redis work happens here (listing, requeueing); sending is still the workers' job.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from flask import Blueprint, current_app, jsonify, request
+
+from workers import deadletters
+
+from .errors import ReceiverError
+from .sources._signing import matches_any
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+
+
+class AdminDisabled(ReceiverError):
+    status = 404
+    reason = "admin_disabled"
+
+
+class NotAuthorised(ReceiverError):
+    status = 401
+    reason = "bad_admin_token"
+
+
+@bp.before_request
+def _authorise():
+    token = current_app.extensions["leadrelay"]["settings"].admin_token
+    if not token:
+        raise AdminDisabled("set LEADRELAY_ADMIN_TOKEN to enable the admin API")
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not matches_any([token], given.strip()):
+        raise NotAuthorised("Authorization: Bearer <LEADRELAY_ADMIN_TOKEN> required")
+
+
+def _filter(values, job_ids=()) -> deadletters.Filter:
+    try:
+        return deadletters.Filter.from_mapping(values, job_ids)
+    except ValueError as err:
+        raise ReceiverError(str(err), reason="bad_filter") from None
+
+
+@bp.get("/dead-letters")
+def dead_letters():
+    """Dead letters, PII redacted; filters: reason, source, event, since."""
+    ext = current_app.extensions["leadrelay"]
+    entries = deadletters.select(ext["redis"], ext["queue"], _filter(request.args))
+    return jsonify(count=len(entries), by_reason=Counter(e["reason"] for e in entries),
+                   dead_letters=[deadletters.summary(e) for e in entries])
+
+
+@bp.post("/replay")
+def replay():
+    """Requeue dead letters: {"job_ids": [...]} or filters, or {"all": true}; "dry_run" to count only."""
+    ext = current_app.extensions["leadrelay"]
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ReceiverError("expected a JSON object", reason="malformed_json")
+    where = _filter(body, body.get("job_ids") or ())
+    if where.empty and body.get("all") is not True:
+        raise ReceiverError("say which: job_ids, reason, source, event_name, since, or all: true",
+                            reason="no_selection")
+    result = deadletters.run_replay(ext["redis"], ext["queue"], where, everything=body.get("all") is True,
+                                    dry_run=bool(body.get("dry_run")))
+    return jsonify(result), 200
