@@ -1,0 +1,60 @@
+"""A worker killed with SIGKILL mid-job loses nothing: the lead is delivered afterwards, once."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rq import Queue
+from rq.registry import FailedJobRegistry
+
+from conftest import leadgen_body
+from workers import deadletters, recovery
+from workers.queues import SERIALIZER
+
+BIN = Path(sys.executable).parent
+LEAD = "1234567890123456"
+
+
+def wait_for(check, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_worker_killed_mid_job_and_the_lead_is_delivered_once(graph, post_meta, work, redis_conn):
+    graph.add_lead(LEAD)
+    graph.then({"delay": 0.9}, on="lead")  # keep the job in flight long enough to kill it
+    post_meta(leadgen_body(LEAD, created_time=int(time.time())))
+    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: graph.calls("lead"))  # the job is reading the lead right now
+        os.killpg(worker.pid, signal.SIGKILL)  # the worker and its work horse, no goodbye
+    finally:
+        worker.wait()
+    assert graph.events == []
+    assert redis_conn.zcard("rq:wip:leadrelay") == 1  # RQ still believes it is running
+
+    work()  # a new worker starts: its sweep finds the orphan at once
+
+    assert [e["event_id"] for e in graph.events] == [f"meta:{LEAD}:Lead"]
+    assert len(graph.calls("lead")) == 2
+    assert redis_conn.zcard("rq:wip:leadrelay") == 0
+
+
+def test_job_that_keeps_killing_its_work_horse_is_dead_lettered_as_crashed(work, redis_conn):
+    queue = Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER)
+    queue.enqueue("crashers.die", {"source": "meta"}, job_id="lead-meta-1")
+    for _ in range(recovery.MAX_CRASHES + 2):
+        work()  # each start sweeps: the killed job is requeued, until it has crashed too often
+    dead = deadletters.get(redis_conn, "lead-meta-1")
+    assert dead["reason"] == "crashed"
+    assert "terminated unexpectedly" in dead["detail"]
+    assert queue.fetch_job("lead-meta-1").meta["crashes"] == recovery.MAX_CRASHES + 1
+    assert FailedJobRegistry(queue=queue).get_job_ids() == ["lead-meta-1"]
