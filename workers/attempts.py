@@ -8,6 +8,8 @@ job waits for the token without using up an attempt.
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from contextlib import contextmanager
 
@@ -52,6 +54,8 @@ def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
     meta["attempts"] = meta.get("attempts", 0) + 1
     meta.setdefault("first_attempt_at", now)
     meta["last_attempt_at"] = now
+    # Who runs it: recovery must not requeue a job whose work horse outlived its worker.
+    meta["host"], meta["pid"] = socket.gethostname(), os.getpid()
     if job:
         job.save_meta()
     fields = {"job_id": subject["job_id"], "event_id": subject.get("event_id"), "attempt": meta["attempts"]}

@@ -50,6 +50,13 @@ def _worker_gone(connection: redis.Redis, worker_name: str) -> bool:
     return worker.hostname == socket.gethostname() and not _pid_alive(worker.pid)
 
 
+def _horse_alive(queue: Queue, job_id: str) -> bool:
+    """RQ runs a job in a work horse with a session of its own: it can outlive its worker."""
+    job = queue.fetch_job(job_id)
+    meta = job.meta if job else {}
+    return meta.get("host") == socket.gethostname() and _pid_alive(meta.get("pid"))
+
+
 def expire_orphans(connection: redis.Redis, queue: Queue) -> int:
     """Hand started jobs whose worker is gone to RQ's abandoned-job cleanup; how many."""
     started = StartedJobRegistry(queue=queue)
@@ -59,7 +66,8 @@ def expire_orphans(connection: redis.Redis, queue: Queue) -> int:
             execution = Execution.fetch(execution_id, job_id, connection)
         except ValueError:
             continue  # no execution record: RQ's own expiry handles it
-        if execution.worker_name and _worker_gone(connection, execution.worker_name):
+        gone = execution.worker_name and _worker_gone(connection, execution.worker_name)
+        if gone and not _horse_alive(queue, job_id):
             connection.zadd(started.key, {f"{job_id}:{execution_id}": 0}, xx=True)
             orphans += 1
     if orphans:

@@ -54,7 +54,7 @@ def test_transient_and_throttled_are_delivered_after_a_retry(one_lead, graph, wo
     graph.then(action, on=on)
     work()
     assert scheduled_ids(redis_conn) == [JOB] and failed_ids(redis_conn) == []
-    assert shortest <= scheduled_in(redis_conn, JOB) <= shortest * 2 + 1
+    assert shortest - 5 <= scheduled_in(redis_conn, JOB) <= shortest * 2 + 1  # the schedule itself: test_policy
     assert graph.events == [] or on == "events"
     fast_forward(redis_conn)
     work()

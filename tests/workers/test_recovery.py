@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 from rq import Queue
 from rq.registry import FailedJobRegistry
 
@@ -35,9 +36,15 @@ def test_worker_killed_mid_job_and_the_lead_is_delivered_once(graph, post_meta, 
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: graph.calls("lead"))  # the job is reading the lead right now
-        os.killpg(worker.pid, signal.SIGKILL)  # the worker and its work horse, no goodbye
+        # The machine is lost: the worker and its work horse (RQ starts the horse in a
+        # session of its own, so a process-group kill would miss it) die, no goodbye.
+        tree = [worker_process := psutil.Process(worker.pid), *worker_process.children(recursive=True)]
+        assert len(tree) >= 2, "the job runs in a work horse"
+        for process in tree:
+            process.send_signal(signal.SIGKILL)
     finally:
         worker.wait()
+        psutil.wait_procs(tree, timeout=5)
     assert graph.events == []
     assert redis_conn.zcard("rq:wip:leadrelay") == 1  # RQ still believes it is running
 
