@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import threading
 import time
 from collections import deque
@@ -36,6 +37,9 @@ class GraphStandin:
         self.script: deque = deque()  # (path kind or None, action)
         self.any_lead = any_lead
         self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
+        self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
+        self.chaos_actions: list[dict] = []
+        self.random = random.Random(7)
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
 
@@ -54,6 +58,12 @@ class GraphStandin:
         for _ in range(times):
             self.script.append((on, action))
 
+    def _chaos(self) -> dict | None:
+        with self.lock:
+            if self.chaos_rate and self.random.random() < self.chaos_rate:
+                return self.random.choice(self.chaos_actions)
+        return None
+
     def calls(self, kind: str) -> list[dict]:
         return [r for r in self.requests if r["kind"] == kind]
 
@@ -63,6 +73,9 @@ class GraphStandin:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # One write per answer: headers and body in separate segments would stall
+            # keep-alive clients on delayed ACKs (about 40 ms a call).
+            wbufsize = 1 << 16
 
             def log_message(self, *args):  # keep test output quiet
                 pass
@@ -111,13 +124,13 @@ class GraphStandin:
             return self._reply(handler, 401, {"error": {
                 "message": "Error validating access token: Session has expired", "type": "OAuthException",
                 "code": 190, "error_subcode": 463, "fbtrace_id": "revoked"}})
-        action = self._next_action(kind)
-        if action and action.get("drop"):
+        action = self._next_action(kind) or self._chaos()
+        if action and action.get("delay"):
+            time.sleep(action["delay"])
+        if action and action.get("drop"):  # after a delay: a request lost before Meta processed it
             handler.close_connection = True
             handler.connection.close()
             return
-        if action and action.get("delay"):
-            time.sleep(action["delay"])
         if action and "status" in action:
             return self._reply(handler, action["status"], {"error": action.get("error", {})},
                                action.get("headers"))

@@ -40,7 +40,12 @@ def _pid_alive(pid: int | None) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    # A killed work horse whose worker died too is a zombie until something reaps it.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return True
 
 
 def _worker_gone(connection: redis.Redis, worker_name: str) -> bool:

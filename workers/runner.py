@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from rq import Worker
+from rq import SimpleWorker
 
 from webhook_app import logs
 from webhook_app.config import Settings
@@ -30,8 +30,15 @@ def warn_if_dry_run(settings: Settings, process: str) -> None:
                            "See them with `leadrelay dry-run`.")
 
 
-class LeadrelayWorker(Worker):
-    """RQ's worker, plus our recovery sweep, and one log line (ours) per expected failure."""
+class LeadrelayWorker(SimpleWorker):
+    """RQ's worker, plus our recovery sweep, and one log line (ours) per expected failure.
+
+    Jobs run in the worker process itself (RQ's SimpleWorker) rather than in a forked
+    work horse per job: a job is two short HTTP calls, and forking for each cost about
+    a hundred milliseconds and the keep-alive connection to Meta (measured: 8 jobs/s
+    forking, 65 without, one worker against the stand-in). Job timeouts still apply;
+    a worker that dies takes only its current job, which recovery requeues.
+    """
 
     def handle_exception(self, job, *exc_info):
         if isinstance(exc_info[1], (DeliveryError, Paused)):

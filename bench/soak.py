@@ -1,0 +1,215 @@
+"""Soak: thousands of signed webhooks while workers are killed and Meta misbehaves.
+
+Starts an embedded Redis, the Graph stand-in with random faults (5xx, throttling,
+dropped connections, timeouts), leadrelay's web process under gunicorn and several
+`leadrelay worker` processes. It pushes signed leadgen notifications (some carrying
+several leads, some delivered twice, as Meta does) while a chaos loop SIGKILLs a
+random worker with its work horse and starts a new one. When the queue has drained
+it counts the events the stand-in received, by event_id: lost, duplicated, dead letters.
+
+    .venv/bin/python bench/soak.py [--leads 3000] [--workers 3] [--kill-every 2] [--fault-rate 0.15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from standin import GraphStandin  # noqa: E402
+
+from workers import deadletters  # noqa: E402
+from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
+from workers.queues import SERIALIZER, connect  # noqa: E402
+
+SECRET = "soak-app-secret"
+BIN = Path(sys.executable).parent
+FAULTS = [
+    {"status": 500},
+    {"status": 503, "error": {"code": 2, "is_transient": True}},
+    {"status": 400, "error": {"code": 613, "message": "Calls to this api have exceeded the rate limit."}},
+    {"status": 400, "error": {"code": 80005}},
+    {"drop": True},  # connection reset before any answer
+    {"delay": 1.0, "drop": True},  # a timeout: the request never reached Meta's processing
+]
+
+
+def notification(leadgen_ids: list[str]) -> tuple[bytes, dict]:
+    now = int(time.time())
+    body = json.dumps({"object": "page", "entry": [{"id": "1", "time": now, "changes": [
+        {"field": "leadgen", "value": {"leadgen_id": lid, "page_id": "1", "form_id": "2", "created_time": now}}
+        for lid in leadgen_ids]}]}).encode()
+    digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    return body, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={digest}"}
+
+
+class Workers:
+    """Worker processes that can be killed the hard way (worker and work horse) and replaced."""
+
+    def __init__(self, env: dict, count: int, log):
+        self.env, self.log, self.procs, self.kills = env, log, [], 0
+        for _ in range(count):
+            self.start()
+
+    def start(self):
+        self.procs.append(subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=self.env, cwd=ROOT,
+                                           stdout=self.log, stderr=self.log, start_new_session=True))
+
+    def kill_one(self, rng: random.Random):
+        victim = self.procs.pop(rng.randrange(len(self.procs)))
+        try:
+            tree = [psutil.Process(victim.pid), *psutil.Process(victim.pid).children(recursive=True)]
+        except psutil.NoSuchProcess:
+            tree = []
+        for process in tree:
+            try:
+                process.send_signal(signal.SIGKILL)
+            except psutil.NoSuchProcess:
+                pass
+        victim.wait()
+        self.kills += 1
+        self.start()
+
+    def stop(self):
+        for proc in self.procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            proc.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--leads", type=int, default=3000)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--kill-every", type=float, default=2.0, help="seconds between worker kills")
+    parser.add_argument("--fault-rate", type=float, default=0.15, help="share of Graph calls that fail")
+    parser.add_argument("--redeliver", type=float, default=0.1, help="share of notifications sent twice")
+    parser.add_argument("--timeout", type=float, default=600, help="give up draining after this many seconds")
+    args = parser.parse_args()
+    rng = random.Random(11)
+
+    tmp = Path(tempfile.mkdtemp(prefix="leadrelay-soak-"))
+    standin = GraphStandin(any_lead=True)
+    standin.chaos_rate, standin.chaos_actions = args.fault_rate, FAULTS
+    graph_url = standin.start()
+    with EmbeddedRedis(tmp / "redis") as redis_server, open(tmp / "processes.log", "w") as log:
+        port = free_port()
+        env = {**os.environ, "REDIS_URL": redis_server.url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
+               "META_PAGE_ACCESS_TOKEN": "page", "META_DATASET_ID": "42", "META_CAPI_ACCESS_TOKEN": "capi",
+               "META_GRAPH_URL": graph_url, "LEADRELAY_RETRY_BASE_SECONDS": "0.2",
+               "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "0.5", "LEADRELAY_LOG_LEVEL": "WARNING",
+               "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"}
+        web = subprocess.Popen([str(BIN / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"), "webhook_app:create_app()"],
+                               env=env, cwd=ROOT, stdout=log, stderr=log)
+        workers = Workers(env, args.workers, log)
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                requests.get(f"{base}/readyz", timeout=1).raise_for_status()
+                break
+            except requests.RequestException:
+                time.sleep(0.1)
+
+        lead_ids = [str(10**15 + i) for i in range(args.leads)]
+        batches, i = [], 0
+        while i < len(lead_ids):
+            size = rng.choice([1, 1, 1, 2, 3])
+            batches.append(lead_ids[i:i + size])
+            i += size
+        batches += [b for b in batches if rng.random() < args.redeliver]  # Meta redelivers
+        rng.shuffle(batches)
+        statuses: Counter = Counter()
+        session = threading.local()
+
+        def push(batch):
+            if not hasattr(session, "s"):
+                session.s = requests.Session()
+            body, headers = notification(batch)
+            statuses[session.s.post(f"{base}/webhooks/meta", data=body, headers=headers, timeout=10).status_code] += 1
+
+        stop_chaos = threading.Event()
+
+        def chaos():
+            while not stop_chaos.wait(args.kill_every):
+                workers.kill_one(rng)
+
+        started = time.time()
+        chaos_thread = threading.Thread(target=chaos, daemon=True)
+        chaos_thread.start()
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(push, batches))
+        pushed_in = time.time() - started
+
+        connection = connect(redis_server.url)
+        expected = {f"meta:{lid}:Lead" for lid in lead_ids}
+
+        def pending() -> int:
+            return sum(connection.zcard(k) for k in ("rq:scheduled:leadrelay", "rq:wip:leadrelay")) + \
+                connection.llen("rq:queue:leadrelay")
+
+        # Keep killing while the backlog drains, then let the last workers finish.
+        while time.time() - started < args.timeout and pending() and time.time() - started < pushed_in * 2 + 10:
+            time.sleep(0.5)
+        stop_chaos.set()
+        chaos_thread.join()
+        workers.kill_one(rng)  # one more fresh worker: its start-up sweep finds any orphan
+        quiet = 0
+        while time.time() - started < args.timeout and quiet < 6:
+            quiet = quiet + 1 if pending() == 0 else 0
+            time.sleep(0.5)
+        drained_in = time.time() - started
+        workers.stop()
+        web.send_signal(signal.SIGTERM)
+        web.wait(timeout=30)
+
+        received = Counter(e["event_id"] for e in standin.events)
+        from rq import Queue
+
+        dead = deadletters.select(connection, Queue("leadrelay", connection=connection, serializer=SERIALIZER),
+                                  deadletters.Filter())
+    standin.stop()
+    lost = expected - set(received)
+    duplicated = {k: n for k, n in received.items() if n > 1}
+    graph_calls = len(standin.requests)
+    print(f"leads {len(lead_ids)} in {len(batches)} signed notifications "
+          f"({len(batches) - len(set(map(tuple, batches)))} redelivered); HTTP answers {dict(statuses)}")
+    print(f"workers {args.workers}, SIGKILLed (worker + horse) {workers.kills} times; Graph calls {graph_calls}, "
+          f"fault rate {args.fault_rate:.0%}")
+    print(f"pushed in {pushed_in:.1f}s, drained in {drained_in:.1f}s")
+    print(f"events received {sum(received.values())}, distinct event_ids {len(received)}")
+    recovered = set()
+    for line in (tmp / "processes.log").read_text().splitlines():
+        if '"job_recovered"' in line:
+            recovered.add(json.loads(line)["job_id"])
+    killed_mid_send = {k for k in duplicated if "lead-" + k.rsplit(":", 1)[0].replace(":", "-") in recovered}
+    print(f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
+          f"{dict(Counter(d['reason'] for d in dead))}")
+    if duplicated:
+        print(f"  of the duplicated, {len(killed_mid_send)} belong to jobs killed mid-run and recovered: the send "
+              f"reached Meta, the answer never reached us; the resend carries the same event_id, which Meta dedupes")
+    print(f"logs: {tmp / 'processes.log'}")
+    if lost or set(duplicated) - killed_mid_send:
+        print("examples:", sorted(lost)[:5], list(duplicated.items())[:5])
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
