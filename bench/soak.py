@@ -171,10 +171,15 @@ def main() -> None:
         stop_chaos.set()
         chaos_thread.join()
         workers.kill_one(rng)  # one more fresh worker: its start-up sweep finds any orphan
-        quiet = 0
+        quiet, last_report = 0, time.time()
         while time.time() - started < args.timeout and quiet < 6:
             quiet = quiet + 1 if pending() == 0 else 0
             time.sleep(0.5)
+            if time.time() - last_report > 15:
+                last_report = time.time()
+                print(f"  draining: queued {connection.llen('rq:queue:leadrelay')}, scheduled "
+                      f"{connection.zcard('rq:scheduled:leadrelay')}, running {connection.zcard('rq:wip:leadrelay')}, "
+                      f"received {len(set(e['event_id'] for e in standin.events))}", flush=True)
         drained_in = time.time() - started
         workers.stop()
         web.send_signal(signal.SIGTERM)

@@ -20,7 +20,9 @@ import time
 import redis
 from rq import Queue, Worker
 from rq.executions import Execution
+from rq.exceptions import SchedulerNotFound
 from rq.registry import FailedJobRegistry, StartedJobRegistry
+from rq.scheduler import RQScheduler
 
 from webhook_app import logs
 
@@ -113,6 +115,38 @@ def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
     return counts
 
 
+def release_dead_scheduler_lock(connection: redis.Redis, queue: Queue) -> bool:
+    """Free the scheduler lock of a scheduler that died on this host.
+
+    Retries are scheduled jobs; while a dead scheduler's lock lives on (61 s), none
+    is enqueued. The lock names its scheduler, whose record says where it ran.
+    """
+    lock_key = RQScheduler.get_locking_key(queue.name)
+    owner = connection.get(lock_key)
+    if not owner:
+        return False
+    try:
+        scheduler = RQScheduler.fetch(owner.decode(), connection)
+    except SchedulerNotFound:
+        return False
+    if scheduler.hostname != socket.gethostname() or _pid_alive(scheduler.pid):
+        return False
+    # Delete only if it is still that owner's lock.
+    with connection.pipeline() as pipe:
+        try:
+            pipe.watch(lock_key)
+            if pipe.get(lock_key) != owner:
+                return False
+            pipe.multi()
+            pipe.delete(lock_key)
+            pipe.execute()
+        except redis.WatchError:
+            return False
+    log.warning("scheduler_lock_released", queue=queue.name, dead_pid=scheduler.pid)
+    return True
+
+
 def sweep(connection: redis.Redis, queue: Queue) -> dict:
     orphans = expire_orphans(connection, queue)
-    return {"orphans": orphans, **requeue_crashed(connection, queue)}
+    freed = release_dead_scheduler_lock(connection, queue)
+    return {"orphans": orphans, "scheduler_lock_freed": int(freed), **requeue_crashed(connection, queue)}

@@ -51,7 +51,11 @@ class LeadrelayWorker(SimpleWorker):
             recovery.sweep(self.connection, q)
 
 
-MAINTENANCE_SECONDS = 60
+# RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks
+# at maintenance again; scheduled retries then sit idle if the worker holding the
+# scheduler lock died. Shorter: a dead scheduler is replaced within about a minute.
+MAINTENANCE_SECONDS = 30
+WORKER_TTL_SECONDS = 35
 
 
 def work(settings: Settings, burst: bool = False) -> bool:
@@ -59,7 +63,7 @@ def work(settings: Settings, burst: bool = False) -> bool:
     connection = connect(settings.redis_url)
     q = queue(connection, settings.queue_name)
     worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,
-                             maintenance_interval=MAINTENANCE_SECONDS)
+                             maintenance_interval=MAINTENANCE_SECONDS, worker_ttl=WORKER_TTL_SECONDS)
     warn_if_dry_run(settings, "worker")
     swept = recovery.sweep(connection, q)
     if any(swept.values()):
