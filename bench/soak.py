@@ -117,8 +117,8 @@ def main() -> None:
                "META_GRAPH_URL": graph_url, "LEADRELAY_RETRY_BASE_SECONDS": "0.2",
                "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "0.5", "LEADRELAY_LOG_LEVEL": "WARNING",
                "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"}
-        web = subprocess.Popen([str(BIN / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"), "webhook_app:create_app()"],
-                               env=env, cwd=ROOT, stdout=log, stderr=log)
+        web = subprocess.Popen([str(BIN / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
+                                "webhook_app:create_app()"], env=env, cwd=ROOT, stdout=log, stderr=log)
         workers = Workers(env, args.workers, log)
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
