@@ -28,6 +28,9 @@ VERIFY_TOKEN = "test-verify-token"
 PAGE_TOKEN = "test-page-token"
 CAPI_TOKEN = "test-capi-token"
 DATASET_ID = "4242424242"
+TYPEFORM_SECRET = "typeform-test-secret"
+TALLY_SIGNING_SECRET = TALLY_SECRET = "3f6c2f4e-8a61-4c2b-9d7e-0b1a2c3d4e5f"
+OLD_FORM_SECRET = "typeform-rotated-out"
 
 
 def fixture_bytes(source: str, name: str) -> bytes:
@@ -75,9 +78,11 @@ def env(monkeypatch, redis_url, redis_conn, graph):
         "META_DATASET_ID": DATASET_ID,
         "META_GRAPH_URL": graph.url,
         "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "1",
+        "TYPEFORM_SECRET": f"{TYPEFORM_SECRET},{OLD_FORM_SECRET}",
+        "TALLY_SIGNING_SECRET": TALLY_SECRET,
     }
     for name in list(os.environ):
-        if name.startswith(("META_", "LEADRELAY_")):
+        if name.startswith(("META_", "LEADRELAY_", "TYPEFORM_", "TALLY_")):
             monkeypatch.delenv(name)
     for name, value in values.items():
         monkeypatch.setenv(name, value)

@@ -6,7 +6,7 @@ from flask import Flask
 
 from workers.queues import connect, queue
 
-from . import admin, config, errors, health, logs, webhooks
+from . import admin, config, errors, formconfig, health, logs, webhooks
 
 
 def create_app(settings: config.Settings | None = None) -> Flask:
@@ -27,6 +27,7 @@ def create_app(settings: config.Settings | None = None) -> Flask:
         "settings": settings,
         "redis": connection,
         "queue": queue(connection, settings.queue_name),
+        "forms": formconfig.load(settings.config_path),
     }
     errors.init_app(app)
     app.register_blueprint(webhooks.bp)

@@ -55,6 +55,10 @@ class Settings:
     dry_run_keep: int = 200
     retry_base_seconds: float = 30.0
     admin_token: str = ""
+    typeform_secrets: tuple[str, ...] = ()
+    tally_secrets: tuple[str, ...] = ()
+    allow_unsigned: tuple[str, ...] = ()
+    config_path: str = ""
     queue_name: str = "leadrelay"
     log_level: str = "INFO"
 
@@ -65,7 +69,8 @@ class Settings:
 
     def masked(self) -> dict:
         """A summary safe to print: secrets reduced to whether they are set."""
-        secret = {"app_secrets", "verify_token", "page_access_token", "capi_access_token", "admin_token"}
+        secret = {"app_secrets", "verify_token", "page_access_token", "capi_access_token", "admin_token",
+                  "typeform_secrets", "tally_secrets"}
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -75,6 +80,11 @@ class Settings:
 
 def _text(env: Mapping[str, str], name: str, default: str = "") -> str:
     return env.get(name, default).strip()
+
+
+def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated setting: secrets accept several, so one can be rotated out."""
+    return tuple(part.strip() for part in _text(env, name).split(",") if part.strip())
 
 
 def _number(env: Mapping[str, str], name: str, default, kind: Callable = int, minimum=1):
@@ -104,7 +114,11 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         ConfigError: a setting is missing (for the role) or malformed.
     """
     env = os.environ if env is None else env
-    secrets = tuple(s.strip() for s in _text(env, "META_APP_SECRET").split(",") if s.strip())
+    secrets = _list(env, "META_APP_SECRET")
+    allow_unsigned = tuple(s.lower() for s in _list(env, "LEADRELAY_ALLOW_UNSIGNED"))
+    for source in allow_unsigned:
+        if source not in ("typeform", "tally"):
+            raise ConfigError("LEADRELAY_ALLOW_UNSIGNED", f"names form sources (typeform, tally), got {source!r}")
     dataset_id = _text(env, "META_DATASET_ID")
     if dataset_id and not dataset_id.isdigit():
         raise ConfigError("META_DATASET_ID", "must be the numeric dataset (pixel) id")
@@ -139,6 +153,10 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         dry_run_keep=_number(env, "LEADRELAY_DRY_RUN_KEEP", 200),
         retry_base_seconds=_number(env, "LEADRELAY_RETRY_BASE_SECONDS", 30.0, kind=float, minimum=0.01),
         admin_token=_text(env, "LEADRELAY_ADMIN_TOKEN"),
+        typeform_secrets=_list(env, "TYPEFORM_SECRET"),
+        tally_secrets=_list(env, "TALLY_SIGNING_SECRET"),
+        allow_unsigned=allow_unsigned,
+        config_path=_text(env, "LEADRELAY_CONFIG"),
         queue_name=_text(env, "LEADRELAY_QUEUE", "leadrelay"),
         log_level=log_level,
     )

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import time
+
 import redis
 from rq import Queue
 from rq.exceptions import DuplicateJobError
 
 from workers import policy
+from workers.queues import key
 
 from .errors import QueueUnavailable
 
-JOB_FUNCTIONS = {"meta": "workers.jobs.process_meta_lead"}
+JOB_FUNCTIONS = {"meta": "workers.jobs.process_meta_lead", "typeform": "workers.jobs.send_form_lead",
+                 "tally": "workers.jobs.send_form_lead"}
+IGNORED = key("ignored")
+IGNORED_KEEP = 1000
 
 
 def job_id(dedupe_key: str) -> str:
@@ -40,7 +47,7 @@ def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key) -> dic
                     unique=True,
                     result_ttl=policy.RESULT_TTL,
                     failure_ttl=policy.FAILURE_TTL,
-                    description=f"{source} lead {dedupe_key(item)}",
+                    description=f"{source} {dedupe_key(item)}",
                 )
             except DuplicateJobError:
                 duplicates += 1
@@ -49,3 +56,22 @@ def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key) -> dic
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
     return {"accepted": len(new_ids), "duplicates": duplicates, "job_ids": new_ids}
+
+
+def record_ignored(connection: redis.Redis, source: str, skipped: list[dict]) -> None:
+    """Keep what was acknowledged but not sent (unknown form, no consent, test delivery,
+    other event types), newest first, for `leadrelay ignored`. Ids and reasons only.
+
+    Raises:
+        QueueUnavailable: Redis could not be reached.
+    """
+    if not skipped:
+        return
+    try:
+        with connection.pipeline() as pipe:
+            for item in skipped:
+                pipe.lpush(IGNORED, json.dumps({"source": source, "at": int(time.time()), **item}, sort_keys=True))
+            pipe.ltrim(IGNORED, 0, IGNORED_KEEP - 1)
+            pipe.execute()
+    except redis.RedisError as err:
+        raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None

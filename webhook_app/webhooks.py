@@ -1,5 +1,5 @@
-"""Webhook endpoints. Every receiver is the same four steps: verify the raw body,
-parse, enqueue one job per new item, answer."""
+"""Webhook endpoints. Every receiver is the same steps: verify the raw body, parse,
+(for forms) map and hash, enqueue one job per new item, answer."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import time
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from . import intake, logs
-from .errors import ReceiverError
-from .sources import SOURCES, meta
+from . import forms, intake, logs
+from .errors import BadSignature, ReceiverError
+from .sources import FORM_SOURCES, SOURCES, meta
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 log = logs.get(__name__)
@@ -31,26 +31,81 @@ def meta_handshake():
 
 @bp.post("/meta")
 def meta_notification():
-    return _receive(SOURCES["meta"], _ext()["settings"].app_secrets)
+    return _receive("meta", _ext()["settings"].app_secrets)
 
 
-def _receive(source, secrets) -> tuple:
+@bp.post("/typeform")
+def typeform_submission():
+    return _receive("typeform", _ext()["settings"].typeform_secrets)
+
+
+@bp.post("/tally")
+def tally_submission():
+    return _receive("tally", _ext()["settings"].tally_secrets)
+
+
+def _verify(source, body: bytes, secrets) -> None:
+    """Fail closed: a form source without a secret refuses deliveries, unless the
+    operator allowed unsigned delivery for it (LEADRELAY_ALLOW_UNSIGNED).
+
+    Raises:
+        BadSignature: see the source's verify; `source_disabled` without a secret.
+    """
+    if secrets:
+        source.verify(body, request.headers, secrets)
+    elif source.NAME not in _ext()["settings"].allow_unsigned:
+        raise BadSignature(f"no secret is configured for {source.NAME} and unsigned delivery is not allowed",
+                           reason="source_disabled")
+
+
+def _prepare(name: str, items: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Form submissions to hashed job payloads; what is not sent is listed with its reason."""
+    configured = _ext()["forms"][name]
+    region = _ext()["settings"].default_region
+    source = SOURCES[name]
+    payloads, skipped = [], []
+    for item in items:
+        if item["test"]:
+            reason = "test_delivery"  # never to a production dataset
+        elif configured and item["form_id"] not in configured:
+            reason = "unknown_form"
+        else:
+            payload, reason = forms.prepare(item, configured.get(item["form_id"]), region, source.dedupe_key(item))
+            if payload:
+                payloads.append(payload)
+                continue
+        skipped.append({"reason": reason, "form_id": item["form_id"], "submission_id": item["submission_id"]})
+    return payloads, skipped
+
+
+def _receive(name: str, secrets) -> tuple:
     started = time.perf_counter()
     ext = _ext()
+    source = SOURCES[name]
     body = request.get_data(cache=False)
     try:
-        source.verify(body, request.headers, secrets)
+        _verify(source, body, secrets)
         parsed = source.parse(body)
-        counts = intake.enqueue_new(ext["queue"], source.NAME, parsed["leads"], source.dedupe_key)
+        items, skipped = parsed["leads"], parsed["skipped"]
+        if name in FORM_SOURCES:
+            items, not_sent = _prepare(name, items)
+            skipped = skipped + not_sent
+            intake.record_ignored(ext["redis"], name, not_sent)
+        counts = intake.enqueue_new(ext["queue"], name, items, _dedupe_key(name))
     except ReceiverError as err:
-        log.warning("webhook", source=source.NAME, outcome=err.reason, status=err.status,
-                    bytes=len(body), elapsed_ms=_ms(started))
+        log.warning("webhook", source=name, outcome=err.reason, status=err.status, bytes=len(body),
+                    elapsed_ms=_ms(started))
         raise
-    skipped = parsed["skipped"]
-    log.info("webhook", source=source.NAME, outcome="accepted", accepted=counts["accepted"],
+    log.info("webhook", source=name, outcome="accepted", accepted=counts["accepted"],
              duplicates=counts["duplicates"], skipped=len(skipped), job_ids=counts["job_ids"],
              skip_reasons=sorted({s["reason"] for s in skipped}), elapsed_ms=_ms(started))
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200
+
+
+def _dedupe_key(name: str):
+    if name in FORM_SOURCES:
+        return lambda payload: f"{name}:{payload['key']}"  # prepared payloads carry their key
+    return SOURCES[name].dedupe_key
 
 
 def _ms(started: float) -> float:

@@ -55,14 +55,25 @@ def event_time(created: int, now: float | None = None) -> int:
     return min(created, now)
 
 
-def build(*, name: str, time_: int, event_id_: str, user_data: dict, lead_event_source: str,
-          action_source: str = "system_generated", extra_custom: dict | None = None) -> dict:
-    """One event, in the shape Meta's Conversion Leads integration expects (spec §5)."""
-    return {
+def build(*, name: str, time_: int, event_id_: str, user_data: dict, lead_event_source: str | None,
+          action_source: str = "system_generated", value: float | None = None, currency: str | None = None,
+          event_source_url: str | None = None) -> dict:
+    """One event. System-generated events carry the Conversion Leads markers (spec §5);
+    website events carry the page instead (Meta requires it with the user agent)."""
+    custom: dict = {}
+    if action_source == "system_generated" and lead_event_source:
+        custom = {"event_source": "crm", "lead_event_source": lead_event_source}
+    if value is not None:
+        custom.update(value=value, currency=currency)
+    event = {
         "event_name": name,
         "event_time": time_,
         "action_source": action_source,
         "event_id": event_id_,
         "user_data": user_data,
-        "custom_data": {"event_source": "crm", "lead_event_source": lead_event_source, **(extra_custom or {})},
     }
+    if event_source_url:
+        event["event_source_url"] = event_source_url
+    if custom:
+        event["custom_data"] = custom
+    return event

@@ -79,6 +79,57 @@ def process_meta_lead(change: dict) -> dict:
     return {**result, "event_id": subject["event_id"]}
 
 
+def send_form_lead(payload: dict) -> dict:
+    """Send the event for a form submission (already mapped and hashed on arrival) and
+    keep its profile for later stage events.
+
+    Raises:
+        DeliveryError, Paused: after attempts.attempt set the job to retry, wait or
+            dead-letter.
+    """
+    settings, connection, graph = context()
+    job = get_current_job()
+    subject = {
+        "job_id": job.id if job else f"inline-{payload['key']}",
+        "source": payload["source"],
+        "key": payload["key"],
+        "event_name": payload["event_name"],
+        "event_id": payload["event_id"],
+        "event_time": payload.get("submitted_at"),
+        "args": payload,
+    }
+    if capi.confirmed(connection, payload["event_id"]):
+        log.info("job_attempt", outcome="already_confirmed", job_id=subject["job_id"], event_id=payload["event_id"])
+        return {"outcome": "already_confirmed", "event_id": payload["event_id"]}
+    for item in payload.get("dropped", []):
+        log.info("match_key_dropped", source=payload["source"], submission_id=payload["submission_id"], **item)
+    started = time.monotonic()
+    submitted = payload.get("submitted_at") or int(time.time())
+    with attempt(connection, graph, subject, settings.retry_base_seconds):
+        profiles.save(connection, {
+            "source": payload["source"], "key": payload["key"], "lead_id": None, "created_time": submitted,
+            "form_id": payload["form_id"], "submission_id": payload["submission_id"],
+            "user_data": {k: v for k, v in payload["user_data"].items() if k in userdata.HASHED_KEYS},
+            "fbc": payload["user_data"].get("fbc"),
+        }, settings.profile_retention_days)
+        event = events.build(
+            name=payload["event_name"],
+            time_=events.event_time(submitted),
+            event_id_=payload["event_id"],
+            user_data=payload["user_data"],
+            lead_event_source=payload["source"].capitalize(),
+            action_source=payload["action_source"],
+            value=payload.get("value"),
+            currency=payload.get("currency"),
+            event_source_url=payload.get("event_source_url"),
+        )
+        result = capi.deliver(graph, connection, settings, [event])
+    log.info("job_attempt", outcome=result["outcome"], match_keys=sorted(event["user_data"]),
+             elapsed_ms=round((time.monotonic() - started) * 1000, 1), job_id=subject["job_id"],
+             event_id=payload["event_id"], source=payload["source"])
+    return {**result, "event_id": payload["event_id"]}
+
+
 def _profile(change: dict, lead: dict, created: int, user_data: dict) -> dict:
     return {
         "source": "meta",

@@ -4,8 +4,12 @@ Each source module exposes `NAME`, `verify(body, headers, secrets)`, `parse(body
 and `dedupe_key(item)`.
 """
 
-from . import meta
+from . import meta, tally, typeform
 
 SOURCES = {
     meta.NAME: meta,
+    typeform.NAME: typeform,
+    tally.NAME: tally,
 }
+# Sources whose submissions are mapped and hashed on arrival (webhook_app.forms).
+FORM_SOURCES = {typeform.NAME, tally.NAME}

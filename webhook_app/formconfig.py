@@ -1,0 +1,85 @@
+"""The form mapping file (LEADRELAY_CONFIG, TOML): which answer is which match key, per form.
+
+    [forms.typeform.aBc123Xy]          # a Typeform form id; [forms.tally.wMqLp2] for Tally
+    email = "email"                    # question ref or field id (Tally: key or label)
+    phone = "phone"
+    consent = "marketing_consent"      # send only when this answer is true
+    event_name = "Lead"
+    value = 50
+    currency = "EUR"
+    action_source = "auto"             # auto | website | system_generated
+    [forms.typeform.aBc123Xy.hidden]   # hidden-field names, where they differ from the defaults
+    fbclid = "fbclid"
+
+With no file, or no forms listed for a source, every form of that source is accepted
+with the defaults (answers found by type and by conventional refs, hidden fields by
+their conventional names). Once a source lists forms, other forms of it are
+acknowledged and recorded as `unknown_form`, never sent.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pycountry
+
+from .config import ConfigError
+
+SETTING = "LEADRELAY_CONFIG"
+MATCH_FIELDS = ("email", "phone", "first_name", "last_name", "full_name", "city", "state", "zip", "country",
+                "date_of_birth", "gender", "external_id")
+HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")
+ACTION_SOURCES = ("auto", "website", "system_generated")
+SOURCES = ("typeform", "tally")
+
+
+def _fail(where: str, problem: str):
+    raise ConfigError(SETTING, f"{where}: {problem}")
+
+
+def _form(where: str, raw) -> dict:
+    if not isinstance(raw, dict):
+        _fail(where, "must be a table")
+    allowed = set(MATCH_FIELDS) | {"consent", "event_name", "value", "currency", "action_source", "hidden"}
+    for name, value in raw.items():
+        if name not in allowed:
+            _fail(f"{where}.{name}", f"unknown setting (known: {', '.join(sorted(allowed))})")
+        if name in MATCH_FIELDS or name in ("consent", "event_name"):
+            if not isinstance(value, str) or not value:
+                _fail(f"{where}.{name}", "must be a non-empty string")
+    hidden = raw.get("hidden", {})
+    if not isinstance(hidden, dict) or any(k not in HIDDEN_FIELDS or not isinstance(v, str) for k, v in hidden.items()):
+        _fail(f"{where}.hidden", f"keys must be among {', '.join(HIDDEN_FIELDS)}, values strings")
+    if "value" in raw and (isinstance(raw["value"], bool) or not isinstance(raw["value"], (int, float))):
+        _fail(f"{where}.value", "must be a number")
+    if "currency" in raw and (not isinstance(raw["currency"], str)
+                              or pycountry.currencies.get(alpha_3=raw["currency"].upper()) is None):
+        _fail(f"{where}.currency", "must be an ISO 4217 code such as EUR")
+    if "value" in raw and "currency" not in raw:
+        _fail(f"{where}.currency", "is required with value")
+    if raw.get("action_source", "auto") not in ACTION_SOURCES:
+        _fail(f"{where}.action_source", f"must be one of {', '.join(ACTION_SOURCES)}")
+    return raw
+
+
+def load(path: str) -> dict:
+    """`{"typeform": {form_id: settings}, "tally": {...}}` from the file; empty without one.
+
+    Raises:
+        ConfigError: unreadable file, bad TOML, or a bad setting (named with its path).
+    """
+    if not path:
+        return {source: {} for source in SOURCES}
+    try:
+        doc = tomllib.loads(Path(path).read_text())
+    except OSError as err:
+        _fail(path, f"cannot read it ({err.strerror})")
+    except tomllib.TOMLDecodeError as err:
+        _fail(path, f"not valid TOML ({err})")
+    forms = doc.get("forms", {})
+    if not isinstance(forms, dict) or any(s not in SOURCES for s in forms):
+        _fail("forms", f"sources must be among {', '.join(SOURCES)}")
+    return {source: {str(form_id): _form(f"forms.{source}.{form_id}", raw)
+                     for form_id, raw in forms.get(source, {}).items()}
+            for source in SOURCES}

@@ -1,0 +1,84 @@
+"""Tally `FORM_RESPONSE` webhooks, per spec/forms.md."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from datetime import datetime
+from typing import Mapping, Sequence
+
+from ..errors import BadSignature, MalformedBody
+from ._signing import matches_any
+
+NAME = "tally"
+SIGNATURE_HEADER = "Tally-Signature"
+CHOICE_TYPES = {"MULTIPLE_CHOICE", "DROPDOWN", "MULTI_SELECT", "RANKING", "CHECKBOXES"}
+
+
+def signature(secret: str, body: bytes) -> str:
+    return base64.b64encode(hmac.new(secret.encode("utf-8"), body, hashlib.sha256).digest()).decode("ascii")
+
+
+def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
+    """Check `Tally-Signature: <base64 HMAC-SHA256>` over the exact bytes (not over a
+    re-serialised body, as Tally's own sample does).
+
+    Raises:
+        BadSignature: `missing_signature` or `bad_signature`.
+    """
+    given = headers.get(SIGNATURE_HEADER)
+    if not given:
+        raise BadSignature(f"{SIGNATURE_HEADER} header is required", reason="missing_signature")
+    if not matches_any((signature(s, body) for s in secrets), given.strip()):
+        raise BadSignature("signature does not match the body for any configured Tally secret")
+
+
+def _value(field: dict):
+    """Choice types carry option ids; answer with the options' text."""
+    value = field.get("value")
+    if field.get("type") in CHOICE_TYPES and isinstance(value, list):
+        text = {o.get("id"): o.get("text") for o in field.get("options") or [] if isinstance(o, dict)}
+        resolved = [text.get(v, v) for v in value]
+        return resolved[0] if len(resolved) == 1 else resolved
+    return value
+
+
+def parse(body: bytes) -> dict:
+    """The submission as a plain dict.
+
+    Raises:
+        MalformedBody: not JSON, or no `data` with a responseId and a fields list.
+    """
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedBody("body is not valid JSON") from None
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, dict) or not data.get("responseId") or not isinstance(data.get("fields"), list):
+        raise MalformedBody("expected data with a responseId and a fields list", reason="unexpected_shape")
+    if doc.get("eventType") not in (None, "FORM_RESPONSE"):
+        return {"leads": [], "skipped": [{"reason": "not_form_response", "event_type": str(doc.get("eventType"))}]}
+    try:
+        submitted = int(datetime.fromisoformat(str(data.get("createdAt")).replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        submitted = None
+    answers, hidden = [], {}
+    for field in data["fields"]:
+        if not isinstance(field, dict):
+            continue
+        if field.get("type") == "HIDDEN_FIELDS":
+            if isinstance(field.get("value"), str):
+                hidden[str(field.get("label"))] = field["value"]  # the label is the field's name
+            continue
+        answers.append({"id": field.get("key"), "ref": field.get("label"), "type": field.get("type"),
+                        "value": _value(field)})
+    return {"leads": [{"source": NAME, "form_id": str(data.get("formId") or ""),
+                       "submission_id": str(data["responseId"]), "submitted_at": submitted, "answers": answers,
+                       "hidden": hidden, "test": False}],
+            "skipped": []}
+
+
+def dedupe_key(item: dict) -> str:
+    return f"{NAME}:{item['submission_id']}"
