@@ -244,3 +244,17 @@ def test_mapping_file_mistakes_fail_at_start_naming_the_setting(env, monkeypatch
     with pytest.raises(ConfigError) as err:
         create_app()
     assert err.value.setting == "LEADRELAY_CONFIG" and where in str(err.value)
+
+
+def test_ignored_command_lists_what_was_not_sent(mapped, redis_conn):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mapped("form_response__no_consent.json")
+    out = subprocess.run([str(Path(sys.executable).parent / "leadrelay"), "ignored"], env=dict(os.environ),
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    [row] = [json.loads(line) for line in out.stdout.splitlines()]
+    assert row["reason"] == "no_consent" and row["source"] == "typeform" and row["form_id"] == "aBc123Xy"

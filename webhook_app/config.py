@@ -59,6 +59,7 @@ class Settings:
     tally_secrets: tuple[str, ...] = ()
     allow_unsigned: tuple[str, ...] = ()
     config_path: str = ""
+    dead_letter_retention_days: int = 7
     queue_name: str = "leadrelay"
     log_level: str = "INFO"
 
@@ -157,6 +158,7 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         tally_secrets=_list(env, "TALLY_SIGNING_SECRET"),
         allow_unsigned=allow_unsigned,
         config_path=_text(env, "LEADRELAY_CONFIG"),
+        dead_letter_retention_days=_number(env, "LEADRELAY_DEAD_LETTER_RETENTION_DAYS", 7),
         queue_name=_text(env, "LEADRELAY_QUEUE", "leadrelay"),
         log_level=log_level,
     )

@@ -12,6 +12,7 @@ import click
 
 from webhook_app import logs
 from webhook_app.config import WEB, WORKER, ConfigError, Settings, load, require
+from webhook_app.intake import IGNORED
 
 from . import capi, deadletters, runner
 from .pauses import Pauses
@@ -56,10 +57,8 @@ def worker(burst: bool):
 @click.option("-n", "--count", default=10, show_default=True, help="How many of the newest events to show.")
 def dry_run(count: int):
     """Show the newest events built while no CAPI token was set (JSON, one per line)."""
-    settings = _settings()
-    if not settings.redis_url:
-        raise click.ClickException("configuration error: REDIS_URL: must be set (make run writes it to data/redis.url)")
-    kept = capi.last_dry_run(connect(settings.redis_url), count)
+    connection, _ = _queue_context()
+    kept = capi.last_dry_run(connection, count)
     if not kept:
         click.echo("no dry-run events kept", err=True)
     for item in kept:
@@ -185,3 +184,15 @@ def resume(fingerprints, everything: bool):
     targets = [p["fingerprint"] for p in paused] if everything else list(fingerprints)
     for fp in targets:
         click.echo(f"{fp}: resumed, {board.resume(fp, q)} waiting jobs requeued")
+
+
+@main.command()
+@click.option("-n", "--count", default=20, show_default=True, help="How many of the newest to show.")
+def ignored(count: int):
+    """Deliveries acknowledged but not sent, newest first: unknown form, no consent, test request."""
+    connection, _ = _queue_context()
+    rows = connection.lrange(IGNORED, 0, count - 1)
+    if not rows:
+        click.echo("nothing ignored", err=True)
+    for raw in rows:
+        click.echo(raw.decode())

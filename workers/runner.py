@@ -12,9 +12,9 @@ from pathlib import Path
 from rq import SimpleWorker
 
 from webhook_app import logs
-from webhook_app.config import Settings
+from webhook_app.config import Settings, load
 
-from . import recovery
+from . import deadletters, recovery
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
@@ -47,8 +47,10 @@ class LeadrelayWorker(SimpleWorker):
 
     def run_maintenance_tasks(self):
         super().run_maintenance_tasks()
+        retention = load().dead_letter_retention_days
         for q in self.queues:
             recovery.sweep(self.connection, q)
+            deadletters.scrub(self.connection, q, retention)
 
 
 # RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks

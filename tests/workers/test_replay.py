@@ -112,3 +112,20 @@ def test_replay_needs_a_selection():
 def test_replay_rejects_a_malformed_since():
     result = leadrelay("replay", "--since", "last tuesday")
     assert result.returncode == 2 and "since must be like" in result.stderr
+
+
+def test_dead_letters_lose_ip_and_user_agent_after_the_retention(env, redis_conn):
+    from rq.job import Job
+
+    args = {"source": "typeform", "key": "F:T", "user_data": {"em": ["ab" * 32], "client_ip_address": "203.0.113.9",
+                                                               "client_user_agent": "Mozilla/5.0"}}
+    job = queue(redis_conn).enqueue("workers.jobs.send_form_lead", args, job_id="lead-typeform-F-T")
+    FailedJobRegistry(queue=queue(redis_conn)).add(job, exc_string="invalid")
+    old = time.time() - 8 * 86400
+    deadletters.record(redis_conn, {"job_id": job.id, "args": args, "reason": "invalid", "last_attempt_at": old})
+    assert deadletters.scrub(redis_conn, queue(redis_conn), retention_days=30) == 0
+    assert deadletters.scrub(redis_conn, queue(redis_conn), retention_days=7) == 1
+    kept = deadletters.get(redis_conn, job.id)
+    assert kept["args"]["user_data"] == {"em": ["ab" * 32]} and kept["scrubbed"] is True
+    assert Job.fetch(job.id, connection=redis_conn, serializer=SERIALIZER).args[0]["user_data"] == {"em": ["ab" * 32]}
+    assert b"203.0.113.9" not in b" ".join(redis_conn.dump(k) or b"" for k in redis_conn.keys("*"))
