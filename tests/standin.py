@@ -37,6 +37,7 @@ class GraphStandin:
         self.script: deque = deque()  # (path kind or None, action)
         self.any_lead = any_lead
         self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
+        self.refuse_event_ids: set[str] = set()  # Meta refuses any request carrying one of these
         self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
         self.chaos_actions: list[dict] = []
         self.random = random.Random(7)
@@ -147,6 +148,10 @@ class GraphStandin:
             return self._reply(handler, 200, lead)
         if kind == "events":
             data = (record["body"] or {}).get("data", [])
+            if any(event.get("event_id") in self.refuse_event_ids for event in data):
+                return self._reply(handler, 400, {"error": {
+                    "message": "Invalid parameter", "type": "OAuthException", "code": 100,
+                    "error_subcode": 2804016, "error_user_title": "Unhashed user data", "fbtrace_id": "refused"}})
             with self.lock:
                 for event in data:
                     self.events.append({"dataset_id": parts[-2], **event})

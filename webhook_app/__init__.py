@@ -6,7 +6,7 @@ from flask import Flask
 
 from workers.queues import connect, queue
 
-from . import admin, config, errors, formconfig, health, logs, webhooks
+from . import admin, api, config, errors, formconfig, health, logs, stages, webhooks
 
 
 def create_app(settings: config.Settings | None = None) -> Flask:
@@ -27,12 +27,15 @@ def create_app(settings: config.Settings | None = None) -> Flask:
         "settings": settings,
         "redis": connection,
         "queue": queue(connection, settings.queue_name),
-        "forms": formconfig.load(settings.config_path),
     }
+    mapping = formconfig.read(settings.config_path)
+    app.extensions["leadrelay"]["forms"] = formconfig.load(mapping)
+    app.extensions["leadrelay"]["stages"] = stages.StageMap.load(mapping.get("stages", {}))
     errors.init_app(app)
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(admin.bp)
+    app.register_blueprint(api.bp)
     if settings.dry_run:
         logs.get(__name__).warning(
             "dry_run", detail="META_CAPI_ACCESS_TOKEN is not set: events are built and kept, NOT sent to Meta")

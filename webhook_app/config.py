@@ -60,6 +60,7 @@ class Settings:
     allow_unsigned: tuple[str, ...] = ()
     config_path: str = ""
     dead_letter_retention_days: int = 7
+    api_token: str = ""
     queue_name: str = "leadrelay"
     log_level: str = "INFO"
 
@@ -71,7 +72,7 @@ class Settings:
     def masked(self) -> dict:
         """A summary safe to print: secrets reduced to whether they are set."""
         secret = {"app_secrets", "verify_token", "page_access_token", "capi_access_token", "admin_token",
-                  "typeform_secrets", "tally_secrets"}
+                  "typeform_secrets", "tally_secrets", "api_token"}
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -159,6 +160,7 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         allow_unsigned=allow_unsigned,
         config_path=_text(env, "LEADRELAY_CONFIG"),
         dead_letter_retention_days=_number(env, "LEADRELAY_DEAD_LETTER_RETENTION_DAYS", 7),
+        api_token=_text(env, "LEADRELAY_API_TOKEN"),
         queue_name=_text(env, "LEADRELAY_QUEUE", "leadrelay"),
         log_level=log_level,
     )

@@ -63,20 +63,28 @@ def _form(where: str, raw) -> dict:
     return raw
 
 
-def load(path: str) -> dict:
-    """`{"typeform": {form_id: settings}, "tally": {...}}` from the file; empty without one.
+def read(path: str) -> dict:
+    """The whole mapping file as a dict (forms and stages); empty without a path.
 
     Raises:
-        ConfigError: unreadable file, bad TOML, or a bad setting (named with its path).
+        ConfigError: unreadable file or bad TOML.
     """
     if not path:
-        return {source: {} for source in SOURCES}
+        return {}
     try:
-        doc = tomllib.loads(Path(path).read_text())
+        return tomllib.loads(Path(path).read_text())
     except OSError as err:
         _fail(path, f"cannot read it ({err.strerror})")
     except tomllib.TOMLDecodeError as err:
         _fail(path, f"not valid TOML ({err})")
+
+
+def load(doc: dict) -> dict:
+    """`{"typeform": {form_id: settings}, "tally": {...}}` from the file's `forms`.
+
+    Raises:
+        ConfigError: a bad setting (named with its path).
+    """
     forms = doc.get("forms", {})
     if not isinstance(forms, dict) or any(s not in SOURCES for s in forms):
         _fail("forms", f"sources must be among {', '.join(SOURCES)}")

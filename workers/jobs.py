@@ -11,7 +11,7 @@ from rq import get_current_job
 from webhook_app import logs
 from webhook_app.config import WORKER, Settings, load
 
-from . import capi, events, leadfields, profiles, userdata
+from . import capi, deliveries, events, leadfields, profiles, userdata
 from .attempts import attempt
 from .graph import Graph
 from .pauses import Pauses
@@ -128,6 +128,61 @@ def send_form_lead(payload: dict) -> dict:
              elapsed_ms=round((time.monotonic() - started) * 1000, 1), job_id=subject["job_id"],
              event_id=payload["event_id"], source=payload["source"])
     return {**result, "event_id": payload["event_id"]}
+
+
+def send_stage_events(batch: dict) -> dict:
+    """Send funnel stage events many per Conversions API request; a lead's raw `Lead`
+    goes first when it was never sent.
+
+    Meta rejects a whole request for one invalid event, so a rejected request is split
+    in halves until the offending events stand alone; each is dead-lettered with its
+    reason on its own job, the rest are delivered.
+
+    Raises:
+        DeliveryError, Paused: a failure of the whole batch (transient, auth...), after
+            attempts.attempt set the job to retry, wait or dead-letter.
+    """
+    settings, connection, graph = context()
+    job = get_current_job()
+    items = [i for i in batch["events"] if not capi.confirmed(connection, i["event_id"])]
+    subject = {"job_id": job.id if job else "inline-stages", "source": "crm", "key": None,
+               "event_name": items[0]["event_name"] if len(items) == 1 else "stages",
+               "event_id": items[0]["event_id"] if len(items) == 1 else None,
+               "event_time": min((i["event_time"] for i in items), default=None), "args": batch}
+    if not items:
+        return {"outcome": "already_confirmed", "events": 0}
+    started = time.monotonic()
+    with attempt(connection, graph, subject, settings.retry_base_seconds):
+        outgoing = _stage_events(items)
+        delivered, isolated = deliveries.deliver_isolating(graph, connection, settings, outgoing)
+    for item, err in isolated:
+        deliveries.dead_letter_one(connection, job, item, err)
+    log.info("job_attempt", outcome="delivered", events=delivered, isolated=len(isolated), job_id=subject["job_id"],
+             elapsed_ms=round((time.monotonic() - started) * 1000, 1))
+    return {"outcome": "delivered", "events": delivered, "dead_lettered": len(isolated)}
+
+
+def _stage_events(items: list[dict]) -> list[tuple[dict, dict]]:
+    """(event, the item it came from) pairs, each lead's missing `Lead` first, once."""
+    out, seen = [], set()
+    for item in items:
+        first = item.get("lead_first")
+        if first and first["event_id"] not in seen:
+            seen.add(first["event_id"])
+            lead_item = {**item, "event_name": events.LEAD, "event_id": first["event_id"],
+                         "event_time": first["event_time"], "value": None, "currency": None, "lead_first": None}
+            out.append((_stage_event(lead_item), lead_item))
+        if item["event_id"] not in seen:
+            seen.add(item["event_id"])
+            out.append((_stage_event(item), item))
+    return out
+
+
+def _stage_event(item: dict) -> dict:
+    return events.build(name=item["event_name"], time_=events.event_time(item["event_time"]),
+                        event_id_=item["event_id"], user_data=item["user_data"],
+                        lead_event_source=item["lead_event_source"], value=item.get("value"),
+                        currency=item.get("currency"))
 
 
 def _profile(change: dict, lead: dict, created: int, user_data: dict) -> dict:

@@ -1,0 +1,57 @@
+"""The stage-events API for CRMs and sheets, behind LEADRELAY_API_TOKEN (off when unset)."""
+
+from __future__ import annotations
+
+import redis
+from flask import Blueprint, current_app, jsonify, request
+
+from . import logs, stages
+from .errors import BodyTooLarge, MalformedBody, QueueUnavailable, ReceiverError
+from .sources._signing import matches_any
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+log = logs.get(__name__)
+
+
+class ApiDisabled(ReceiverError):
+    status = 404
+    reason = "api_disabled"
+
+
+class NotAuthorised(ReceiverError):
+    status = 401
+    reason = "bad_api_token"
+
+
+@bp.before_request
+def _authorise():
+    token = current_app.extensions["leadrelay"]["settings"].api_token
+    if not token:
+        raise ApiDisabled("set LEADRELAY_API_TOKEN to enable the stage-events API")
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not matches_any([token], given.strip()):
+        raise NotAuthorised("Authorization: Bearer <LEADRELAY_API_TOKEN> required")
+
+
+@bp.post("/stage-events")
+def stage_events():
+    """One stage change or a list (up to 1000); 202 with a result per item.
+
+    Identifiers (email, phone, external_id) are hashed before anything is stored or logged.
+    """
+    ext = current_app.extensions["leadrelay"]
+    body = request.get_json(silent=True)
+    if body is None:
+        raise MalformedBody("expected a JSON object or list")
+    items = body if isinstance(body, list) else [body]
+    if len(items) > stages.MAX_ITEMS:
+        raise BodyTooLarge(f"at most {stages.MAX_ITEMS} stage changes per request", reason="too_many_items")
+    try:
+        results = stages.accept(ext["redis"], ext["queue"], items, ext["stages"], ext["settings"].default_region,
+                                ext["settings"].lead_event_source)
+    except redis.RedisError:
+        raise QueueUnavailable("queue unavailable; retry later") from None
+    counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "rejected")}
+    log.info("stage_events", outcome="accepted", **counts,
+             reasons=sorted({r["reason"] for r in results if r["status"] == "rejected"}))
+    return jsonify(results=results, **counts), 202

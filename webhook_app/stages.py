@@ -1,0 +1,279 @@
+"""Funnel stage changes from a CRM or a sheet: checked, hashed on arrival, queued.
+
+`StageMap` turns a CRM stage name into a Meta event name (spec/meta.md §5), with the
+mapping file's `[stages]` table on top of the defaults:
+
+    [stages]
+    allow_custom = false                 # send names Meta does not know as they are
+    negative = ["disqualified", "junk"]  # recorded, never sent
+    [stages.map]
+    "Demo booked" = "Schedule"
+    [stages.values]                      # default value per event, in `currency`
+    QualifiedLead = 50
+    currency = "EUR"
+
+`accept` checks each item (who, which stage, when, value) and answers per item; the
+accepted ones become one job's plain-JSON payload with hashed identifiers only.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import pycountry
+import redis
+
+from workers import capi, events, profiles, userdata
+from workers.queues import key
+
+from .config import ConfigError
+
+STANDARD_EVENTS = ("AddPaymentInfo AddToCart AddToWishlist CompleteRegistration Contact CustomizeProduct Donate "
+                   "FindLocation InitiateCheckout Lead Purchase Schedule Search StartTrial SubmitApplication "
+                   "Subscribe ViewContent QualifiedLead").split()
+DEFAULT_MAP = {
+    "new": "Lead", "lead": "Lead", "new inquiry": "Lead", "form fill": "Lead",
+    "mql": "QualifiedLead", "marketing qualified": "QualifiedLead", "marketing qualified lead": "QualifiedLead",
+    "sql": "Schedule", "sales qualified": "Schedule", "sales qualified lead": "Schedule",
+    "meeting booked": "Schedule", "demo booked": "Schedule",
+    "opportunity": "StartTrial", "proposal": "StartTrial",
+    "customer": "Purchase", "won": "Purchase", "closed won": "Purchase",
+}
+DEFAULT_NEGATIVE = ("disqualified", "junk", "unqualified", "spam", "lost", "closed lost")
+MAX_ITEMS = 1000
+CLOCK_SKEW_SECONDS = 300  # a CRM clock a little ahead is not "the future"
+SEEN_TTL = 90 * 86400
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", str(text).strip().lower())
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
+@dataclass(frozen=True)
+class StageMap:
+    names: dict = field(default_factory=lambda: dict(DEFAULT_MAP))
+    negative: frozenset = frozenset(DEFAULT_NEGATIVE)
+    values: dict = field(default_factory=dict)
+    currency: str | None = None
+    allow_custom: bool = False
+
+    @classmethod
+    def load(cls, raw: dict) -> "StageMap":
+        """From the mapping file's `[stages]` table.
+
+        Raises:
+            ConfigError: a bad entry, named with its path.
+        """
+        def fail(where, problem):
+            raise ConfigError("LEADRELAY_CONFIG", f"stages.{where}: {problem}")
+
+        names = dict(DEFAULT_MAP)
+        for stage, event in (raw.get("map") or {}).items():
+            if event not in STANDARD_EVENTS and not raw.get("allow_custom"):
+                suggestion = _suggest(event)
+                fail(f"map.{stage}", f"{event!r} is not an event Meta optimises on"
+                                     + (f"; did you mean {suggestion}?" if suggestion else ""))
+            names[_norm(stage)] = event
+        values = dict(raw.get("values") or {})
+        currency = values.pop("currency", None)
+        if currency and pycountry.currencies.get(alpha_3=str(currency).upper()) is None:
+            fail("values.currency", "must be an ISO 4217 code such as EUR")
+        for event, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                fail(f"values.{event}", "must be a number")
+        if values and not currency:
+            fail("values.currency", "is required with values")
+        return cls(names=names, negative=frozenset(_norm(n) for n in raw.get("negative", DEFAULT_NEGATIVE)),
+                   values=values, currency=currency.upper() if currency else None,
+                   allow_custom=bool(raw.get("allow_custom", False)))
+
+    def resolve(self, stage: str) -> tuple[str | None, str | None]:
+        """(event name, None), or (None, reason) with the reason a person can act on."""
+        if stage in STANDARD_EVENTS:
+            return stage, None
+        normal = _norm(stage)
+        if normal in self.names:
+            return self.names[normal], None
+        if normal in self.negative:
+            return None, "negative_stage"
+        if self.allow_custom:
+            return stage, None
+        suggestion = _suggest(stage)
+        return None, f"unknown_stage: {stage!r} is not a stage or event Meta knows" + (
+            f"; did you mean {suggestion}?" if suggestion else "")
+
+
+def _suggest(name: str) -> str | None:
+    """The Meta event a near miss meant (QUALIFIED_LEAD, qualified, Qualified Lead...)."""
+    squashed = _squash(name)
+    for event in STANDARD_EVENTS:
+        if _squash(event) == squashed:
+            return event
+    if _norm(name) in DEFAULT_MAP:
+        return DEFAULT_MAP[_norm(name)]
+    close = difflib.get_close_matches(squashed, [_squash(e) for e in STANDARD_EVENTS], n=1, cutoff=0.6)
+    if close:
+        return next(e for e in STANDARD_EVENTS if _squash(e) == close[0])
+    for stage, event in DEFAULT_MAP.items():
+        if squashed and squashed in _squash(stage):
+            return event
+    return None
+
+
+def _when(value) -> int | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value.strip():
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return int((moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp())
+    return None
+
+
+class Rejected(Exception):
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
+def _identify(connection: redis.Redis, item: dict, region: str) -> tuple[dict | None, dict]:
+    """The lead profile the item refers to (if known) and the hashed identifiers it gave."""
+    given, _ = userdata.build({"em": item.get("email") or [], "ph": item.get("phone") or [],
+                               "external_id": item.get("external_id") or []}, region)
+    if item.get("leadgen_id"):
+        found = profiles.load(connection, "meta", str(item["leadgen_id"]).strip())
+        if found:
+            return found, given
+    if item.get("submission_id"):
+        source, _, rest = str(item["submission_id"]).partition(":")
+        found = profiles.load(connection, source, rest) if rest else None
+        if found:
+            return found, given
+    for match_key in profiles.LOOKUP_KEYS:
+        for hashed in given.get(match_key, []):
+            found = profiles.find(connection, match_key, hashed)
+            if found:
+                return found, given
+    return None, given
+
+
+def check(connection: redis.Redis, item, stage_map: StageMap, region: str, default_source: str,
+          now: float | None = None) -> dict:
+    """One stage change, checked and hashed, as a plain dict ready to send.
+
+    Raises:
+        Rejected: with a reason a person can act on.
+    """
+    now = time.time() if now is None else now
+    if not isinstance(item, dict):
+        raise Rejected("malformed_item", "each item must be a JSON object")
+    stage = item.get("stage") or item.get("event_name")
+    if not stage or not isinstance(stage, str):
+        raise Rejected("missing_stage", "give `stage`: a CRM stage name or a Meta event name")
+    event_name, problem = stage_map.resolve(stage)
+    if event_name is None:
+        reason, _, detail = problem.partition(": ")
+        raise Rejected(reason, detail or f"{stage!r} is a negative stage: recorded, not sent")
+    occurred = _when(item.get("occurred_at") if item.get("occurred_at") is not None else item.get("time"))
+    if occurred is None:
+        raise Rejected("missing_time", "give `occurred_at`: when the stage changed (ISO 8601 or unix seconds)")
+    if occurred > now + CLOCK_SKEW_SECONDS:
+        raise Rejected("future_time", "occurred_at is in the future")
+    if occurred < events.oldest_acceptable(now):
+        raise Rejected("too_old", "occurred_at is more than 7 days ago (less an hour of margin): Meta refuses "
+                                  "such events (2804003); backfills cannot be sent")
+    value = item.get("value", stage_map.values.get(event_name))
+    currency = item.get("currency") or (stage_map.currency if value is not None else None)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise Rejected("bad_value", "value must be a number")
+    if currency is not None and (not isinstance(currency, str) or
+                                 pycountry.currencies.get(alpha_3=currency.upper()) is None):
+        raise Rejected("bad_currency", "currency must be an ISO 4217 code such as EUR")
+    if event_name == "Purchase" and (value is None or currency is None):
+        raise Rejected("purchase_needs_value", "Purchase needs value and currency")
+    profile, given = _identify(connection, item, region)
+    if profile is None and not given:
+        raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
+    if profile and occurred < profile["created_time"]:
+        raise Rejected("before_lead", "occurred_at is before the lead was created")
+    if profile:
+        source, lead_key = profile["source"], profile["key"]
+    else:
+        source, lead_key = "crm", sorted(v for values in given.values() for v in values)[0][:32]
+    user_data = {**given, **{k: v for k, v in (profile or {}).get("user_data", {}).items()
+                             if k in ("em", "ph", "external_id")}}
+    if profile and profile.get("lead_id"):
+        user_data["lead_id"] = profile["lead_id"]
+    if profile and profile.get("fbc"):
+        user_data["fbc"] = profile["fbc"]
+    lead_first = None
+    if profile and event_name != events.LEAD:
+        lead_event_id = events.event_id(source, lead_key, events.LEAD)
+        if not capi.confirmed(connection, lead_event_id) and profile["created_time"] >= events.oldest_acceptable(now):
+            lead_first = {"event_id": lead_event_id, "event_time": profile["created_time"]}
+    return {
+        "source": source,
+        "key": lead_key,
+        "event_name": event_name,
+        "event_id": events.event_id(source, lead_key, event_name),
+        "event_time": min(occurred, int(now)),
+        "user_data": user_data,
+        "value": value,
+        "currency": currency.upper() if currency else None,
+        "lead_event_source": item.get("lead_event_source") or default_source,
+        "lead_first": lead_first,
+        "stage": stage,
+    }
+
+
+def claim(connection: redis.Redis, checked: dict) -> bool:
+    """Each stage is sent once per lead: True the first time, False for a repeat."""
+    return bool(connection.set(key("stage", checked["event_id"]), 1, nx=True, ex=SEEN_TTL))
+
+
+def release(connection: redis.Redis, checked: dict) -> None:
+    connection.delete(key("stage", checked["event_id"]))
+
+
+def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, region: str,
+           default_source: str) -> list[dict]:
+    """Check, claim and queue a list of stage changes; one result per item, in order.
+
+    Accepted items go out together in one job (sent many per Conversions API request).
+
+    Raises:
+        redis.RedisError: Redis failed; nothing was queued and no stage stays claimed.
+    """
+    results, accepted = [], []
+    now = time.time()
+    for index, item in enumerate(items):
+        try:
+            checked = check(connection, item, stage_map, region, default_source, now)
+        except Rejected as err:
+            results.append({"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail})
+            continue
+        if not claim(connection, checked):
+            results.append({"index": index, "status": "duplicate", "event_id": checked["event_id"]})
+            continue
+        accepted.append(checked)
+        results.append({"index": index, "status": "accepted", "event_name": checked["event_name"],
+                        "event_id": checked["event_id"]})
+    if accepted:
+        try:
+            queue.enqueue("workers.jobs.send_stage_events", {"events": accepted}, result_ttl=86400,
+                          failure_ttl=30 * 86400, description=f"{len(accepted)} stage events")
+        except redis.RedisError:
+            for checked in accepted:
+                release(connection, checked)
+            raise
+    return results

@@ -1,0 +1,67 @@
+"""Batch delivery with isolation: one invalid event must not sink the other 999."""
+
+from __future__ import annotations
+
+import time
+
+import redis
+from rq import Queue
+from rq.job import Job
+from rq.registry import FailedJobRegistry
+
+from webhook_app import logs
+
+from . import capi, deadletters
+from .policy import EXPIRED, INVALID, DeliveryError
+from .queues import SERIALIZER
+
+MAX_BATCH = 1000  # Meta's limit per Conversions API request
+log = logs.get(__name__)
+
+
+def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tuple[dict, dict]]):
+    """Deliver (event, item) pairs in requests of up to MAX_BATCH; return (delivered count,
+    [(item, error)] for the events Meta refused on their own).
+
+    Raises:
+        DeliveryError: anything but a per-event refusal (transient, throttled, auth): the
+            caller's policy retries the batch; what was delivered is in the ledger already.
+    """
+    delivered, isolated = 0, []
+    for start in range(0, len(pairs), MAX_BATCH):
+        chunk = [p for p in pairs[start:start + MAX_BATCH] if not capi.confirmed(connection, p[0]["event_id"])]
+        stack = [chunk] if chunk else []
+        while stack:
+            part = stack.pop()
+            try:
+                capi.deliver(graph, connection, settings, [event for event, _ in part])
+                delivered += len(part)
+            except DeliveryError as err:
+                if err.reason not in (INVALID, EXPIRED):
+                    raise
+                if len(part) == 1:
+                    isolated.append((part[0][1], err))
+                else:  # Meta refused the request for something in it: halve until it stands alone
+                    middle = len(part) // 2
+                    stack += [part[middle:], part[:middle]]
+    return delivered, isolated
+
+
+def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError):
+    """Park one refused event as a job of its own, so it can be listed and replayed alone."""
+    queue = Queue(parent.origin if parent else "leadrelay", connection=connection, serializer=SERIALIZER)
+    job_id = "stage-" + item["event_id"].replace(":", "-")
+    job = queue.create_job("workers.jobs.send_stage_events", args=({"events": [item]},), job_id=job_id,
+                           failure_ttl=30 * 86400, description=f"stage event {item['event_id']}")
+    job.origin = queue.name
+    job.save()
+    now = time.time()
+    deadletters.record(connection, {
+        "job_id": job_id, "source": item.get("source"), "key": item.get("key"), "event_name": item["event_name"],
+        "event_id": item["event_id"], "event_time": item["event_time"], "args": {"events": [item]},
+        "reason": err.reason, "detail": err.detail, "code": err.code, "subcode": err.subcode,
+        "user_title": err.user_title, "fbtrace_id": err.fbtrace_id, "attempts": 1,
+        "first_attempt_at": now, "last_attempt_at": now, "batch_job": parent.id if parent else None,
+    })
+    FailedJobRegistry(queue=queue).add(job, exc_string=f"{err.reason}: {err.detail}")
+    log.warning("event_isolated", event_id=item["event_id"], reason=err.reason, code=err.code, subcode=err.subcode)
