@@ -165,3 +165,30 @@ def _queue(redis_conn):
     from workers.queues import SERIALIZER
 
     return Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER)
+
+
+def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    now = int(time.time())
+    sheet = tmp_path / "stages.csv"
+    sheet.write_text("leadgen_id,email,stage,occurred_at,value,currency\n"
+                     f"{LEAD},,MQL,{now - 60},,\n"
+                     f",new@example.com,won,{now},1200,EUR\n"
+                     f"{LEAD},,qualified_lead,{now},,\n"
+                     f"{LEAD},,won,{now - 9 * 86400},99,EUR\n")
+    out = subprocess.run([str(Path(sys.executable).parent / "leadrelay"), "import-stages", str(sheet)],
+                         env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1  # rows were rejected
+    lines = out.stdout.splitlines()
+    assert lines[0] == "row 2: accepted QualifiedLead" and lines[1] == "row 3: accepted Purchase"
+    assert lines[2].startswith("row 4: rejected unknown_stage") and "did you mean QualifiedLead?" in lines[2]
+    assert lines[3].startswith("row 5: rejected too_old")
+    assert lines[4] == "4 rows: accepted 2, duplicate 0, rejected 2"
+    work()
+    assert sorted(e["event_name"] for e in graph.events) == ["Lead", "Purchase", "QualifiedLead"]
+    [purchase] = sent(graph, "Purchase")
+    assert purchase["custom_data"]["value"] == 1200 and purchase["custom_data"]["currency"] == "EUR"

@@ -131,6 +131,8 @@ def _suggest(name: str) -> str | None:
 def _when(value) -> int | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\d{9,11}(\.\d+)?", value.strip()):
+        return int(float(value))  # unix seconds, as sheets export them
     if isinstance(value, str) and value.strip():
         try:
             moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))

@@ -196,3 +196,54 @@ def ignored(count: int):
         click.echo("nothing ignored", err=True)
     for raw in rows:
         click.echo(raw.decode())
+
+
+CSV_NUMBERS = ("value",)
+
+
+def _row_item(row: dict) -> dict:
+    """A sheet row to a stage change: empty cells dropped, value as a number."""
+    item = {k.strip(): v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()}
+    for name in CSV_NUMBERS:
+        if name in item:
+            try:
+                item[name] = float(item[name])
+            except ValueError:
+                pass  # left as text: the check rejects it with bad_value
+    return item
+
+
+@main.command("import-stages")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+def import_stages(path: str):
+    """Queue stage changes from a sheet export (CSV with a header row).
+
+    Columns: stage, occurred_at, and any of leadgen_id, email, phone, external_id,
+    submission_id; optional value, currency, lead_event_source. Prints a line per
+    row; exits 1 when any row was rejected.
+    """
+    import csv
+
+    from webhook_app import formconfig, stages
+
+    settings = _settings()
+    connection, q = _queue_context()
+    stage_map = stages.StageMap.load(formconfig.read(settings.config_path).get("stages", {}))
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        rows = [_row_item(row) for row in csv.DictReader(handle)]
+    results = []
+    with click.progressbar(length=len(rows), label="importing", file=sys.stderr) as bar:
+        for start in range(0, len(rows), stages.MAX_ITEMS):
+            chunk = rows[start:start + stages.MAX_ITEMS]
+            for result in stages.accept(connection, q, chunk, stage_map, settings.default_region,
+                                        settings.lead_event_source):
+                results.append({**result, "row": start + result["index"] + 2})  # +2: header, 1-based
+            bar.update(len(chunk))
+    for result in results:
+        detail = result.get("event_name") or result.get("event_id") or f"{result.get('reason')}: {result.get('detail')}"
+        click.echo(f"row {result['row']}: {result['status']} {detail}")
+    counts = Counter(r["status"] for r in results)
+    click.echo(f"{len(rows)} rows: accepted {counts['accepted']}, duplicate {counts['duplicate']}, "
+               f"rejected {counts['rejected']}")
+    if counts["rejected"]:
+        sys.exit(1)
