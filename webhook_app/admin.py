@@ -11,30 +11,15 @@ from flask import Blueprint, current_app, jsonify, request
 
 from workers import deadletters
 
+from . import bearer
 from .errors import ReceiverError
-from .sources._signing import matches_any
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
 
-class AdminDisabled(ReceiverError):
-    status = 404
-    reason = "admin_disabled"
-
-
-class NotAuthorised(ReceiverError):
-    status = 401
-    reason = "bad_admin_token"
-
-
 @bp.before_request
 def _authorise():
-    token = current_app.extensions["leadrelay"]["settings"].admin_token
-    if not token:
-        raise AdminDisabled("set LEADRELAY_ADMIN_TOKEN to enable the admin API")
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not matches_any([token], given.strip()):
-        raise NotAuthorised("Authorization: Bearer <LEADRELAY_ADMIN_TOKEN> required")
+    bearer.check(current_app.extensions["leadrelay"]["settings"].admin_token, "LEADRELAY_ADMIN_TOKEN", "admin")
 
 
 def _filter(values, job_ids=()) -> deadletters.Filter:

@@ -5,32 +5,16 @@ from __future__ import annotations
 import redis
 from flask import Blueprint, current_app, jsonify, request
 
-from . import logs, stages
-from .errors import BodyTooLarge, MalformedBody, QueueUnavailable, ReceiverError
-from .sources._signing import matches_any
+from . import bearer, logs, stages
+from .errors import BodyTooLarge, MalformedBody, QueueUnavailable
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 log = logs.get(__name__)
 
 
-class ApiDisabled(ReceiverError):
-    status = 404
-    reason = "api_disabled"
-
-
-class NotAuthorised(ReceiverError):
-    status = 401
-    reason = "bad_api_token"
-
-
 @bp.before_request
 def _authorise():
-    token = current_app.extensions["leadrelay"]["settings"].api_token
-    if not token:
-        raise ApiDisabled("set LEADRELAY_API_TOKEN to enable the stage-events API")
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not matches_any([token], given.strip()):
-        raise NotAuthorised("Authorization: Bearer <LEADRELAY_API_TOKEN> required")
+    bearer.check(current_app.extensions["leadrelay"]["settings"].api_token, "LEADRELAY_API_TOKEN", "api")
 
 
 @bp.post("/stage-events")

@@ -12,8 +12,8 @@ import json
 from datetime import datetime
 from typing import Mapping, Sequence
 
-from ..errors import BadSignature, MalformedBody
-from ._signing import matches_any
+from ..errors import MalformedBody
+from ._signing import check_header
 
 NAME = "typeform"
 SIGNATURE_HEADER = "Typeform-Signature"
@@ -30,11 +30,7 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> N
     Raises:
         BadSignature: `missing_signature` or `bad_signature`.
     """
-    given = headers.get(SIGNATURE_HEADER)
-    if not given:
-        raise BadSignature(f"{SIGNATURE_HEADER} header is required", reason="missing_signature")
-    if not matches_any((signature(s, body) for s in secrets), given.strip()):
-        raise BadSignature("signature does not match the body for any configured Typeform secret")
+    check_header(headers, SIGNATURE_HEADER, (signature(s, body) for s in secrets), "Typeform")
 
 
 def _unix(text) -> int | None:

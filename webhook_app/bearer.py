@@ -1,0 +1,30 @@
+"""Bearer-token guard for the admin and stage-events APIs: off when the token is unset."""
+
+from __future__ import annotations
+
+from flask import request
+
+from .errors import ReceiverError
+from .sources._signing import matches_any
+
+
+class Disabled(ReceiverError):
+    status = 404
+
+
+class NotAuthorised(ReceiverError):
+    status = 401
+
+
+def check(token: str, setting: str, name: str) -> None:
+    """Let the request through only with `Authorization: Bearer <token>`.
+
+    Raises:
+        Disabled: `<name>_disabled` (404) when the token is not configured.
+        NotAuthorised: `bad_<name>_token` (401) when missing or wrong (constant-time compare).
+    """
+    if not token:
+        raise Disabled(f"set {setting} to enable this API", reason=f"{name}_disabled")
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not matches_any([token], given.strip()):
+        raise NotAuthorised(f"Authorization: Bearer <{setting}> required", reason=f"bad_{name}_token")
