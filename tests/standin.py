@@ -112,6 +112,8 @@ class GraphStandin:
         raw = handler.rfile.read(length) if length else b""
         if method == "POST" and parts[-1:] == ["events"]:
             kind = "events"
+        elif method == "GET" and parts[-1:] == ["leads"]:
+            kind = "form_leads"
         elif method == "GET":
             kind = "probe" if parts[-1:] == ["me"] else "lead"
         else:
@@ -135,6 +137,8 @@ class GraphStandin:
         if action and "status" in action:
             return self._reply(handler, action["status"], {"error": action.get("error", {})},
                                action.get("headers"))
+        if kind == "form_leads":
+            return self._reply(handler, 200, self._form_leads(parts[-2], record["query"]))
         if kind == "probe":
             return self._reply(handler, 200, {"id": "standin-me"})
         if kind == "lead":
@@ -158,6 +162,23 @@ class GraphStandin:
             return self._reply(handler, 200, {"events_received": len(data), "messages": [],
                                               "fbtrace_id": f"trace{len(self.requests)}"})
         return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
+
+    def _form_leads(self, form_id: str, query: dict) -> dict:
+        """GET /{form_id}/leads: newest first, `time_created` filtering, cursor paging."""
+        since = 0
+        for rule in json.loads(query.get("filtering", ["[]"])[0]):
+            if rule.get("field") == "time_created" and rule.get("operator") == "GREATER_THAN":
+                since = int(rule["value"])
+        leads = sorted((lead for lead in self.leads.values() if lead["form_id"] == form_id
+                        and datetime.strptime(lead["created_time"], "%Y-%m-%dT%H:%M:%S%z").timestamp() > since),
+                       key=lambda lead: lead["created_time"], reverse=True)
+        start = int(query.get("after", ["0"])[0])
+        limit = int(query.get("limit", ["25"])[0])
+        page = leads[start:start + limit]
+        paging = {"cursors": {"before": str(start), "after": str(start + len(page))}}
+        if start + limit < len(leads):
+            paging["next"] = "next-page"
+        return {"data": page, "paging": paging}
 
     @staticmethod
     def _reply(handler: BaseHTTPRequestHandler, status: int, body: dict, headers: dict | None = None) -> None:

@@ -247,3 +247,27 @@ def import_stages(path: str):
                f"rejected {counts['rejected']}")
     if counts["rejected"]:
         sys.exit(1)
+
+
+@main.command("reconcile")
+@click.option("--form-id", required=True, help="The Lead Ads form whose leads to read.")
+@click.option("--since", default="2d", show_default=True, help="Leads created after: 30m, 6h, 2d, or an ISO time.")
+def reconcile_command(form_id: str, since: str):
+    """Enqueue the form's leads whose webhook never arrived (deduped like webhooks)."""
+    from .graph import Graph
+    from .policy import DeliveryError
+    from .reconcile import reconcile
+
+    settings = _settings(WORKER)
+    try:
+        cutoff = int(deadletters.parse_since(since))
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--since") from None
+    connection, q = _queue_context()
+    try:
+        counts = reconcile(Graph(settings), q, form_id, cutoff)
+    except DeliveryError as err:
+        raise click.ClickException(f"Graph refused the lead list ({err.reason}: {err.detail}, code {err.code}"
+                                   f"/{err.subcode}, fbtrace_id {err.fbtrace_id})") from None
+    click.echo(f"form {form_id}: {counts['found']} leads since {since}, enqueued {counts['enqueued']}, "
+               f"already known {counts['already_known']}")

@@ -1,0 +1,45 @@
+"""Reconcile: enqueue the leads whose webhook never came (Meta drops undelivered
+webhooks after 36 hours), read from the form's lead list, deduped like the webhooks."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+from webhook_app import intake
+from webhook_app.sources import meta
+
+from . import events
+from .graph import LEAD_FIELDS, Graph
+
+PAGE_SIZE = 100
+
+
+def form_leads(graph: Graph, form_id: str, since: int) -> Iterator[dict]:
+    """Every lead of the form created after `since`, following Graph's cursor paging.
+
+    Raises:
+        DeliveryError: a Graph call failed (classified as everywhere else).
+    """
+    filtering = json.dumps([{"field": "time_created", "operator": "GREATER_THAN", "value": since}])
+    after = None
+    while True:
+        params = {"fields": LEAD_FIELDS, "filtering": filtering, "limit": PAGE_SIZE}
+        if after:
+            params["after"] = after
+        page = graph.call("GET", f"{form_id}/leads", graph.settings.page_access_token, params=params)
+        yield from page.get("data") or []
+        paging = page.get("paging") or {}
+        if not paging.get("next") or not page.get("data"):
+            return
+        after = (paging.get("cursors") or {}).get("after")
+
+
+def reconcile(graph: Graph, queue, form_id: str, since: int) -> dict:
+    """Enqueue a job for each lead not already known; counts of found, enqueued, known."""
+    changes = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": None, "form_id": form_id,
+                "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
+                "created_time": events.parse_time(lead.get("created_time"))}
+               for lead in form_leads(graph, form_id, since)]
+    counts = intake.enqueue_new(queue, meta.NAME, changes, meta.dedupe_key)
+    return {"found": len(changes), "enqueued": counts["accepted"], "already_known": counts["duplicates"]}
