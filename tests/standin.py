@@ -36,8 +36,12 @@ class GraphStandin:
         self.requests: list[dict] = []
         self.script: deque = deque()  # (path kind or None, action)
         self.any_lead = any_lead
+        self.dataset_id = "4242424242"  # the dataset GET /{id} answers for
         self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
-        self.refuse_event_ids: set[str] = set()  # Meta refuses any request carrying one of these
+        self.refuse_event_ids: set[str] = set()
+        self.permissions = {"leads_retrieval", "pages_show_list", "pages_read_engagement", "ads_management",
+                            "pages_manage_ads"}  # what the page token was granted
+        self.subscribed_pages: set[str] = set()  # pages with the app installed for leadgen  # Meta refuses any request carrying one of these
         self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
         self.chaos_actions: list[dict] = []
         self.random = random.Random(7)
@@ -112,6 +116,10 @@ class GraphStandin:
         raw = handler.rfile.read(length) if length else b""
         if method == "POST" and parts[-1:] == ["events"]:
             kind = "events"
+        elif parts[-1:] == ["subscribed_apps"]:
+            kind = "subscribed_apps"
+        elif method == "GET" and parts[-2:] == ["me", "permissions"]:
+            kind = "permissions"
         elif method == "GET" and parts[-1:] == ["leads"]:
             kind = "form_leads"
         elif method == "GET":
@@ -137,6 +145,19 @@ class GraphStandin:
         if action and "status" in action:
             return self._reply(handler, action["status"], {"error": action.get("error", {})},
                                action.get("headers"))
+        if kind == "permissions":
+            return self._reply(handler, 200, {"data": [{"permission": p, "status": "granted"}
+                                                        for p in sorted(self.permissions)]})
+        if kind == "subscribed_apps":
+            page = parts[-2]
+            if method == "POST":
+                self.subscribed_pages.add(page)
+                return self._reply(handler, 200, {"success": True})
+            apps = [{"id": "app1", "name": "leadrelay", "subscribed_fields": ["leadgen"]}] \
+                if page in self.subscribed_pages else []
+            return self._reply(handler, 200, {"data": apps})
+        if kind == "lead" and parts[-1] == self.dataset_id:
+            return self._reply(handler, 200, {"id": self.dataset_id, "name": "stand-in dataset"})
         if kind == "form_leads":
             return self._reply(handler, 200, self._form_leads(parts[-2], record["query"]))
         if kind == "probe":

@@ -271,3 +271,36 @@ def reconcile_command(form_id: str, since: str):
                                    f"/{err.subcode}, fbtrace_id {err.fbtrace_id})") from None
     click.echo(f"form {form_id}: {counts['found']} leads since {since}, enqueued {counts['enqueued']}, "
                f"already known {counts['already_known']}")
+
+
+@main.command()
+@click.option("--page-id", help="Also check that this Page sends leadgen webhooks to the app.")
+def doctor(page_id: str | None):
+    """Check configuration, Redis, tokens, permissions, dataset, Page subscription and API version."""
+    from . import doctor as checkup
+
+    checks = checkup.run(page_id=page_id)
+    for check in checks:
+        click.echo(f"[{'ok' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
+        if not check.ok and check.fix:
+            click.echo(f"       fix: {check.fix}")
+    failed = sum(1 for c in checks if not c.ok)
+    click.echo(f"{len(checks) - failed} of {len(checks)} checks passed")
+    if failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--page-id", required=True, help="The Facebook Page whose leads should reach leadrelay.")
+def subscribe(page_id: str):
+    """Install the app on the Page for `leadgen` (Meta sends no lead webhooks before this)."""
+    from .doctor import subscribe as install
+    from .policy import DeliveryError
+
+    settings = _settings(WORKER)
+    try:
+        install(settings, page_id)
+    except DeliveryError as err:
+        raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "
+                                   f"a Page token with pages_manage_metadata is needed") from None
+    click.echo(f"page {page_id}: subscribed to leadgen")

@@ -1,0 +1,57 @@
+"""`leadrelay doctor` and `leadrelay subscribe` against the stand-in."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import PAGE_TOKEN
+
+BIN = Path(sys.executable).parent
+PAGE = "111222333"
+
+
+def leadrelay(*args):
+    return subprocess.run([str(BIN / "leadrelay"), *args], env=dict(os.environ), capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_healthy_setup_passes_every_check(env, graph):
+    graph.subscribed_pages.add(PAGE)
+    out = leadrelay("doctor", "--page-id", PAGE)
+    assert out.returncode == 0, out.stdout
+    assert "[FAIL]" not in out.stdout and "[ok] permission leads_retrieval: granted" in out.stdout
+    assert "[ok] redis persistence: appendonly yes" in out.stdout
+
+
+def test_expired_page_token_fails_with_the_fix(env, graph):
+    graph.revoked.add(PAGE_TOKEN)
+    out = leadrelay("doctor")
+    assert out.returncode == 1
+    assert "[FAIL] page token: auth: code 190/463" in out.stdout
+    assert "fix: create a new Page or system-user token and set META_PAGE_ACCESS_TOKEN" in out.stdout
+    assert PAGE_TOKEN not in out.stdout
+
+
+def test_missing_permission_is_named(env, graph):
+    graph.permissions.discard("leads_retrieval")
+    out = leadrelay("doctor")
+    assert out.returncode == 1 and "[FAIL] permission leads_retrieval: missing" in out.stdout
+
+
+def test_unsubscribed_page_then_subscribe_fixes_it(env, graph):
+    out = leadrelay("doctor", "--page-id", PAGE)
+    assert out.returncode == 1
+    assert "[FAIL] page subscription: the Page is not subscribed to the app for leadgen" in out.stdout
+    assert f"fix: run `leadrelay subscribe --page-id {PAGE}`" in out.stdout
+    fixed = leadrelay("subscribe", "--page-id", PAGE)
+    assert fixed.returncode == 0 and "subscribed to leadgen" in fixed.stdout
+    [call] = [r for r in graph.requests if r["method"] == "POST" and r["path"].endswith("/subscribed_apps")]
+    assert call["query"]["subscribed_fields"] == ["leadgen"]
+    assert leadrelay("doctor", "--page-id", PAGE).returncode == 0
+
+
+def test_config_mistake_stops_the_checklist(env, monkeypatch):
+    monkeypatch.setenv("META_DATASET_ID", "pixel")
+    out = leadrelay("doctor")
+    assert out.returncode == 1 and "[FAIL] configuration: META_DATASET_ID: must be the numeric" in out.stdout
