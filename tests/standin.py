@@ -38,10 +38,10 @@ class GraphStandin:
         self.any_lead = any_lead
         self.dataset_id = "4242424242"  # the dataset GET /{id} answers for
         self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
-        self.refuse_event_ids: set[str] = set()
+        self.refuse_event_ids: set[str] = set()  # Meta refuses any request carrying one of these
         self.permissions = {"leads_retrieval", "pages_show_list", "pages_read_engagement", "ads_management",
                             "pages_manage_ads"}  # what the page token was granted
-        self.subscribed_pages: set[str] = set()  # pages with the app installed for leadgen  # Meta refuses any request carrying one of these
+        self.subscribed_pages: set[str] = set()  # pages with the app installed for leadgen
         self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
         self.chaos_actions: list[dict] = []
         self.random = random.Random(7)
