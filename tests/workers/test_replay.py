@@ -129,3 +129,17 @@ def test_dead_letters_lose_ip_and_user_agent_after_the_retention(env, redis_conn
     assert kept["args"]["user_data"] == {"em": ["ab" * 32]} and kept["scrubbed"] is True
     assert Job.fetch(job.id, connection=redis_conn, serializer=SERIALIZER).args[0]["user_data"] == {"em": ["ab" * 32]}
     assert b"203.0.113.9" not in b" ".join(redis_conn.dump(k) or b"" for k in redis_conn.keys("*"))
+
+
+def test_rq_info_sees_our_queue_and_its_failed_jobs(graph, post_meta, work, redis_conn, env):
+    graph.add_lead(BROKEN)
+    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016}}, on="events")
+    post_meta(leadgen_body(BROKEN, created_time=int(time.time())))
+    post_meta(leadgen_body(FRESH, created_time=int(time.time())))
+    from rq import SimpleWorker
+
+    SimpleWorker([queue(redis_conn)], connection=redis_conn, serializer=SERIALIZER).work(burst=True, max_jobs=1)
+    out = subprocess.run([str(BIN / "rq"), "info", "--url", env["REDIS_URL"], "-Q", "-r"], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0
+    assert "leadrelay 1, 0 executing, 0 finished, 1 failed" in out.stdout, out.stdout  # FRESH queued, BROKEN failed
