@@ -41,3 +41,17 @@ def test_a_full_run_logs_no_personal_data_and_no_secrets(env, monkeypatch, graph
     assert '"event": "job_attempt"' in logs and '"match_key_dropped"' in logs  # the run did log
     for raw in RAW + [APP_SECRET, PAGE_TOKEN, CAPI_TOKEN, TYPEFORM_SECRET, "crm-token-value"]:
         assert raw not in logs, f"{raw!r} appears in the logs"
+
+
+def test_the_webhooks_request_id_follows_it_into_its_job(env, graph, work, capfd):
+    client = create_app().test_client()  # logs are set up here, inside the capture
+    graph.add_lead("1234567890123456")
+    body = leadgen_body("1234567890123456", created_time=int(time.time()))
+    signature = "sha256=" + hmac.new(APP_SECRET.encode(), body, hashlib.sha256).hexdigest()
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": signature, "X-Request-Id": "req-42"})
+    work()
+    out, err = capfd.readouterr()
+    lines = [json.loads(line) for line in (out + err).splitlines() if line.startswith("{")]
+    [webhook] = [entry for entry in lines if entry.get("event") == "webhook"]
+    [attempt] = [entry for entry in lines if entry.get("event") == "job_attempt"]
+    assert webhook["request_id"] == "req-42" and attempt["request_id"] == "req-42"

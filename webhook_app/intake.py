@@ -25,7 +25,7 @@ def job_id(dedupe_key: str) -> str:
     return "lead-" + dedupe_key.replace(":", "-")
 
 
-def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key) -> dict:
+def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key, request_id: str | None = None) -> dict:
     """Enqueue one job per item not seen before; return counts and the new job ids.
 
     The job id is derived from the item's dedupe key, and RQ's unique enqueue checks
@@ -48,6 +48,7 @@ def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key) -> dic
                     result_ttl=policy.RESULT_TTL,
                     failure_ttl=policy.FAILURE_TTL,
                     description=f"{source} {dedupe_key(item)}",
+                    meta={"request_id": request_id} if request_id else None,
                 )
             except DuplicateJobError:
                 duplicates += 1

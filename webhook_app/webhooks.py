@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
@@ -81,6 +82,8 @@ def _prepare(name: str, items: list[dict]) -> tuple[list[dict], list[dict]]:
 def _receive(name: str, secrets) -> tuple:
     started = time.perf_counter()
     ext = _ext()
+    # Carried into the jobs (their meta) so one id follows a webhook through its attempts.
+    request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex
     source = SOURCES[name]
     body = request.get_data(cache=False)
     try:
@@ -91,12 +94,13 @@ def _receive(name: str, secrets) -> tuple:
             items, not_sent = _prepare(name, items)
             skipped = skipped + not_sent
             intake.record_ignored(ext["redis"], name, not_sent)
-        counts = intake.enqueue_new(ext["queue"], name, items, _dedupe_key(name))
+        counts = intake.enqueue_new(ext["queue"], name, items, _dedupe_key(name), request_id)
     except ReceiverError as err:
-        log.warning("webhook", source=name, outcome=err.reason, status=err.status, bytes=len(body),
+        log.warning("webhook", source=name, request_id=request_id, outcome=err.reason, status=err.status,
+                    bytes=len(body),
                     elapsed_ms=_ms(started))
         raise
-    log.info("webhook", source=name, outcome="accepted", accepted=counts["accepted"],
+    log.info("webhook", source=name, request_id=request_id, outcome="accepted", accepted=counts["accepted"],
              duplicates=counts["duplicates"], skipped=len(skipped), job_ids=counts["job_ids"],
              skip_reasons=sorted({s["reason"] for s in skipped}), elapsed_ms=_ms(started))
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200

@@ -58,8 +58,10 @@ def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
     meta["host"], meta["pid"] = socket.gethostname(), os.getpid()
     if job:
         job.save_meta()
-    fields = {"job_id": subject["job_id"], "event_id": subject.get("event_id"), "attempt": meta["attempts"]}
+    fields = {"job_id": subject["job_id"], "event_id": subject.get("event_id"), "attempt": meta["attempts"],
+              "request_id": meta.get("request_id")}
     started = time.monotonic()
+    subject["request_id"] = meta.get("request_id")
     try:
         yield subject
     except Paused as paused:

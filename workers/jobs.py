@@ -75,7 +75,7 @@ def process_meta_lead(change: dict) -> dict:
         result = capi.deliver(graph, connection, settings, [event])
     log.info("job_attempt", outcome=result["outcome"], match_keys=sorted(event["user_data"]),
              elapsed_ms=round((time.monotonic() - started) * 1000, 1), job_id=subject["job_id"],
-             event_id=subject["event_id"], leadgen_id=leadgen_id)
+             event_id=subject["event_id"], leadgen_id=leadgen_id, request_id=subject.get("request_id"))
     return {**result, "event_id": subject["event_id"]}
 
 
@@ -126,7 +126,7 @@ def send_form_lead(payload: dict) -> dict:
         result = capi.deliver(graph, connection, settings, [event])
     log.info("job_attempt", outcome=result["outcome"], match_keys=sorted(event["user_data"]),
              elapsed_ms=round((time.monotonic() - started) * 1000, 1), job_id=subject["job_id"],
-             event_id=payload["event_id"], source=payload["source"])
+             event_id=payload["event_id"], source=payload["source"], request_id=subject.get("request_id"))
     return {**result, "event_id": payload["event_id"]}
 
 
