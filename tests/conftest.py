@@ -14,6 +14,11 @@ from pathlib import Path
 
 import pytest
 import redis
+from hypothesis import settings
+
+# Property tests count examples, not milliseconds: a slow CI machine must not fail them.
+settings.register_profile("leadrelay", deadline=None)
+settings.load_profile("leadrelay")
 
 from standin import GraphStandin
 from webhook_app import create_app
