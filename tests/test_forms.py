@@ -258,3 +258,16 @@ def test_ignored_command_lists_what_was_not_sent(mapped, redis_conn):
     assert out.returncode == 0
     [row] = [json.loads(line) for line in out.stdout.splitlines()]
     assert row["reason"] == "no_consent" and row["source"] == "typeform" and row["form_id"] == "aBc123Xy"
+
+
+def test_a_submission_with_nothing_identifying_is_dead_lettered_not_sent(post, work, graph, redis_conn):
+    body = json.dumps({"eventId": "x", "eventType": "FORM_RESPONSE", "data": {
+        "responseId": "weak1", "formId": "wMqLp2", "createdAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+        "fields": [{"key": "q1", "label": "Gender", "type": "MULTIPLE_CHOICE", "value": ["o1"],
+                    "options": [{"id": "o1", "text": "female"}]},
+                   {"key": "q2", "label": "First name", "type": "INPUT_TEXT", "value": "Ann"}]}}).encode()
+    assert post("tally", body).json["accepted"] == 1
+    work()
+    assert graph.calls("events") == []
+    dead = json.loads(redis_conn.get("leadrelay:dead:lead-tally-weak1"))
+    assert dead["reason"] == "invalid" and "fn, ge" in dead["detail"]

@@ -9,6 +9,7 @@ import redis
 
 from webhook_app.config import Settings
 
+from .events import validate
 from .graph import Graph
 from .policy import TRANSIENT, DeliveryError
 from .queues import key
@@ -29,8 +30,11 @@ def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: l
     each event_id goes into the confirmed ledger.
 
     Raises:
-        DeliveryError: classified Graph failure, or a short count (transient).
+        DeliveryError: an event Meta would refuse (invalid, before any call), a
+            classified Graph failure, or a short count (transient).
     """
+    for event in events:
+        validate(event)
     if settings.dry_run:
         keep_dry_run(connection, settings, events)
         return {"outcome": "dry_run", "events": len(events)}

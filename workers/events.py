@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from .policy import EXPIRED, DeliveryError
+from .policy import EXPIRED, INVALID, DeliveryError
 
 LEAD = "Lead"
 # Meta refuses events older than 7 days when it receives them (code 100/2804003).
@@ -77,3 +77,25 @@ def build(*, name: str, time_: int, event_id_: str, user_data: dict, lead_event_
     if custom:
         event["custom_data"] = custom
     return event
+
+
+# Meta counts an event carrying only one of these combinations (or a subset) as invalid
+# (spec/meta.md §4): nothing in it identifies a person.
+_TOO_WEAK = (frozenset({"ct", "country", "st", "zp", "ge", "client_user_agent"}),
+             frozenset({"db", "client_user_agent"}), frozenset({"fn", "ge"}), frozenset({"ln", "ge"}))
+
+
+def validate(event: dict) -> None:
+    """Refuse, before Meta does, an event it would reject or could not match.
+
+    Raises:
+        DeliveryError: reason `invalid`, with what is missing.
+    """
+    keys = frozenset(k for k, v in event.get("user_data", {}).items() if v not in (None, "", []))
+    if not keys or any(keys <= weak for weak in _TOO_WEAK):
+        raise DeliveryError(INVALID, f"user_data carries only {', '.join(sorted(keys)) or 'nothing'}: "
+                                     "Meta counts such an event as invalid; it needs an email, phone, "
+                                     "external id, lead_id, click or browser id")
+    if event.get("action_source") == "website" and not (event.get("event_source_url")
+                                                          and event["user_data"].get("client_user_agent")):
+        raise DeliveryError(INVALID, "a website event needs event_source_url and client_user_agent")
