@@ -16,15 +16,15 @@ import pytest
 import redis
 from hypothesis import settings
 
-# Property tests count examples, not milliseconds: a slow CI machine must not fail them.
-settings.register_profile("leadrelay", deadline=None)
-settings.load_profile("leadrelay")
-
 from standin import GraphStandin
 from webhook_app import create_app
 from webhook_app.config import load
 from workers import runner
 from workers.embedded_redis import EmbeddedRedis
+
+# Property tests count examples, not milliseconds: a slow CI machine must not fail them.
+settings.register_profile("leadrelay", deadline=None)
+settings.load_profile("leadrelay")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 APP_SECRET = "test-app-secret"
