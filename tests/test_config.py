@@ -54,3 +54,14 @@ def test_masked_summary_never_shows_secrets():
     assert summary["capi_access_token"] == "set"
     assert summary["verify_token"] == "set"
     assert "EAAB-secret" not in repr(summary) and "'s'" not in repr(summary["app_secrets"])
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("rediss://default:pa55word@redis.example.com:6380/0", "rediss://default:***@redis.example.com:6380/0"),
+    ("redis://:pa55word@10.0.0.5/2", "redis://:***@10.0.0.5/2"),
+    ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+])
+def test_masked_summary_hides_the_redis_password(url, shown):
+    summary = load({**BASE, "REDIS_URL": url, "LEADRELAY_METRICS_TOKEN": "scrape"}).masked()
+    assert summary["redis_url"] == shown
+    assert summary["metrics_token"] == "set"

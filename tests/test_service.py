@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,37 @@ def test_check_config_masks_secrets(command):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["page_access_token"] == "set"
     assert "very-secret" not in out.stdout and "EAAtoken" not in out.stdout
+
+
+def test_metrics_add_up_across_gunicorn_processes(env, tmp_path):
+    """Two web processes each count what they receive; every scrape, whichever process
+    answers it, reports the sum (prometheus-client's multiprocess mode)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    metrics_dir = tmp_path / "prom"
+    web = subprocess.Popen([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"],
+                           env=clean_env(**env, WEB_CONCURRENCY="2", LEADRELAY_BIND=f"127.0.0.1:{port}",
+                                         PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)),
+                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: ready(base))
+        def post(n):
+            body = leadgen_body(f"12345678901{n:05d}", created_time=int(time.time()))
+            return requests.post(f"{base}/webhooks/meta", data=body, headers={
+                "X-Hub-Signature-256": sign(body), "Content-Type": "application/json", "Connection": "close"})
+
+        with ThreadPoolExecutor(8) as pool:  # concurrent, so both processes take some
+            assert {a.status_code for a in pool.map(post, range(60))} == {200}
+        counted = set()
+        for _ in range(6):
+            text = requests.get(f"{base}/metrics", headers={"Connection": "close"}).text
+            line = next(x for x in text.splitlines()
+                        if x.startswith('leadrelay_webhooks_received_total{outcome="accepted",source="meta"}'))
+            counted.add(float(line.split()[-1]))
+        writers = {p.stem.rsplit("_", 1)[-1] for p in metrics_dir.glob("counter_*.db")}
+    finally:
+        web.send_signal(signal.SIGTERM)
+        _, errors = web.communicate(timeout=30)
+    assert counted == {60.0}
+    assert len(writers) == 2, writers  # both processes took webhooks, and both were counted
+    assert "Traceback" not in errors, errors

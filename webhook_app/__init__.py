@@ -6,7 +6,7 @@ from flask import Flask
 
 from workers.queues import connect, queue
 
-from . import admin, api, config, errors, formconfig, health, logs, stages, webhooks
+from . import admin, api, config, errors, formconfig, health, logs, metrics, stages, webhooks
 
 
 def create_app(settings: config.Settings | None = None) -> Flask:
@@ -36,6 +36,7 @@ def create_app(settings: config.Settings | None = None) -> Flask:
     app.register_blueprint(health.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(metrics.bp)
     if settings.dry_run:
         logs.get(__name__).warning(
             "dry_run", detail="META_CAPI_ACCESS_TOKEN is not set: events are built and kept, NOT sent to Meta")

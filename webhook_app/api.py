@@ -5,7 +5,7 @@ from __future__ import annotations
 import redis
 from flask import Blueprint, current_app, jsonify, request
 
-from . import bearer, logs, stages
+from . import bearer, logs, metrics, stages
 from .errors import BodyTooLarge, MalformedBody, QueueUnavailable
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -36,6 +36,9 @@ def stage_events():
     except redis.RedisError:
         raise QueueUnavailable("queue unavailable; retry later") from None
     counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "rejected")}
+    for outcome, number in counts.items():
+        if number:
+            metrics.STAGE_EVENTS.labels(outcome).inc(number)
     log.info("stage_events", outcome="accepted", **counts,
              reasons=sorted({r["reason"] for r in results if r["status"] == "rejected"}))
     return jsonify(results=results, **counts), 202

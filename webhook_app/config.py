@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 import phonenumbers
 
@@ -61,6 +61,7 @@ class Settings:
     config_path: str = ""
     dead_letter_retention_days: int = 7
     api_token: str = ""
+    metrics_token: str = ""
     queue_name: str = "leadrelay"
     log_level: str = "INFO"
 
@@ -72,12 +73,23 @@ class Settings:
     def masked(self) -> dict:
         """A summary safe to print: secrets reduced to whether they are set."""
         secret = {"app_secrets", "verify_token", "page_access_token", "capi_access_token", "admin_token",
-                  "typeform_secrets", "tally_secrets", "api_token"}
+                  "typeform_secrets", "tally_secrets", "api_token", "metrics_token"}
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             out[name] = ("set" if value else "unset") if name in secret else value
+        out["redis_url"] = _without_password(self.redis_url)
         return out
+
+
+def _without_password(url: str) -> str:
+    """A managed Redis URL carries its password: show where it points, not how to get in."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    user = f"{parts.username}:" if parts.username else ":"
+    return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
 
 
 def _text(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -161,6 +173,7 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         config_path=_text(env, "LEADRELAY_CONFIG"),
         dead_letter_retention_days=_number(env, "LEADRELAY_DEAD_LETTER_RETENTION_DAYS", 7),
         api_token=_text(env, "LEADRELAY_API_TOKEN"),
+        metrics_token=_text(env, "LEADRELAY_METRICS_TOKEN"),
         queue_name=_text(env, "LEADRELAY_QUEUE", "leadrelay"),
         log_level=log_level,
     )

@@ -19,6 +19,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 class ReceiverError(Exception):
     status = 400
     reason = "bad_request"
+    outcome = "malformed"  # the coarser class counted in leadrelay_webhooks_received_total
 
     def __init__(self, detail: str, reason: str | None = None):
         super().__init__(detail)
@@ -30,6 +31,7 @@ class ReceiverError(Exception):
 class BadSignature(ReceiverError):
     status = 401
     reason = "bad_signature"
+    outcome = "bad_signature"
 
 
 class MalformedBody(ReceiverError):
@@ -40,11 +42,13 @@ class MalformedBody(ReceiverError):
 class BodyTooLarge(ReceiverError):
     status = 413
     reason = "body_too_large"
+    outcome = "too_large"
 
 
 class QueueUnavailable(ReceiverError):
     status = 503
     reason = "queue_unavailable"
+    outcome = "unavailable"
 
 
 def answer(reason: str, detail: str, status: int):

@@ -7,9 +7,10 @@ import time
 import uuid
 
 from flask import Blueprint, Response, current_app, jsonify, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
-from . import forms, intake, logs
-from .errors import BadSignature, ReceiverError
+from . import forms, intake, logs, metrics
+from .errors import BadSignature, BodyTooLarge, ReceiverError
 from .sources import FORM_SOURCES, SOURCES, meta
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
@@ -85,8 +86,9 @@ def _receive(name: str, secrets) -> tuple:
     # Carried into the jobs (their meta) so one id follows a webhook through its attempts.
     request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex
     source = SOURCES[name]
-    body = request.get_data(cache=False)
+    body = b""
     try:
+        body = _body()
         _verify(source, body, secrets)
         parsed = source.parse(body)
         items, skipped = parsed["leads"], parsed["skipped"]
@@ -96,14 +98,35 @@ def _receive(name: str, secrets) -> tuple:
             intake.record_ignored(ext["redis"], name, not_sent)
         counts = intake.enqueue_new(ext["queue"], name, items, _dedupe_key(name), request_id)
     except ReceiverError as err:
+        metrics.WEBHOOKS.labels(name, err.outcome).inc()
+        metrics.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
         log.warning("webhook", source=name, request_id=request_id, outcome=err.reason, status=err.status,
-                    bytes=len(body),
-                    elapsed_ms=_ms(started))
+                    bytes=len(body), elapsed_ms=_ms(started))
         raise
+    _count(name, counts["accepted"], counts["duplicates"], len(skipped), started)
     log.info("webhook", source=name, request_id=request_id, outcome="accepted", accepted=counts["accepted"],
              duplicates=counts["duplicates"], skipped=len(skipped), job_ids=counts["job_ids"],
              skip_reasons=sorted({s["reason"] for s in skipped}), elapsed_ms=_ms(started))
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200
+
+
+def _body() -> bytes:
+    """The raw body, which signatures are computed over.
+
+    Raises:
+        BodyTooLarge: over LEADRELAY_MAX_BODY_BYTES.
+    """
+    try:
+        return request.get_data(cache=False)
+    except RequestEntityTooLarge:
+        raise BodyTooLarge(f"body over the {current_app.config['MAX_CONTENT_LENGTH']}-byte limit") from None
+
+
+def _count(name: str, accepted: int, duplicates: int, ignored: int, started: float) -> None:
+    for outcome, number in (("accepted", accepted), ("duplicate", duplicates), ("ignored", ignored)):
+        if number:
+            metrics.WEBHOOKS.labels(name, outcome).inc(number)
+    metrics.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
 
 
 def _dedupe_key(name: str):

@@ -19,7 +19,7 @@ from rq.job import Job
 
 from webhook_app import logs
 
-from . import deadletters, events, policy
+from . import deadletters, events, metrics, policy
 from .pauses import Pauses
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER
@@ -75,6 +75,7 @@ def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
         if job:
             job.save_meta()
             _retry_in(job, delay)
+        _count(connection, subject, "waiting_for_token")
         log.info("job_attempt", outcome="waiting_for_token", fingerprint=paused.fingerprint, retry_in=delay, **fields)
         raise
     except DeliveryError as err:
@@ -84,15 +85,34 @@ def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
         if decision.retry_in is not None:
             if job:
                 _retry_in(job, decision.retry_in)
+            _count(connection, subject, "retry", retry_reason=err.reason)
             log.warning("job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed,
                         **fields, **err.as_dict())
         else:
             if job:
                 _no_retry(job)
             deadletters.record(connection, _dead_letter(subject, meta, err, decision.reason))
+            _count(connection, subject, "dead_letter")
             log.warning("job_attempt", outcome="dead_letter", elapsed_ms=elapsed,
                         **fields, **{**err.as_dict(), "reason": decision.reason})
         raise
+
+
+def finished(connection: redis.Redis, subject: dict, outcome: str, **fields) -> None:
+    """The log line and the count of a job run that ended without error (delivered,
+    dry_run, already_confirmed)."""
+    metrics.count(connection, metrics.JOBS, subject.get("source") or "unknown", outcome)
+    log.info("job_attempt", outcome=outcome, job_id=subject["job_id"], event_id=subject.get("event_id"),
+             request_id=subject.get("request_id"), **fields)
+
+
+def _count(connection: redis.Redis, subject: dict, outcome: str, retry_reason: str | None = None) -> None:
+    source = subject.get("source") or "unknown"
+    with connection.pipeline(transaction=False) as pipe:
+        metrics.count(pipe, metrics.JOBS, source, outcome)
+        if retry_reason:
+            metrics.count(pipe, metrics.RETRIES, source, retry_reason)
+        pipe.execute()
 
 
 def _queue(job: Job) -> Queue:

@@ -9,6 +9,7 @@ import redis
 
 from webhook_app.config import Settings
 
+from . import metrics
 from .events import validate
 from .graph import Graph
 from .policy import TRANSIENT, DeliveryError
@@ -33,6 +34,14 @@ def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: l
         DeliveryError: an event Meta would refuse (invalid, before any call), a
             classified Graph failure, or a short count (transient).
     """
+    try:
+        return _deliver(graph, connection, settings, events)
+    except DeliveryError as err:
+        _count_failed(connection, events, err.reason)
+        raise
+
+
+def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict]) -> dict:
     for event in events:
         validate(event)
     if settings.dry_run:
@@ -41,7 +50,8 @@ def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: l
     body: dict = {"data": events}
     if settings.test_event_code:
         body["test_event_code"] = settings.test_event_code
-    answer = graph.call("POST", f"{settings.dataset_id}/events", settings.capi_access_token, json=body)
+    answer = graph.call("POST", f"{settings.dataset_id}/events", settings.capi_access_token, json=body,
+                        operation="events")
     received = answer.get("events_received")
     if received != len(events):
         raise DeliveryError(TRANSIENT, f"Meta received {received} of {len(events)} events",
@@ -49,8 +59,18 @@ def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: l
     with connection.pipeline(transaction=False) as pipe:
         for event in events:
             pipe.set(key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=CONFIRMED_TTL)
+        metrics.record_sent(pipe, events, "delivered")
         pipe.execute()
     return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}
+
+
+def _count_failed(connection: redis.Redis, events: list[dict], reason: str) -> None:
+    try:
+        with connection.pipeline(transaction=False) as pipe:
+            metrics.record_sent(pipe, events, reason)
+            pipe.execute()
+    except redis.RedisError:
+        pass  # the delivery error is what matters; it is raised either way
 
 
 def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict]) -> None:
@@ -60,6 +80,7 @@ def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict]
             pipe.lpush(DRY_RUN_LIST, json.dumps({"kept_at": kept_at, "dataset_id": settings.dataset_id,
                                                  "event": event}))
         pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
+        metrics.record_sent(pipe, events, "dry_run")
         pipe.execute()
 
 

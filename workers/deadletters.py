@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -20,12 +21,13 @@ from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.registry import FailedJobRegistry
 
-from . import capi, events
+from . import capi, events, metrics
 from .pauses import Pauses
 from .policy import AUTH, EXPIRED
 from .queues import key
 
 INDEX = key("dead")
+REASONS = key("dead-reasons")  # job id -> reason, so the metrics count without reading records
 # Keys whose values may be personal data; never shown in a listing.
 _PII_KEYS = {"email", "phone", "first_name", "last_name", "full_name", "name", "answers", "fields", "field_data",
              "raw", "em", "ph", "fn", "ln", "db", "client_ip_address"}
@@ -35,12 +37,21 @@ def _record_key(job_id: str) -> str:
     return key("dead", job_id)
 
 
-def record(connection: redis.Redis, entry: dict) -> None:
-    """Index a dead letter (the job goes to RQ's failed registry as the job raises)."""
+def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
+    """Index a dead letter (the job goes to RQ's failed registry as the job raises);
+    `new=False` when an existing one only changes its reason (not counted again)."""
     with connection.pipeline() as pipe:
         pipe.set(_record_key(entry["job_id"]), json.dumps(entry, sort_keys=True))
         pipe.zadd(INDEX, {entry["job_id"]: entry["last_attempt_at"]})
+        pipe.hset(REASONS, entry["job_id"], entry["reason"])
+        if new:
+            metrics.count(pipe, metrics.DEAD, entry["reason"])
         pipe.execute()
+
+
+def by_reason(connection: redis.Redis) -> Counter:
+    """How many dead letters wait, per reason."""
+    return Counter(reason.decode() for reason in connection.hvals(REASONS))
 
 
 def get(connection: redis.Redis, job_id: str) -> dict | None:
@@ -52,6 +63,7 @@ def forget(connection: redis.Redis, job_id: str) -> None:
     with connection.pipeline() as pipe:
         pipe.delete(_record_key(job_id))
         pipe.zrem(INDEX, job_id)
+        pipe.hdel(REASONS, job_id)
         pipe.execute()
 
 
@@ -189,7 +201,7 @@ def replay_one(connection: redis.Redis, queue: Queue, entry: dict, dry_run: bool
     if not sendable(entry):
         if not dry_run and entry.get("reason") != EXPIRED:
             record(connection, {**entry, "reason": EXPIRED, "detail": f"was {entry.get('reason')}: "
-                                f"past Meta's 7-day window, refused at replay"})
+                                f"past Meta's 7-day window, refused at replay"}, new=False)
         return "expired"
     if dry_run:
         return "requeued"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
+from collections.abc import Callable
 
 import requests
 
@@ -37,14 +39,17 @@ class Graph:
     """A small Graph API client; tokens go in the Authorization header, never in URLs.
 
     With a Pauses store, a call with a parked token raises Paused without reaching
-    Meta, and an auth failure parks the token it used.
+    Meta, and an auth failure parks the token it used. With an `observe` callback,
+    each call that reached the network reports (operation, outcome, seconds).
     """
 
-    def __init__(self, settings: Settings, session: requests.Session | None = None, pauses: Pauses | None = None):
+    def __init__(self, settings: Settings, session: requests.Session | None = None, pauses: Pauses | None = None,
+                 observe: Callable[[str, str, float], None] | None = None):
         self.settings = settings
         self.session = session or requests.Session()
         self.base = f"{settings.graph_url}/{settings.api_version}"
         self.pauses = pauses
+        self.observe = observe
         # Names for logs and pause records: which setting holds the token, never the token.
         self.labels = {settings.page_access_token: "META_PAGE_ACCESS_TOKEN",
                        settings.capi_access_token: "META_CAPI_ACCESS_TOKEN"}
@@ -58,8 +63,8 @@ class Graph:
         return {"appsecret_proof": hmac.new(secret, token.encode("utf-8"), hashlib.sha256).hexdigest()}
 
     def call(self, method: str, path: str, token: str, *, params: dict | None = None,
-             json: dict | None = None, probe: bool = False) -> dict:
-        """One Graph call; the parsed JSON body on success.
+             json: dict | None = None, probe: bool = False, operation: str = "other") -> dict:
+        """One Graph call; the parsed JSON body on success. `operation` names it in metrics.
 
         Raises:
             Paused: the token is parked (not raised for a `probe` call).
@@ -68,12 +73,20 @@ class Graph:
         """
         if self.pauses is not None and not probe and self.pauses.get(token):
             raise Paused(fingerprint(token))
+        started = time.monotonic()
         try:
-            return self._call(method, path, token, params, json)
+            body = self._call(method, path, token, params, json)
         except DeliveryError as err:
+            self._observe(operation, err.reason, started)
             if err.reason == AUTH and self.pauses is not None and not probe:
                 self.pauses.pause(token, err.as_dict(), self.labels.get(token, "token"))
             raise
+        self._observe(operation, "ok", started)
+        return body
+
+    def _observe(self, operation: str, outcome: str, started: float) -> None:
+        if self.observe is not None:
+            self.observe(operation, outcome, time.monotonic() - started)
 
     def _call(self, method, path, token, params, json) -> dict:
         try:
@@ -120,14 +133,15 @@ class Graph:
         Raises:
             DeliveryError: see `call`.
         """
-        return self.call("GET", leadgen_id, self.settings.page_access_token, params={"fields": LEAD_FIELDS})
+        return self.call("GET", leadgen_id, self.settings.page_access_token, params={"fields": LEAD_FIELDS},
+                         operation="lead_read")
 
     def probe(self, fp: str) -> bool:
         """One cheap call with the token behind a pause fingerprint; True if Meta takes it."""
         for token in self.labels:
             if token and fingerprint(token) == fp:
                 try:
-                    self.call("GET", "me", token, params={"fields": "id"}, probe=True)
+                    self.call("GET", "me", token, params={"fields": "id"}, probe=True, operation="probe")
                     return True
                 except DeliveryError:
                     return False

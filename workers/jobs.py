@@ -11,8 +11,8 @@ from rq import get_current_job
 from webhook_app import logs
 from webhook_app.config import WORKER, Settings, load
 
-from . import capi, deliveries, events, leadfields, profiles, userdata
-from .attempts import attempt
+from . import capi, deliveries, events, leadfields, metrics, profiles, userdata
+from .attempts import attempt, finished
 from .graph import Graph
 from .pauses import Pauses
 from .queues import connect
@@ -23,7 +23,8 @@ log = logs.get(__name__)
 @functools.lru_cache(maxsize=4)
 def _context(settings: Settings):
     connection = connect(settings.redis_url)
-    return connection, Graph(settings, pauses=Pauses(connection))
+    return connection, Graph(settings, pauses=Pauses(connection),
+                             observe=functools.partial(metrics.observe_graph, connection))
 
 
 def context():
@@ -53,7 +54,7 @@ def process_meta_lead(change: dict) -> dict:
         "args": change,
     }
     if capi.confirmed(connection, subject["event_id"]):
-        log.info("job_attempt", outcome="already_confirmed", job_id=subject["job_id"], event_id=subject["event_id"])
+        finished(connection, subject, "already_confirmed")
         return {"outcome": "already_confirmed", "event_id": subject["event_id"]}
     started = time.monotonic()
     with attempt(connection, graph, subject, settings.retry_base_seconds):
@@ -73,9 +74,8 @@ def process_meta_lead(change: dict) -> dict:
             lead_event_source=settings.lead_event_source,
         )
         result = capi.deliver(graph, connection, settings, [event])
-    log.info("job_attempt", outcome=result["outcome"], match_keys=sorted(event["user_data"]),
-             elapsed_ms=round((time.monotonic() - started) * 1000, 1), job_id=subject["job_id"],
-             event_id=subject["event_id"], leadgen_id=leadgen_id, request_id=subject.get("request_id"))
+    finished(connection, subject, result["outcome"], match_keys=sorted(event["user_data"]),
+             elapsed_ms=round((time.monotonic() - started) * 1000, 1), leadgen_id=leadgen_id)
     return {**result, "event_id": subject["event_id"]}
 
 
@@ -99,7 +99,7 @@ def send_form_lead(payload: dict) -> dict:
         "args": payload,
     }
     if capi.confirmed(connection, payload["event_id"]):
-        log.info("job_attempt", outcome="already_confirmed", job_id=subject["job_id"], event_id=payload["event_id"])
+        finished(connection, subject, "already_confirmed")
         return {"outcome": "already_confirmed", "event_id": payload["event_id"]}
     for item in payload.get("dropped", []):
         log.info("match_key_dropped", source=payload["source"], submission_id=payload["submission_id"], **item)
@@ -124,9 +124,8 @@ def send_form_lead(payload: dict) -> dict:
             event_source_url=payload.get("event_source_url"),
         )
         result = capi.deliver(graph, connection, settings, [event])
-    log.info("job_attempt", outcome=result["outcome"], match_keys=sorted(event["user_data"]),
-             elapsed_ms=round((time.monotonic() - started) * 1000, 1), job_id=subject["job_id"],
-             event_id=payload["event_id"], source=payload["source"], request_id=subject.get("request_id"))
+    finished(connection, subject, result["outcome"], match_keys=sorted(event["user_data"]),
+             elapsed_ms=round((time.monotonic() - started) * 1000, 1), source=payload["source"])
     return {**result, "event_id": payload["event_id"]}
 
 
@@ -150,6 +149,7 @@ def send_stage_events(batch: dict) -> dict:
                "event_id": items[0]["event_id"] if len(items) == 1 else None,
                "event_time": min((i["event_time"] for i in items), default=None), "args": batch}
     if not items:
+        finished(connection, subject, "already_confirmed")
         return {"outcome": "already_confirmed", "events": 0}
     started = time.monotonic()
     with attempt(connection, graph, subject, settings.retry_base_seconds):
@@ -157,8 +157,8 @@ def send_stage_events(batch: dict) -> dict:
         delivered, isolated = deliveries.deliver_isolating(graph, connection, settings, outgoing)
     for item, err in isolated:
         deliveries.dead_letter_one(connection, job, item, err)
-    log.info("job_attempt", outcome="delivered", events=delivered, isolated=len(isolated), job_id=subject["job_id"],
-             elapsed_ms=round((time.monotonic() - started) * 1000, 1))
+    finished(connection, subject, "dry_run" if settings.dry_run else "delivered", events=delivered,
+             isolated=len(isolated), elapsed_ms=round((time.monotonic() - started) * 1000, 1))
     return {"outcome": "delivered", "events": delivered, "dead_lettered": len(isolated)}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import redis
 from rq import Queue
 from rq.serializers import JSONSerializer
@@ -24,3 +26,22 @@ def connect(url: str) -> redis.Redis:
 
 def queue(connection: redis.Redis, name: str) -> Queue:
     return Queue(name, connection=connection, serializer=SERIALIZER)
+
+
+def queue_status(q: Queue, now: float | None = None) -> dict:
+    """Jobs per state, and how long the oldest queued job has waited (0 when none)."""
+    oldest = 0.0
+    head = q.get_job_ids(0, 1)  # RQ pushes to the tail and pops from the head
+    job = q.fetch_job(head[0]) if head else None
+    if job is not None and job.enqueued_at is not None:
+        oldest = max((time.time() if now is None else now) - job.enqueued_at.timestamp(), 0.0)
+    return {
+        "queue": q.name,
+        "queued": q.count,
+        "started": q.started_job_registry.count,
+        "scheduled": q.scheduled_job_registry.count,
+        "deferred": q.deferred_job_registry.count,
+        "failed": q.failed_job_registry.count,
+        "finished": q.finished_job_registry.count,
+        "oldest_queued_seconds": round(oldest, 3),
+    }

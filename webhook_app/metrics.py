@@ -1,0 +1,144 @@
+"""GET /metrics: the receiver's own counters, and the workers' and queues' figures from Redis.
+
+The receiver's counters are prometheus-client metrics. Under gunicorn each web
+process counts on its own, so gunicorn.conf.py points PROMETHEUS_MULTIPROC_DIR at a
+directory every process writes to and a scrape adds them up (prometheus-client's
+multiprocess mode). What workers count lives in Redis (workers/metrics.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+import redis
+from flask import Blueprint, Response, current_app
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from workers import deadletters
+from workers import metrics as stored
+from workers.pauses import Pauses
+from workers.queues import queue_status
+
+from . import bearer
+
+bp = Blueprint("metrics", __name__)
+
+_LOCAL = CollectorRegistry()
+WEBHOOKS = Counter("leadrelay_webhooks_received", "Webhook items received, by source and outcome (accepted, "
+                   "duplicate, ignored, bad_signature, malformed, too_large, unavailable).",
+                   ["source", "outcome"], registry=_LOCAL)
+WEBHOOK_SECONDS = Histogram("leadrelay_webhook_duration_seconds", "Time to verify, enqueue and answer a webhook.",
+                            ["source"], buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+                            registry=_LOCAL)
+STAGE_EVENTS = Counter("leadrelay_stage_events_received", "Stage changes received by the API, by outcome "
+                       "(accepted, duplicate, rejected).", ["outcome"], registry=_LOCAL)
+
+
+def _web_registry() -> CollectorRegistry:
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return _LOCAL
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
+    return registry
+
+
+class RedisCollector:
+    """The installation-wide figures: worker counters, queues, dead letters, pauses."""
+
+    def __init__(self, connection: redis.Redis, queue):
+        self.connection = connection
+        self.queue = queue
+
+    def collect(self):
+        up = GaugeMetricFamily("leadrelay_redis_up", "1 when this scrape could read Redis; without it the "
+                               "worker, queue and dead-letter figures are missing.")
+        try:
+            families = list(self._families())
+        except redis.RedisError:
+            families = []
+        up.add_metric([], 1 if families else 0)
+        return [up, *families]
+
+    def _families(self):
+        values = stored.read(self.connection)
+        for family in stored.COUNTERS:
+            out = CounterMetricFamily(family.name, family.doc, labels=family.labels)
+            for labels, value in _rows(values, family.name):
+                out.add_metric(labels, value)
+            yield out
+        yield _coverage(values)
+        yield _graph_latency(values)
+        last = GaugeMetricFamily("leadrelay_last_event_delivered_timestamp_seconds",
+                                 "When Meta last confirmed an event (0: never). Alert when it stops moving.")
+        last.add_metric([], values.get((stored.LAST_DELIVERED,), 0.0))
+        yield last
+        yield from _queue_gauges(queue_status(self.queue))
+        dead = GaugeMetricFamily("leadrelay_dead_letters", "Dead letters waiting for replay, by reason.",
+                                 labels=["reason"])
+        for reason, count in sorted(deadletters.by_reason(self.connection).items()):
+            dead.add_metric([reason], count)
+        yield dead
+        paused = GaugeMetricFamily("leadrelay_tokens_paused", "Tokens Meta refused; jobs needing them wait.")
+        paused.add_metric([], len(Pauses(self.connection).all()))
+        yield paused
+
+
+def _rows(values: dict, name: str):
+    return sorted((key[1:], value) for key, value in values.items() if key[0] == name)
+
+
+def _coverage(values: dict) -> GaugeMetricFamily:
+    """Share of events (delivered or dry-run) carrying each match key, since the counters began."""
+    sent: dict[str, float] = {}
+    for (event_name, outcome), value in _rows(values, stored.EVENTS.name):
+        if outcome in ("delivered", "dry_run"):
+            sent[event_name] = sent.get(event_name, 0) + value
+    out = GaugeMetricFamily("leadrelay_match_key_coverage_ratio", "Share of sent events carrying each match key, "
+                            "by event name: a local stand-in for Meta's Event Match Quality.",
+                            labels=["event_name", "key"])
+    carried = {tuple(labels): value for labels, value in _rows(values, stored.MATCH.name)}
+    for event_name, total in sorted(sent.items()):
+        for match_key in stored.MATCH_KEYS:
+            out.add_metric([event_name, match_key], round(carried.get((event_name, match_key), 0) / total, 4))
+    return out
+
+
+def _graph_latency(values: dict) -> HistogramMetricFamily:
+    out = HistogramMetricFamily(stored.GRAPH.name, stored.GRAPH.doc, labels=stored.GRAPH.labels)
+    series: dict[tuple, dict[str, float]] = {}
+    for (operation, outcome, bucket), value in _rows(values, stored.GRAPH.name):
+        series.setdefault((operation, outcome), {})[bucket] = value
+    for labels, counts in sorted(series.items()):
+        cumulative, buckets = 0.0, []
+        for bound in stored.GRAPH_BUCKETS:
+            cumulative += counts.get(str(bound), 0)
+            buckets.append(("+Inf" if bound == float("inf") else str(bound), cumulative))
+        out.add_metric(list(labels), buckets, counts.get("sum", 0.0))
+    return out
+
+
+def _queue_gauges(status: dict):
+    jobs = GaugeMetricFamily("leadrelay_queue_jobs", "Jobs in each state, per queue.", labels=["queue", "state"])
+    for state in ("queued", "started", "scheduled", "deferred", "failed", "finished"):
+        jobs.add_metric([status["queue"], state], status[state])
+    yield jobs
+    depth = GaugeMetricFamily("leadrelay_queue_depth", "Jobs waiting to run, per queue.", labels=["queue"])
+    depth.add_metric([status["queue"]], status["queued"])
+    yield depth
+    age = GaugeMetricFamily("leadrelay_queue_oldest_job_age_seconds", "How long the oldest waiting job has "
+                            "waited (0 when none), per queue.", labels=["queue"])
+    age.add_metric([status["queue"]], status["oldest_queued_seconds"])
+    yield age
+
+
+@bp.get("/metrics")
+def scrape():
+    """Prometheus text format; behind LEADRELAY_METRICS_TOKEN when that is set."""
+    ext = current_app.extensions["leadrelay"]
+    if ext["settings"].metrics_token:
+        bearer.check(ext["settings"].metrics_token, "LEADRELAY_METRICS_TOKEN", "metrics")
+    stored_registry = CollectorRegistry(auto_describe=False)
+    stored_registry.register(RedisCollector(ext["redis"], ext["queue"]))
+    return Response(generate_latest(_web_registry()) + generate_latest(stored_registry), mimetype=CONTENT_TYPE_LATEST)

@@ -1,0 +1,103 @@
+"""Worker-side metrics, kept in Redis so that any web process can serve them.
+
+Workers may run on other hosts than the web processes, and come and go with every
+deploy, so their counters cannot live in a process or a local directory: each is a
+field of one Redis hash, written in the pipeline the work already makes where it can.
+At scrape time `Collector` reads them back, with the gauges that are read live
+(queue depth and age, dead letters, paused tokens), as Prometheus families.
+
+Series read from Redis describe the whole installation: every web process serves the
+same values, so aggregate them with max(), not sum(), across scraped instances.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import redis
+
+from .queues import key
+
+HASH = key("metrics")
+RECENT = key("recent-events")
+RECENT_KEEP = 50
+LAST_DELIVERED = "last_delivered_at"
+GRAPH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, float("inf"))
+# The keys Meta matches a lead on; counted per event name for local match-quality figures.
+MATCH_KEYS = ("lead_id", "em", "ph", "fn", "ln", "external_id", "fbc", "fbp")
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    doc: str
+    labels: tuple[str, ...]
+
+
+JOBS = Family("leadrelay_jobs", "Job attempts by source and outcome.", ("source", "outcome"))
+EVENTS = Family("leadrelay_events_sent", "Conversions API events by event name and outcome "
+                "(delivered, dry_run, or the failure class).", ("event_name", "outcome"))
+MATCH = Family("leadrelay_event_match_keys", "Events delivered or dry-run carrying each match key.",
+               ("event_name", "key"))
+DEAD = Family("leadrelay_dead_letters_recorded", "Dead letters recorded, by reason.", ("reason",))
+RETRIES = Family("leadrelay_retries", "Retries scheduled, by source and failure class.", ("source", "reason"))
+COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES)
+GRAPH = Family("leadrelay_graph_request_duration_seconds", "Graph API call latency by operation and outcome.",
+               ("operation", "outcome"))
+
+
+def _field(family: Family, *labels: str) -> str:
+    return json.dumps([family.name, *labels])
+
+
+def count(conn: redis.Redis, family: Family, *labels: str, by: int = 1) -> None:
+    """Add to a counter; `conn` may be a pipeline, so the count rides with other writes."""
+    conn.hincrby(HASH, _field(family, *labels), by)
+
+
+def observe_graph(connection: redis.Redis, operation: str, outcome: str, seconds: float) -> None:
+    """One Graph call's latency: its bucket (cumulated at scrape), the sum."""
+    bucket = next(b for b in GRAPH_BUCKETS if seconds <= b)
+    try:
+        with connection.pipeline(transaction=False) as pipe:
+            pipe.hincrby(HASH, _field(GRAPH, operation, outcome, str(bucket)), 1)
+            pipe.hincrbyfloat(HASH, _field(GRAPH, operation, outcome, "sum"), seconds)
+            pipe.execute()
+    except redis.RedisError:
+        pass  # a lost figure must never fail a delivery; Redis trouble shows elsewhere
+
+
+def record_sent(pipe, events: list[dict], outcome: str, now: float | None = None) -> None:
+    """Count events by name and outcome; for delivered and dry-run ones also their match
+    keys, the time of the last delivery, and a recent-events line (key names, no values)."""
+    now = time.time() if now is None else now
+    for event in events:
+        count(pipe, EVENTS, event["event_name"], outcome)
+        if outcome not in ("delivered", "dry_run"):
+            continue
+        carried = sorted(k for k in event.get("user_data", {}) if k in MATCH_KEYS)
+        for match_key in carried:
+            count(pipe, MATCH, event["event_name"], match_key)
+        pipe.lpush(RECENT, json.dumps({"event_id": event["event_id"], "event_name": event["event_name"],
+                                       "event_time": event.get("event_time"), "sent_at": int(now),
+                                       "outcome": outcome, "match_keys": carried,
+                                       "action_source": event.get("action_source")}))
+    if outcome == "delivered" and events:
+        pipe.hset(HASH, LAST_DELIVERED, now)
+    pipe.ltrim(RECENT, 0, RECENT_KEEP - 1)
+
+
+def recent(connection: redis.Redis, count_: int = RECENT_KEEP) -> list[dict]:
+    """The newest sent events first: ids, names, match key names."""
+    return [json.loads(raw) for raw in connection.lrange(RECENT, 0, count_ - 1)]
+
+
+def read(connection: redis.Redis) -> dict[tuple, float]:
+    """All stored figures as {(metric name, *labels): value}."""
+    out = {}
+    for field, value in connection.hgetall(HASH).items():
+        field = field.decode()
+        out[(field,) if field == LAST_DELIVERED else tuple(json.loads(field))] = float(value)
+    return out
