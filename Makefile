@@ -17,6 +17,7 @@ run: $(STAMP)
 	$(BIN)/leadrelay run
 
 test: $(STAMP)
+	@sh tests/install-browser
 	$(BIN)/pytest -q
 
 bench: $(STAMP)

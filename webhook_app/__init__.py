@@ -6,7 +6,7 @@ from flask import Flask
 
 from workers.queues import connect, queue
 
-from . import admin, api, config, errors, formconfig, health, logs, metrics, stages, webhooks
+from . import admin, admin_page, api, config, errors, formconfig, health, logs, metrics, stages, webhooks
 
 
 def create_app(settings: config.Settings | None = None) -> Flask:
@@ -35,6 +35,7 @@ def create_app(settings: config.Settings | None = None) -> Flask:
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(admin.bp)
+    admin_page.init_app(app, settings.admin_token)
     app.register_blueprint(api.bp)
     app.register_blueprint(metrics.bp)
     if settings.dry_run:

@@ -1,0 +1,104 @@
+"""The admin page over HTTP without a browser: login, CSRF, headers, what it shows and
+what it never shows. The click-through in a real browser is test_admin_browser.py."""
+
+import re
+import time
+
+import pytest
+
+from conftest import CAPI_TOKEN, PAGE_TOKEN, leadgen_body, sign
+from webhook_app import create_app
+
+ADMIN = "admin-token-for-tests"
+LEAD = "1234567890123456"
+
+
+@pytest.fixture
+def admin(env, monkeypatch):
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", ADMIN)
+    return create_app().test_client()
+
+
+def logged_in(client) -> str:
+    """Log in; the page's CSRF token."""
+    assert client.post("/admin/login", data={"token": ADMIN}).status_code == 303
+    return re.search(r'name="csrf" value="([^"]+)"', client.get("/admin").get_data(as_text=True)).group(1)
+
+
+def invalid_dead_letter(client, graph, work, leadgen_id=LEAD):
+    graph.add_lead(leadgen_id)
+    body = leadgen_body(leadgen_id, created_time=int(time.time()))
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016, "message": "m",
+                                         "error_user_title": "Invalid parameter", "fbtrace_id": "TR"}}, on="events")
+    work()
+
+
+def test_the_page_is_off_without_a_token(client):
+    assert client.get("/admin").status_code == 404
+    assert client.get("/admin").json["error"] == "admin_disabled"
+
+
+def test_login_is_required_and_a_wrong_token_refused(admin):
+    page = admin.get("/admin")
+    assert page.status_code == 200 and b'name="token"' in page.data and b"Dead letters" not in page.data
+    wrong = admin.post("/admin/login", data={"token": "guess"})
+    assert wrong.status_code == 401 and b"not the admin token" in wrong.data
+    assert b"Dead letters" not in admin.get("/admin").data
+    logged_in(admin)
+    assert b"Dead letters" in admin.get("/admin").data
+
+
+def test_a_new_token_ends_old_sessions(env, admin, monkeypatch):
+    logged_in(admin)
+    cookie = admin.get_cookie("leadrelay_admin", path="/admin")
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "rotated")
+    other = create_app().test_client()
+    other.set_cookie("leadrelay_admin", cookie.value, path="/admin")
+    assert b"Dead letters" not in other.get("/admin").data
+
+
+def test_the_session_cookie_is_strict_and_http_only(admin):
+    answer = admin.post("/admin/login", data={"token": ADMIN})
+    cookie = answer.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/admin" in cookie
+
+
+def test_changes_need_a_session_and_its_csrf_token(admin, graph, work):
+    invalid_dead_letter(admin, graph, work)
+    assert admin.post("/admin/dead-letters/replay", data={"reason": "invalid"}).status_code == 401
+    logged_in(admin)
+    assert admin.post("/admin/dead-letters/replay", data={"reason": "invalid", "csrf": "forged"}).status_code == 400
+    assert b"lead-meta-" + LEAD.encode() in admin.get("/admin").data  # still there
+
+
+def test_replay_by_reason_requeues_the_group_and_says_so(admin, graph, work, redis_conn):
+    invalid_dead_letter(admin, graph, work)
+    invalid_dead_letter(admin, graph, work, "1234567890123457")
+    csrf = logged_in(admin)
+    page = admin.get("/admin").get_data(as_text=True)
+    assert 'data-reason="invalid"' in page and "Replay all 2" in page
+    answer = admin.post("/admin/dead-letters/replay", data={"reason": "invalid", "csrf": csrf})
+    assert answer.status_code == 303
+    assert "Replay: 2 requeued." in admin.get("/admin").get_data(as_text=True)
+    assert redis_conn.llen("rq:queue:leadrelay") == 2
+
+
+def test_security_headers(admin):
+    headers = admin.get("/admin").headers
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert headers["X-Frame-Options"] == "DENY" and headers["Cache-Control"] == "no-store"
+
+
+def test_the_page_shows_key_names_and_masked_settings_never_values(admin, graph, work, env):
+    graph.add_lead(LEAD)
+    body = leadgen_body(LEAD, created_time=int(time.time()))
+    admin.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    logged_in(admin)
+    page = admin.get("/admin").get_data(as_text=True)
+    assert f'data-event="meta:{LEAD}:Lead"' in page
+    assert '<span class="key">em</span>' in page and '<span class="key">lead_id</span>' in page
+    for raw in ("Joe", "example.com", "6505551212", CAPI_TOKEN, PAGE_TOKEN, ADMIN, env["TYPEFORM_SECRET"],
+                env["META_APP_SECRET"].split(",")[0]):
+        assert raw.lower() not in page.lower(), raw

@@ -1,0 +1,184 @@
+"""The admin page under /admin: queue status, dead letters grouped by reason with replay,
+the match keys of recent events, and the configuration with secrets masked.
+
+Server-rendered, no scripts. Logging in with LEADRELAY_ADMIN_TOKEN sets a session
+cookie signed with a key derived from that token, so changing the token logs everyone
+out. Forms carry a per-session CSRF token and the cookie is SameSite=Strict. The page
+is off (404) while the token is unset, like the admin API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections import defaultdict
+from datetime import datetime, timedelta, timezone
+
+from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render_template, request, session,
+                   url_for)
+from rq import Worker
+
+from workers import deadletters, metrics
+from workers.pauses import Pauses
+from workers.policy import AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT
+from workers.queues import queue_status
+
+from . import bearer, logs
+from .sources._signing import matches_any
+
+bp = Blueprint("admin_page", __name__, url_prefix="/admin", template_folder="templates")
+log = logs.get(__name__)
+SESSION_HOURS = 8
+
+# What each dead-letter reason means for the person looking at it, and what to do.
+REASON_HELP = {
+    AUTH: "Meta refused the token. Put a working token in place, then replay: jobs waiting on it run too.",
+    INVALID: "Meta refused the event itself (see the code and title). Fix the cause, then replay.",
+    EXPIRED: "Older than Meta's 7-day window: these can no longer be sent, and replay refuses them.",
+    TRANSIENT: "Meta or the network kept failing until the retries ran out. Replay once Meta answers again.",
+    THROTTLED: "Meta kept rate-limiting until the retries ran out. Replay once the limit has passed.",
+    CRASHED: "The job kept killing its worker. Check the worker logs for the job id before replaying.",
+}
+
+
+def init_app(app: Flask, admin_token: str) -> None:
+    if admin_token:
+        app.secret_key = hmac.new(admin_token.encode(), b"leadrelay admin session", hashlib.sha256).hexdigest()
+        app.config.update(SESSION_COOKIE_NAME="leadrelay_admin", SESSION_COOKIE_PATH="/admin",
+                          SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_HTTPONLY=True,
+                          PERMANENT_SESSION_LIFETIME=timedelta(hours=SESSION_HOURS))
+    app.jinja_env.filters["ago"] = ago
+    app.jinja_env.filters["utc"] = utc
+    app.register_blueprint(bp)
+
+
+def _ext() -> dict:
+    return current_app.extensions["leadrelay"]
+
+
+@bp.before_request
+def _enabled():
+    if not _ext()["settings"].admin_token:
+        raise bearer.Disabled("set LEADRELAY_ADMIN_TOKEN to enable the admin page", reason="admin_disabled")
+
+
+@bp.after_request
+def _headers(response):
+    # Nothing here is for other sites: no framing, no caching, no outside resources.
+    response.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; "
+                                                   "form-action 'self'; frame-ancestors 'none'")
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def _logged_in() -> bool:
+    return session.get("admin") is True
+
+
+@bp.get("")
+def page():
+    if not _logged_in():
+        return render_template("admin/login.html", error=None)
+    return render_template("admin/page.html", csrf=session["csrf"], **overview())
+
+
+@bp.post("/login")
+def login():
+    if not matches_any([_ext()["settings"].admin_token], request.form.get("token", "")):
+        log.warning("admin_login_refused", remote_addr=request.remote_addr)
+        return render_template("admin/login.html", error="That is not the admin token."), 401
+    session.clear()
+    session.permanent = True
+    session["admin"] = True
+    session["csrf"] = secrets.token_urlsafe(32)
+    log.info("admin_login", remote_addr=request.remote_addr)
+    return redirect(url_for("admin_page.page"), code=303)
+
+
+@bp.post("/logout")
+def logout():
+    _check_form()
+    session.clear()
+    return redirect(url_for("admin_page.page"), code=303)
+
+
+@bp.post("/dead-letters/replay")
+def replay():
+    """Replay one dead letter (job_id) or a reason group (reason), then back to the page."""
+    _check_form()
+    job_id, reason = request.form.get("job_id"), request.form.get("reason")
+    if bool(job_id) == bool(reason):
+        abort(400, "give a job_id or a reason")
+    where = deadletters.Filter(job_ids=(job_id,)) if job_id else deadletters.Filter(reason=reason)
+    result = deadletters.run_replay(_ext()["redis"], _ext()["queue"], where)
+    log.info("admin_replay", job_id=job_id, reason=reason, **result["counts"], woken=result["woken"])
+    flash(_replay_message(result), "error" if result["counts"]["failed"] else "ok")
+    return redirect(url_for("admin_page.page") + "#dead-letters", code=303)
+
+
+def _check_form() -> None:
+    """Only a logged-in session's own forms may change anything."""
+    if not _logged_in():
+        abort(401)
+    if not matches_any([session.get("csrf", "")], request.form.get("csrf", "")):
+        abort(400, "the form is stale; reload the page")
+
+
+def _replay_message(result: dict) -> str:
+    counts = result["counts"]
+    parts = [f"{counts['requeued']} requeued"]
+    for outcome, text in (("already_delivered", "already delivered (dropped)"),
+                          ("expired", "past the 7-day window (kept as expired)"), ("failed", "failed")):
+        if counts[outcome]:
+            parts.append(f"{counts[outcome]} {text}")
+    if result.get("woken"):
+        parts.append(f"{result['woken']} waiting on the token woken")
+    return "Replay: " + ", ".join(parts) + "."
+
+
+def overview() -> dict:
+    """Everything the page shows; identifiers and key names only, never personal data."""
+    ext = _ext()
+    connection, queue, settings = ext["redis"], ext["queue"], ext["settings"]
+    groups: dict[str, list] = defaultdict(list)
+    for entry in deadletters.select(connection, queue, deadletters.Filter()):
+        groups[entry["reason"]].append(_row(entry))
+    last = connection.hget(metrics.HASH, metrics.LAST_DELIVERED)
+    return {
+        "queue": queue_status(queue),
+        "workers": Worker.count(connection=connection, queue=queue),
+        "pauses": Pauses(connection).all(),
+        "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
+        "reason_help": REASON_HELP,
+        "not_replayable": {EXPIRED},
+        "recent": metrics.recent(connection, 25),
+        "last_delivered": float(last) if last else None,
+        "config": settings.masked(),
+        "dry_run": settings.dry_run,
+    }
+
+
+def _row(entry: dict) -> dict:
+    """A dead letter as the page shows it: ids, Meta's answer, timing; never its payload."""
+    return {key: entry.get(key) for key in ("job_id", "source", "event_name", "event_id", "detail", "code",
+                                            "subcode", "user_title", "fbtrace_id", "attempts", "last_attempt_at")}
+
+
+def ago(unix: float | None) -> str:
+    if not unix:
+        return "never"
+    seconds = max(time.time() - float(unix), 0)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return f"{int(seconds)} s ago"
+
+
+def utc(unix: float | None) -> str:
+    if not unix:
+        return ""
+    return datetime.fromtimestamp(float(unix), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
