@@ -2,12 +2,16 @@
 retries, dead letters, queue depth and age, Graph latency, paused tokens)."""
 
 import json
+import re
+import subprocess
 import time
+from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import CAPI_TOKEN, leadgen_body, fast_forward, sign
 from test_forms import fixture, typeform_sig
+from test_service import BIN, clean_env, wait_for
 from webhook_app import create_app
 from workers import deadletters
 from workers.embedded_redis import free_port
@@ -163,6 +167,7 @@ def test_a_refused_token_shows_as_paused_and_as_an_auth_dead_letter(client, grap
     work()
     figures = scrape(client)
     assert value(figures, "leadrelay_tokens_paused") == 1
+    assert value(figures, "leadrelay_workers", queue="leadrelay") == 0  # the burst worker has gone
     assert value(figures, "leadrelay_dead_letters", reason="auth") == 1
     assert value(figures, "leadrelay_graph_request_duration_seconds_count", operation="events", outcome="auth") == 1
 
@@ -220,3 +225,29 @@ def test_metrics_carry_no_personal_data_or_secrets(client, graph, post_meta, wor
     assert value(scrape(client), "leadrelay_jobs_total", source="meta", outcome="delivered") == 1
     for raw in ("joe", "example.com", "6505551212", CAPI_TOKEN, env["META_PAGE_ACCESS_TOKEN"]):
         assert raw.lower() not in text
+
+
+def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta, work):
+    """docs/prometheus-alerts.yml must not drift from what /metrics serves."""
+    graph.add_lead(LEAD)
+    graph.add_lead("1234567890123457")
+    post_meta(leadgen_body(LEAD, created_time=int(time.time())))
+    work()
+    post_meta(leadgen_body("1234567890123457", created_time=int(time.time())))
+    graph.then(error(100, 2804016), on="events")
+    work()
+    served = {name for name, _ in scrape(client)}
+    rules = (Path(__file__).parent.parent / "docs" / "prometheus-alerts.yml").read_text()
+    used = set(re.findall(r"\bleadrelay_[a-z_]+", rules))
+    assert used and used <= served, used - served
+
+
+def test_a_running_worker_is_counted(client, env):
+    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=clean_env(**env),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: value(scrape(client), "leadrelay_workers", queue="leadrelay") == 1)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    wait_for(lambda: value(scrape(client), "leadrelay_workers", queue="leadrelay") == 0)  # it says goodbye

@@ -15,6 +15,7 @@ from flask import Blueprint, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
+from rq import Worker
 
 from workers import deadletters
 from workers import metrics as stored
@@ -75,6 +76,10 @@ class RedisCollector:
         last.add_metric([], values.get((stored.LAST_DELIVERED,), 0.0))
         yield last
         yield from _queue_gauges(queue_status(self.queue))
+        workers = GaugeMetricFamily("leadrelay_workers", "Live RQ workers listening on the queue (0: nothing is "
+                                    "being sent).", labels=["queue"])
+        workers.add_metric([self.queue.name], Worker.count(connection=self.connection, queue=self.queue))
+        yield workers
         dead = GaugeMetricFamily("leadrelay_dead_letters", "Dead letters waiting for replay, by reason.",
                                  labels=["reason"])
         for reason, count in sorted(deadletters.by_reason(self.connection).items()):
