@@ -15,6 +15,7 @@ RAW = ["Joe@Example.com", "joe@example.com", "6505551212", "Joe Example", "Examp
 
 def test_a_full_run_logs_no_personal_data_and_no_secrets(env, monkeypatch, graph, work, capfd):
     monkeypatch.setenv("LEADRELAY_API_TOKEN", "crm-token-value")
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token-value")
     client = create_app().test_client()
     created = int(time.time()) - 600
     graph.add_lead("1234567890123456", created_time=created, field_data=[
@@ -36,10 +37,15 @@ def test_a_full_run_logs_no_personal_data_and_no_secrets(env, monkeypatch, graph
                 headers={"Authorization": "Bearer crm-token-value"})
     graph.then({"status": 500}, on="events")  # a retry logs Meta's error too
     work()
+    client.post("/admin/login", data={"token": "admin-token-value-wrong"})  # a refused login is logged
+    client.post("/admin/login", data={"token": "admin-token-value"})
+    client.get("/admin")
+    client.get("/metrics")
     out, err = capfd.readouterr()
     logs = out + err
     assert '"event": "job_attempt"' in logs and '"match_key_dropped"' in logs  # the run did log
-    for raw in RAW + [APP_SECRET, PAGE_TOKEN, CAPI_TOKEN, TYPEFORM_SECRET, "crm-token-value"]:
+    assert '"admin_login_refused"' in logs and '"admin_login"' in logs
+    for raw in RAW + [APP_SECRET, PAGE_TOKEN, CAPI_TOKEN, TYPEFORM_SECRET, "crm-token-value", "admin-token-value"]:
         assert raw not in logs, f"{raw!r} appears in the logs"
 
 
