@@ -67,6 +67,24 @@ def forget(connection: redis.Redis, job_id: str) -> None:
         pipe.execute()
 
 
+def prune(connection: redis.Redis, queue: Queue, settle_seconds: int = 600, now: float | None = None) -> int:
+    """Forget dead letters whose job left RQ's failed registry (its 30 days passed, or
+    someone removed it with rq's own tools), so listings and gauges match what can be
+    replayed. A dead letter is indexed just before its job reaches the registry, hence
+    the settle time. Returns how many were forgotten."""
+    cutoff = (time.time() if now is None else now) - settle_seconds
+    job_ids = [j.decode() for j in connection.zrangebyscore(INDEX, 0, cutoff)]
+    registry = FailedJobRegistry(queue=queue)
+    with connection.pipeline(transaction=False) as pipe:
+        for job_id in job_ids:
+            pipe.zscore(registry.key, job_id)
+        present = pipe.execute() if job_ids else []
+    gone = [job_id for job_id, score in zip(job_ids, present) if score is None]
+    for job_id in gone:
+        forget(connection, job_id)
+    return len(gone)
+
+
 # Personal data a job may carry for sending (never raw emails, phones or names: those
 # are hashed on arrival): dropped from dead letters after the retention.
 _SENDING_ONLY = ("client_ip_address", "client_user_agent")

@@ -51,6 +51,7 @@ class LeadrelayWorker(SimpleWorker):
         for q in self.queues:
             recovery.sweep(self.connection, q)
             deadletters.scrub(self.connection, q, retention)
+            deadletters.prune(self.connection, q)
 
 
 # RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks

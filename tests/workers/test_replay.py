@@ -144,3 +144,18 @@ def test_rq_info_sees_our_queue_and_its_failed_jobs(graph, post_meta, work, redi
                          text=True, timeout=30)
     assert out.returncode == 0
     assert "leadrelay 1, 0 executing, 0 finished, 1 failed" in out.stdout, out.stdout  # FRESH queued, BROKEN failed
+
+
+def test_dead_letters_whose_job_left_rqs_registry_are_forgotten(graph, post_meta, work, redis_conn):
+    now = int(time.time())
+    graph.add_lead(BROKEN, created_time=now)
+    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016}}, on="events")
+    post_meta(leadgen_body(BROKEN, created_time=now))
+    work()
+    job_id = f"lead-meta-{BROKEN}"
+    assert deadletters.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 0  # still failed: kept
+    FailedJobRegistry(queue=queue(redis_conn)).remove(job_id)  # as `rq` tools or its 30-day expiry would
+    assert deadletters.prune(redis_conn, queue(redis_conn)) == 0  # too fresh to judge
+    assert deadletters.by_reason(redis_conn) == {"invalid": 1}
+    assert deadletters.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 1
+    assert deadletters.by_reason(redis_conn) == {} and deadletters.get(redis_conn, job_id) is None
