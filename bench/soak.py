@@ -95,6 +95,14 @@ class Workers:
             proc.wait(timeout=60)
 
 
+def scraped(text: str) -> dict:
+    """{(series, *label values in name order): value} from Prometheus text."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, *(v for _, v in sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leads", type=int, default=3000)
@@ -181,6 +189,7 @@ def main() -> None:
                       f"{connection.zcard('rq:scheduled:leadrelay')}, running {connection.zcard('rq:wip:leadrelay')}, "
                       f"received {len(set(e['event_id'] for e in standin.events))}", flush=True)
         drained_in = time.time() - started
+        figures = scraped(requests.get(f"{base}/metrics", timeout=10).text)
         workers.stop()
         web.send_signal(signal.SIGTERM)
         web.wait(timeout=30)
@@ -211,6 +220,16 @@ def main() -> None:
         print(f"  of the duplicated, {len(killed_mid_send)} belong to jobs killed mid-run and recovered: the send "
               f"reached Meta, the answer never reached us; the resend carries the same event_id, which Meta dedupes")
     print(f"logs: {tmp / 'processes.log'}")
+    accepted = figures.get(("leadrelay_webhooks_received_total", "accepted", "meta"), 0)
+    repeats = figures.get(("leadrelay_webhooks_received_total", "duplicate", "meta"), 0)
+    confirmed = figures.get(("leadrelay_events_sent_total", "Lead", "delivered"), 0)
+    retries = sum(v for k, v in figures.items() if k[0] == "leadrelay_retries_total")
+    print(f"/metrics: webhooks accepted {accepted:.0f}, duplicate "
+          f"{repeats:.0f}; "
+          f"events confirmed {confirmed:.0f}; retries {retries:.0f}")
+    if accepted != len(lead_ids) or confirmed != len(lead_ids):
+        print("the metrics disagree with what the stand-in received")
+        sys.exit(1)
     if lost or set(duplicated) - killed_mid_send:
         print("examples:", sorted(lost)[:5], list(duplicated.items())[:5])
         sys.exit(1)

@@ -81,6 +81,7 @@ def test_run_serves_web_and_worker_on_embedded_redis_and_stops_cleanly(graph, tm
     assert service.returncode == 0, output
     assert "Traceback" not in output and "could not connect to Redis" not in output, output
     assert "NOT sent to Meta" in output  # dry-run said loudly
+    assert f'"metrics": "{base}/metrics"' in output and "off (set LEADRELAY_ADMIN_TOKEN)" in output
     assert not port_open(redis_url)  # the embedded Redis stopped with it
     assert (tmp_path / "data" / "appendonly.aof").exists()
 

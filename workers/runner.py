@@ -74,6 +74,15 @@ def work(settings: Settings, burst: bool = False) -> bool:
     return worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
 
 
+def _say_where(bind: str, settings: Settings) -> None:
+    """One line with the addresses a person starting `make run` looks for."""
+    host, _, port = bind.rpartition(":")
+    base = f"http://{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{port}"
+    log.info("serving", webhooks=f"{base}/webhooks/meta", metrics=f"{base}/metrics",
+             admin=f"{base}/admin" if settings.admin_token else "off (set LEADRELAY_ADMIN_TOKEN)",
+             stage_api=f"{base}/api/v1/stage-events" if settings.api_token else "off (set LEADRELAY_API_TOKEN)")
+
+
 def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
     """Web and worker together, on an embedded Redis unless REDIS_URL is set.
 
@@ -96,6 +105,7 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
                           "webhook_app:create_app()"], env=env, cwd=ROOT, start_new_session=True),
         subprocess.Popen([str(bin_dir / "leadrelay"), "worker"], env=env, cwd=ROOT, start_new_session=True),
     ]
+    _say_where(env["LEADRELAY_BIND"], settings)
     stopping = False
 
     def _stop(signum, frame):
