@@ -251,3 +251,11 @@ def test_a_running_worker_is_counted(client, env):
         worker.terminate()
         worker.wait(timeout=30)
     wait_for(lambda: value(scrape(client), "leadrelay_workers", queue="leadrelay") == 0)  # it says goodbye
+
+
+def test_a_job_popped_by_a_worker_that_died_shows_as_intermediate(client, graph, post_meta, redis_conn):
+    post_meta(leadgen_body(LEAD, created_time=int(time.time())))
+    redis_conn.lmove("rq:queue:leadrelay", "rq:queue:leadrelay:intermediate")  # as a worker's dequeue does
+    figures = scrape(client)
+    assert value(figures, "leadrelay_queue_jobs", queue="leadrelay", state="intermediate") == 1
+    assert value(figures, "leadrelay_queue_depth", queue="leadrelay") == 0

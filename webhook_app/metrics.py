@@ -126,7 +126,7 @@ def _graph_latency(values: dict) -> HistogramMetricFamily:
 
 def _queue_gauges(status: dict):
     jobs = GaugeMetricFamily("leadrelay_queue_jobs", "Jobs in each state, per queue.", labels=["queue", "state"])
-    for state in ("queued", "started", "scheduled", "deferred", "failed", "finished"):
+    for state in ("queued", "intermediate", "started", "scheduled", "deferred", "failed", "finished"):
         jobs.add_metric([status["queue"], state], status[state])
     yield jobs
     depth = GaugeMetricFamily("leadrelay_queue_depth", "Jobs waiting to run, per queue.", labels=["queue"])

@@ -38,6 +38,8 @@ def queue_status(q: Queue, now: float | None = None) -> dict:
     return {
         "queue": q.name,
         "queued": q.count,
+        # Popped by a worker that died before starting them; RQ requeues them after a minute.
+        "intermediate": q.connection.llen(q.intermediate_queue_key),
         "started": q.started_job_registry.count,
         "scheduled": q.scheduled_job_registry.count,
         "deferred": q.deferred_job_registry.count,
