@@ -101,7 +101,7 @@ def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
 def finished(connection: redis.Redis, subject: dict, outcome: str, **fields) -> None:
     """The log line and the count of a job run that ended without error (delivered,
     dry_run, already_confirmed)."""
-    metrics.count(connection, metrics.JOBS, subject.get("source") or "unknown", outcome)
+    _count(connection, subject, outcome)
     log.info("job_attempt", outcome=outcome, job_id=subject["job_id"], event_id=subject.get("event_id"),
              request_id=subject.get("request_id"), **fields)
 
