@@ -10,7 +10,7 @@ from conftest import APP_SECRET, CAPI_TOKEN, PAGE_TOKEN, TYPEFORM_SECRET, leadge
 from webhook_app import create_app
 
 RAW = ["Joe@Example.com", "joe@example.com", "6505551212", "Joe Example", "Example",
-       "ann.secret@example.org", "7700900123", "Annabel"]
+       "ann.secret@example.org", "7911123456", "Annabel"]
 
 
 def test_a_full_run_logs_no_personal_data_and_no_secrets(env, monkeypatch, graph, work, capfd):
@@ -32,7 +32,7 @@ def test_a_full_run_logs_no_personal_data_and_no_secrets(env, monkeypatch, graph
             {"type": "phone_number", "phone_number": "not a phone", "field": {"id": "p", "ref": "phone"}}]}}).encode()
     form_sig = "sha256=" + base64.b64encode(hmac.new(TYPEFORM_SECRET.encode(), form, hashlib.sha256).digest()).decode()
     client.post("/webhooks/typeform", data=form, headers={"Typeform-Signature": form_sig})
-    client.post("/api/v1/stage-events", json=[{"email": "Joe@Example.com", "phone": "+44 7700 900123",
+    client.post("/api/v1/stage-events", json=[{"email": "Joe@Example.com", "phone": "+44 7911 123456",
                                                "stage": "MQL", "occurred_at": int(time.time())}],
                 headers={"Authorization": "Bearer crm-token-value"})
     graph.then({"status": 500}, on="events")  # a retry logs Meta's error too

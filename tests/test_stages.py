@@ -73,12 +73,12 @@ def test_identity_by_email_finds_the_lead_and_raw_email_is_never_kept(api, meta_
 
 
 def test_unknown_person_is_sent_with_what_was_given_hashed(api, work, graph):
-    api({"email": "new@example.com", "phone": "+44 7700 900123", "stage": "SQL", "occurred_at": int(time.time())})
+    api({"email": "new@example.com", "phone": "+44 7911 123456", "stage": "SQL", "occurred_at": int(time.time())})
     work()
     [event] = graph.events
     assert event["event_name"] == "Schedule"
     assert event["user_data"] == {"em": [hashlib.sha256(b"new@example.com").hexdigest()],
-                                  "ph": [hashlib.sha256(b"447700900123").hexdigest()]}
+                                  "ph": [hashlib.sha256(b"447911123456").hexdigest()]}
 
 
 @pytest.mark.parametrize("stage, suggestion", [("QUALIFIED_LEAD", "QualifiedLead"), ("qualified_lead", "QualifiedLead"),

@@ -1,8 +1,29 @@
-"""Normalisation and SHA-256 hashing of match keys, exactly as spec/meta.md §4 says.
+"""Normalisation and SHA-256 hashing of match keys, as Meta's customer-information rules say.
 
-`normalise(key, raw, region)` returns the normalised text or raises Unusable with the
-reason; `build(fields, region)` turns a dict of raw values into Conversions API
-`user_data` plus the list of keys it had to drop. Nothing here logs or keeps raw values.
+The rules, one per key (check them against Meta's "Customer information parameters" page
+and spec/meta.md §4); every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
+
+- `em`: trimmed and lowercased; must be `local@domain.tld`.
+- `ph`: digits only, with the country code, no leading zeros or `+`. A number written with
+  `+` or `00` (after stripping spaces and symbols: `(0044)`, `+0044`, `+001` too) is
+  international; one written without is tried in the lead's own country (its `country`
+  answer), then the form's region, then LEADRELAY_DEFAULT_REGION, then as digits that
+  already hold a country code (CRMs store `447911123456`). It must be a *valid* number
+  there (phonenumbers' metadata), not merely of a possible length; else it is dropped.
+- `fn`, `ln`, `ct`: lowercased (not case-folded: `Strauß` stays `strauß`, a final sigma
+  stays `ς`), NFC, letters and combining marks only: no punctuation, digits or spaces.
+- `st`: for a lead in the US (or of unknown country), the two-letter state code (`ca`);
+  elsewhere lowercase letters and digits only.
+- `zp`: lowercase, no spaces or dashes; a US ZIP keeps its first five digits.
+- `country`: ISO 3166-1 alpha-2, lowercase, from a code or any common name (places.py).
+- `db`: `YYYYMMDD` from any unambiguous way of writing a date (birthdates.py).
+- `ge`: `f` or `m`, from the words for female and male in the languages our users' forms
+  use (GENDERS); anything else is dropped, never guessed from a first letter.
+- `external_id`: trimmed, otherwise as given: it must match what other channels send.
+
+A value that already is 64 (SHA-256) or 32 (MD5, as Meta's SDK allows) hex characters is
+taken as hashed and passed through lowercased, except the hash of the empty string, which
+is treated as empty. Nothing here logs or keeps raw values.
 """
 
 from __future__ import annotations
@@ -10,22 +31,32 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from datetime import date, datetime
 from typing import Iterable, Mapping
 
 import phonenumbers
-import pycountry
+
+from . import birthdates, places
 
 HASHED_KEYS = ("em", "ph", "fn", "ln", "db", "ge", "ct", "st", "zp", "country", "external_id")
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-_COUNTRY_ALIASES = {"uk": "gb", "england": "gb", "scotland": "gb", "wales": "gb", "usa": "us", "america": "us"}
-_US_STATES = {
-    sub.name.casefold(): sub.code.split("-")[1].lower()
-    for sub in pycountry.subdivisions.get(country_code="US")
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+EMPTY_MD5 = hashlib.md5(b"").hexdigest()
+_EMAIL = re.compile(r".+@[^@\s]+\.[^@\s]+")  # Meta's SDK: RFC 5322 allows quoted local parts
+_EXTENSION = re.compile(r"\s*(?:ext\.?|extension|x|#)\s*\d{1,6}\s*$", re.IGNORECASE)
+
+# One table: a gender word (lowercase, letters only, accents stripped) → `f` or `m`.
+# English, Spanish, Portuguese, French, Italian, German, Dutch, the Nordic languages,
+# Polish, Turkish and Russian, with their titles and the usual abbreviations.
+_GENDER_WORDS = {
+    "f": "f female woman women girl fem feminine mrs ms miss madam madame mme mlle mademoiselle lady her she "
+         "mujer femenino femenina senora sra srta mulher feminino feminina dona donna femmina femminile signora "
+         "frau weiblich w femme feminin feminine vrouw vrouwelijk mevrouw mevr kvinna kvinde kvinne kvinnlig "
+         "kvindelig kobieta kobiecy pani kadin kadın bayan женщина женский жен ж",
+    "m": "m male man men boy masculine mr mister sir he him hombre masculino varon senor sr homem "
+         "uomo maschio maschile signore sig mann mannlich herr homme masculin monsieur mannelijk meneer dhr "
+         "mand manlig mandlig mezczyzna meski pan erkek bay мужчина мужской муж м",
 }
-# The date forms seen in Lead Ads (`April 19, 1987`) and in forms and CRMs.
-_DATE_FORMATS = ("%Y%m%d", "%Y-%m-%d", "%m/%d/%Y", "%d/%m/%Y", "%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d.%m.%Y")
+GENDERS = {word: code for code, words in _GENDER_WORDS.items() for word in words.split()}
 
 
 class Unusable(ValueError):
@@ -40,118 +71,105 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _lower(value: str) -> str:
+    """NFC, then str.lower (which keeps ß and writes a final sigma as ς), then NFC again."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).lower())
+
+
 def _letters(value: str, keep_digits: bool = False) -> str:
-    """Lowercase, NFC, only letters (and digits): drops punctuation and spaces, keeps é."""
-    value = unicodedata.normalize("NFC", value.strip().casefold())
-    keep = ("L", "M", "N") if keep_digits else ("L", "M")
-    return "".join(ch for ch in value if unicodedata.category(ch)[0] in keep)
+    keep = "LMN" if keep_digits else "LM"
+    return "".join(ch for ch in _lower(value) if unicodedata.category(ch)[0] in keep)
 
 
-def _email(value: str, region: str) -> str:
-    value = value.strip().lower()
+def _email(value: str, regions) -> str:
+    value = _lower(value)
     if not _EMAIL.fullmatch(value):
         raise Unusable("not_an_email")
     return value
 
 
-def _phone(value: str, region: str) -> str:
-    text = value.strip()
-    if text.startswith("00"):
-        text = "+" + text[2:]
-    try:
-        number = phonenumbers.parse(text, None if text.startswith("+") else region)
-    except phonenumbers.NumberParseException:
-        raise Unusable("unparseable_phone") from None
-    if not phonenumbers.is_possible_number(number):
-        # Digits with the country code but no `+` (how many CRMs store them).
+def _phone(value: str, regions) -> str:
+    text = _EXTENSION.sub("", value)
+    digits = re.sub(r"\D", "", text)
+    if not digits:
+        raise Unusable("unparseable_phone")
+    if len(digits) > 17:
+        raise Unusable("invalid_phone")
+    international = text.lstrip(" \t([").startswith("+") or digits.startswith("00")
+    if international:
+        candidates = [("+" + digits.lstrip("0"), None)]
+    else:
+        candidates = [(digits, region) for region in regions] + [("+" + digits, None)]
+    for number, region in candidates:
         try:
-            number = phonenumbers.parse("+" + re.sub(r"\D", "", text), None)
+            parsed = phonenumbers.parse(number, region)
         except phonenumbers.NumberParseException:
-            raise Unusable("impossible_phone") from None
-        if not phonenumbers.is_possible_number(number):
-            raise Unusable("impossible_phone")
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164).lstrip("+")
+            continue
+        if phonenumbers.is_valid_number(parsed):
+            # E.164 keeps what the digits alone lose: Italy's leading zero (+39 06...).
+            return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)[1:]
+    raise Unusable("invalid_phone")
 
 
-def _name(value: str, region: str) -> str:
+def _name(value: str, regions) -> str:
     return _letters(value)
 
 
-def _city(value: str, region: str) -> str:
-    return _letters(value)
-
-
-def _country(value: str, region: str) -> str:
-    text = value.strip()
-    alias = _COUNTRY_ALIASES.get(text.casefold())
-    if alias:
-        return alias
-    try:
-        return pycountry.countries.lookup(text).alpha_2.lower()
-    except LookupError:
-        raise Unusable("unknown_country") from None
-
-
-def _state(value: str, region: str, country: str | None = None) -> str:
-    squashed = _letters(value, keep_digits=True)
+def _state(value: str, regions, country: str | None = None) -> str:
     if country in (None, "us"):
-        code = _US_STATES.get(value.strip().casefold())
+        code = places.us_state(value)
         if code:
             return code
-    return squashed
+    return _letters(value, keep_digits=True)
 
 
-def _zip(value: str, region: str, country: str | None = None) -> str:
-    squashed = re.sub(r"[\s\-]", "", value.strip().lower())
+def _zip(value: str, regions, country: str | None = None) -> str:
+    squashed = re.sub(r"[\s\-]", "", _lower(value))
     us_zip = re.fullmatch(r"(\d{5})(\d{4})?", squashed)
     if us_zip and country in (None, "us"):
         return us_zip.group(1)  # US: the first five digits only
     return squashed
 
 
-def _birth_date(value: str, region: str) -> str:
-    text = re.sub(r"\s+", " ", value.strip())
-    for fmt in _DATE_FORMATS:
-        try:
-            parsed = datetime.strptime(text, fmt).date()
-        except ValueError:
-            continue
-        if date(1900, 1, 1) <= parsed <= date.today():
-            return parsed.strftime("%Y%m%d")
-        raise Unusable("implausible_birth_date")
-    raise Unusable("unknown_date_format")
+def _country(value: str, regions) -> str:
+    code = places.country(value)
+    if not code:
+        raise Unusable("unknown_country")
+    return code
 
 
-def _gender(value: str, region: str) -> str:
-    first = value.strip().lower()[:1]
-    if first in ("m", "f"):
-        return first
+def _birth_date(value: str, regions) -> str:
+    try:
+        return birthdates.parse(value)
+    except birthdates.NotADate as err:
+        raise Unusable(err.reason) from None
+
+
+def _gender(value: str, regions) -> str:
+    word = "".join(ch for ch in unicodedata.normalize("NFKD", value.strip().lower())
+                   if unicodedata.category(ch)[0] == "L")
+    if word in GENDERS:
+        return GENDERS[word]
     raise Unusable("unknown_gender")
 
 
-def _external_id(value: str, region: str) -> str:
+def _external_id(value: str, regions) -> str:
     return value.strip()
 
 
 _NORMALISERS = {
-    "em": _email,
-    "ph": _phone,
-    "fn": _name,
-    "ln": _name,
-    "db": _birth_date,
-    "ge": _gender,
-    "ct": _city,
-    "st": _state,
-    "zp": _zip,
-    "country": _country,
-    "external_id": _external_id,
+    "em": _email, "ph": _phone, "fn": _name, "ln": _name, "db": _birth_date, "ge": _gender, "ct": _name,
+    "st": _state, "zp": _zip, "country": _country, "external_id": _external_id,
 }
 
 
-def normalise(key: str, raw: str, region: str = "US", country: str | None = None) -> str:
+def normalise(key: str, raw: str, region: str = "US", country: str | None = None,
+              form_region: str | None = None) -> str:
     """The normalised text for one match key, before hashing.
 
-    `country` (already normalised) tells whether US rules apply to `st` and `zp`.
+    `country` (already normalised) is the lead's own: US rules for `st` and `zp` apply to
+    US leads (or leads of unknown country), and a phone without a country code is tried
+    there first, then in `form_region`, then in `region` (the default).
 
     Raises:
         Unusable: empty, or not a value of that kind (reason says which).
@@ -159,23 +177,28 @@ def normalise(key: str, raw: str, region: str = "US", country: str | None = None
     if not isinstance(raw, str) or not raw.strip():
         raise Unusable("empty")
     if key in ("st", "zp"):
-        out = _NORMALISERS[key](raw, region, country)
+        out = _NORMALISERS[key](raw, (), country)
     else:
-        out = _NORMALISERS[key](raw, region)
+        regions = tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r))
+        out = _NORMALISERS[key](raw, regions)
     if not out:
         raise Unusable("empty_after_normalising")
     return out
 
 
-def hash_value(key: str, raw: str, region: str = "US", country: str | None = None) -> str:
+def hash_value(key: str, raw: str, region: str = "US", country: str | None = None,
+               form_region: str | None = None) -> str:
     """SHA-256 of the normalised value; an already hashed value passes through, lowercased.
 
     Raises:
-        Unusable: see `normalise`.
+        Unusable: see `normalise`; `empty` for the hash of an empty string.
     """
     if isinstance(raw, str) and _ALREADY_HASHED.fullmatch(raw.strip()):
-        return raw.strip().lower()
-    return sha256(normalise(key, raw, region, country))
+        hashed = raw.strip().lower()
+        if hashed in (EMPTY_SHA256, EMPTY_MD5):
+            raise Unusable("empty")
+        return hashed
+    return sha256(normalise(key, raw, region, country, form_region))
 
 
 def _values(raw) -> Iterable[str]:
@@ -186,24 +209,28 @@ def _values(raw) -> Iterable[str]:
     return []
 
 
-def build(fields: Mapping[str, object], region: str = "US") -> tuple[dict, list[dict]]:
+def lead_country(fields: Mapping[str, object]) -> str | None:
+    """The lead's own country (alpha-2, lowercase) from its `country` answer, if readable."""
+    for raw in _values(fields.get("country")):
+        if raw.strip() and not _ALREADY_HASHED.fullmatch(raw.strip()):
+            code = places.country(raw)
+            if code:
+                return code
+    return None
+
+
+def build(fields: Mapping[str, object], region: str = "US", form_region: str | None = None) -> tuple[dict, list[dict]]:
     """`user_data` (each hashed key a list of hashes) from raw values, and what was dropped.
 
-    Dropped entries are `{"key": "ph", "reason": "impossible_phone"}`: never the value.
+    Dropped entries are `{"key": "ph", "reason": "invalid_phone"}`: never the value.
     """
     user_data: dict[str, list[str]] = {}
     dropped: list[dict] = []
-    country = None
-    for raw in _values(fields.get("country")):
-        try:
-            country = _country(raw, region) if not _ALREADY_HASHED.fullmatch(raw.strip()) else None
-            break
-        except Unusable:
-            pass
+    country = lead_country(fields)
     for key in HASHED_KEYS:
         for raw in _values(fields.get(key)):
             try:
-                hashed = hash_value(key, raw, region, country)
+                hashed = hash_value(key, raw, region, country, form_region)
             except Unusable as err:
                 dropped.append({"key": key, "reason": err.reason})
                 continue

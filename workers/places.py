@@ -1,0 +1,111 @@
+"""Countries and US states as people write them, to the codes Meta hashes.
+
+`country(text)` answers ISO 3166-1 alpha-2 in lowercase (`Deutschland` → `de`);
+`us_state(text)` answers the two-letter USPS code in lowercase (`Calif.` → `ca`), or
+None when the text is no US state. Both look at letters only, so spaces, dots, dashes and
+case never matter: `U.S.A.`, `new-york` and `New  York` are found like `usa` and `newyork`.
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext
+import unicodedata
+
+import pycountry
+
+
+def squash(text: str) -> str:
+    """Lowercase letters only (accents kept, NFC): the form every table here is keyed by."""
+    text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).lower())
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] in "LM")
+
+
+# Names people use that pycountry's English names do not carry. Keys are squashed.
+COUNTRY_NAMES = {
+    "uk": "gb", "greatbritain": "gb", "britain": "gb", "england": "gb", "scotland": "gb", "wales": "gb",
+    "northernireland": "gb", "unitedkingdom": "gb",
+    "america": "us", "unitedstatesofamerica": "us", "estadosunidos": "us", "étatsunis": "us", "eeuu": "us",
+    "russia": "ru", "россия": "ru", "turkey": "tr", "turkiye": "tr", "holland": "nl", "thenetherlands": "nl",
+    "ivorycoast": "ci", "cotedivoire": "ci", "uae": "ae", "emirates": "ae", "korea": "kr",
+    "southkorea": "kr", "northkorea": "kp", "burma": "mm", "czechrepublic": "cz", "macedonia": "mk",
+    "vatican": "va", "vaticancity": "va", "palestine": "ps", "swaziland": "sz", "capeverde": "cv",
+    "easttimor": "tl", "drc": "cd", "drcongo": "cd", "congokinshasa": "cd", "congobrazzaville": "cg",
+    "deutschland": "de", "brasil": "br", "méxico": "mx", "españa": "es", "italia": "it", "schweiz": "ch",
+    "suisse": "ch", "svizzera": "ch", "österreich": "at", "nederland": "nl", "belgië": "be", "belgique": "be",
+    "sverige": "se", "norge": "no", "danmark": "dk", "suomi": "fi", "polska": "pl", "česko": "cz",
+    "magyarország": "hu", "ελλάδα": "gr", "éire": "ie", "日本": "jp", "中国": "cn", "한국": "kr",
+    "대한민국": "kr", "भारत": "in", "việtnam": "vn", "perú": "pe", "panamá": "pa", "türkiye": "tr",
+}
+# Languages whose country names forms use: pycountry's own translations of every country.
+_LOCALES = ("de fr es pt pt_BR it nl pl sv da nb fi cs sk hu ro el tr ru uk ja zh_CN zh_TW ko ar he hi id "
+            "ms th vi bg hr sr sl et lv lt ca").split()
+
+
+@functools.cache
+def _country_table() -> dict[str, str]:
+    """Squashed name → alpha-2, from pycountry's names in English and in _LOCALES.
+
+    Built on the first name the quick lookups miss (reading the locales takes ~0.1 s). A
+    translation that means two countries in two languages is left out, never guessed.
+    """
+    candidates: dict[str, set[str]] = {}
+    translators = [None]
+    for locale in _LOCALES:
+        try:
+            translators.append(gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=[locale]))
+        except OSError:
+            continue
+    for entry in pycountry.countries:
+        names = {entry.name, getattr(entry, "common_name", entry.name), getattr(entry, "official_name", entry.name)}
+        for translator in translators:
+            for name in names:
+                text = translator.gettext(name) if translator else name
+                candidates.setdefault(_without_the(squash(text)), set()).add(entry.alpha_2.lower())
+    table = {name: codes.pop() for name, codes in candidates.items() if len(codes) == 1 and name}
+    table.update(COUNTRY_NAMES)
+    return table
+
+
+def _without_the(squashed: str) -> str:
+    return squashed[3:] if squashed.startswith("the") and len(squashed) > 5 else squashed
+
+
+def country(text: str) -> str | None:
+    """ISO 3166-1 alpha-2, lowercase, or None when no country goes by that name."""
+    name = squash(text)
+    if len(name) == 2 and name.isascii():
+        return name if pycountry.countries.get(alpha_2=name) else COUNTRY_NAMES.get(name)
+    if len(name) == 3 and name.isascii() and name not in COUNTRY_NAMES:
+        found = pycountry.countries.get(alpha_3=name)
+        if found:
+            return found.alpha_2.lower()
+    return COUNTRY_NAMES.get(name) or _country_table().get(_without_the(name))
+
+
+def _state_table() -> dict[str, str]:
+    table = {}
+    for sub in pycountry.subdivisions.get(country_code="US"):
+        code = sub.code.split("-")[1].lower()
+        table[squash(sub.name)] = table[code] = code
+    table.update(US_STATE_NAMES)
+    return table
+
+
+# The abbreviations of the GPO style manual and AP (Calif., Mass., Penn.), DC's names,
+# and the Virgin Islands' usual name. Keys are squashed.
+US_STATE_NAMES = {
+    "ala": "al", "ariz": "az", "ark": "ar", "calif": "ca", "cal": "ca", "colo": "co", "conn": "ct",
+    "del": "de", "fla": "fl", "ill": "il", "ind": "in", "kan": "ks", "kans": "ks", "mass": "ma",
+    "mich": "mi", "minn": "mn", "miss": "ms", "mont": "mt", "neb": "ne", "nebr": "ne", "nev": "nv",
+    "okla": "ok", "ore": "or", "oreg": "or", "penn": "pa", "penna": "pa", "tenn": "tn", "tex": "tx",
+    "wash": "wa", "wva": "wv", "wis": "wi", "wisc": "wi", "wyo": "wy", "washingtondc": "dc",
+    "districtofcolumbia": "dc", "washingtondistrictofcolumbia": "dc", "usvirginislands": "vi",
+    "virginislands": "vi",
+}
+_US_STATES = _state_table()
+
+
+def us_state(text: str) -> str | None:
+    """The USPS code in lowercase (`New York`, `new-york`, `NY`, `N.Y.` → `ny`), or None."""
+    return _US_STATES.get(squash(text))
