@@ -16,7 +16,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/leadrelay run
 
-test: $(STAMP)
+# Meta's Python SDK ships its normalisation tests only in its source archive: the SDK
+# vectors test (tests/workers/test_sdk_vectors.py) reads them from there.
+SDK_VECTORS := $(VENV)/sdk/.downloaded
+$(SDK_VECTORS): $(STAMP)
+	$(BIN)/pip download --quiet --no-deps --no-binary :all: -d $(VENV)/sdk \
+	  "facebook_business==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("facebook_business"))')"
+	@touch $@
+
+test: $(STAMP) $(SDK_VECTORS)
 	@sh tests/install-browser
 	$(BIN)/pytest -q
 

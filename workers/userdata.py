@@ -41,7 +41,7 @@ HASHED_KEYS = ("em", "ph", "fn", "ln", "db", "ge", "ct", "st", "zp", "country", 
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 EMPTY_MD5 = hashlib.md5(b"").hexdigest()
-_EMAIL = re.compile(r".+@[^@\s]+\.[^@\s]+")  # Meta's SDK: RFC 5322 allows quoted local parts
+_EMAIL = re.compile(r".*[^@\s]@[^@\s]+\.[^@\s]+")  # Meta's SDK: RFC 5322 allows quoted local parts
 _EXTENSION = re.compile(r"\s*(?:ext\.?|extension|x|#)\s*\d{1,6}\s*$", re.IGNORECASE)
 
 # One table: a gender word (lowercase, letters only, accents stripped) → `f` or `m`.
@@ -51,12 +51,20 @@ _GENDER_WORDS = {
     "f": "f female woman women girl fem feminine mrs ms miss madam madame mme mlle mademoiselle lady her she "
          "mujer femenino femenina senora sra srta mulher feminino feminina dona donna femmina femminile signora "
          "frau weiblich w femme feminin feminine vrouw vrouwelijk mevrouw mevr kvinna kvinde kvinne kvinnlig "
-         "kvindelig kobieta kobiecy pani kadin kadın bayan женщина женский жен ж",
+         "kvindelig kobieta kobiecy pani kadın bayan женщина женский жен ж",
     "m": "m male man men boy masculine mr mister sir he him hombre masculino varon senor sr homem "
          "uomo maschio maschile signore sig mann mannlich herr homme masculin monsieur mannelijk meneer dhr "
          "mand manlig mandlig mezczyzna meski pan erkek bay мужчина мужской муж м",
 }
-GENDERS = {word: code for code, words in _GENDER_WORDS.items() for word in words.split()}
+
+
+def _word(text: str) -> str:
+    """Lowercase letters with accents stripped: `Männlich` → `mannlich`, `Ms.` → `ms`."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text.strip().lower())
+                   if unicodedata.category(ch)[0] == "L")
+
+
+GENDERS = {_word(word): code for code, words in _GENDER_WORDS.items() for word in words.split()}
 
 
 class Unusable(ValueError):
@@ -146,8 +154,7 @@ def _birth_date(value: str, regions) -> str:
 
 
 def _gender(value: str, regions) -> str:
-    word = "".join(ch for ch in unicodedata.normalize("NFKD", value.strip().lower())
-                   if unicodedata.category(ch)[0] == "L")
+    word = _word(value)
     if word in GENDERS:
         return GENDERS[word]
     raise Unusable("unknown_gender")

@@ -2,12 +2,15 @@
 
 import hashlib
 import re
+import unicodedata
+from datetime import date
 
+import pycountry
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.userdata import HASHED_KEYS, Unusable, build, hash_value, normalise
+from workers.userdata import GENDERS, HASHED_KEYS, Unusable, build, hash_value, normalise
 
 # spec/meta.md §4, Meta's examples.
 META_EXAMPLES = [
@@ -150,3 +153,61 @@ def test_build_never_emits_empty_lists_or_raw_values(fields):
         assert hashes and all(HEX64.fullmatch(h) for h in hashes)
     for item in dropped:
         assert set(item) == {"key", "reason"}
+
+
+NAME_KEYS = ["fn", "ln", "ct"]
+
+
+@given(st.sampled_from(NAME_KEYS), st.text(max_size=30))
+def test_lowercasing_never_changes_a_characters_identity_beyond_case(key, raw):
+    """No ß → ss, no final ς → σ: the output is the lowercased input with characters
+    removed, never replaced."""
+    try:
+        out = normalise(key, raw)
+    except Unusable:
+        return
+    lowered = iter(unicodedata.normalize("NFC", unicodedata.normalize("NFC", raw.strip()).lower()))
+    assert all(ch in lowered for ch in out)
+
+
+@given(st.text(max_size=12))
+def test_gender_comes_from_the_word_table_never_from_a_first_letter(raw):
+    try:
+        code = normalise("ge", raw)
+    except Unusable:
+        code = None
+    word = "".join(ch for ch in unicodedata.normalize("NFKD", raw.strip().lower()) if unicodedata.category(ch)[0] == "L")
+    assert code == GENDERS.get(word)
+
+
+@given(st.dates(min_value=date(1900, 1, 1), max_value=date.today()),
+       st.sampled_from(["{y}-{m:02d}-{d:02d}", "{y}/{m}/{d}", "{y}.{m:02d}.{d:02d}", "{y}{m:02d}{d:02d}",
+                        "{name} {d}, {y}", "{d} {abbr} {y}", "{d}-{abbr}-{y}", "{d}th of {name} {y}",
+                        "{y}-{m:02d}-{d:02d}T10:00:00Z"]))
+def test_any_unambiguous_date_shape_reads_back_the_same_day(day, shape):
+    text = shape.format(y=day.year, m=day.month, d=day.day, name=day.strftime("%B"), abbr=day.strftime("%b"))
+    assert normalise("db", text) == day.strftime("%Y%m%d")
+
+
+@given(st.dates(min_value=date(1900, 1, 13), max_value=date.today()).filter(lambda d: d.day > 12))
+def test_day_first_and_month_first_are_told_apart_by_a_day_above_12(day):
+    expected = day.strftime("%Y%m%d")
+    assert normalise("db", f"{day.day}/{day.month}/{day.year}") == expected
+    assert normalise("db", f"{day.month}/{day.day}/{day.year}") == expected
+    assert normalise("db", f"{day.day}.{day.month}.{day.year}") == expected
+
+
+@pytest.mark.parametrize("entry", list(pycountry.countries), ids=lambda c: c.alpha_2)
+def test_every_country_is_found_by_code_and_name(entry):
+    for text in (entry.alpha_2, entry.alpha_3, entry.name, getattr(entry, "common_name", entry.name)):
+        assert normalise("country", text) == entry.alpha_2.lower()
+
+
+@pytest.mark.parametrize("hashed", [hashlib.sha256(b"").hexdigest(), hashlib.sha256(b"").hexdigest().upper(),
+                                    hashlib.md5(b"").hexdigest()])
+def test_a_hash_of_nothing_is_treated_as_empty(hashed):
+    with pytest.raises(Unusable) as err:
+        hash_value("em", hashed)
+    assert err.value.reason == "empty"
+    assert build({"em": hashed, "ph": hashed}) == ({}, [{"key": "em", "reason": "empty"},
+                                                         {"key": "ph", "reason": "empty"}])
