@@ -30,7 +30,9 @@ def create_app(settings: config.Settings | None = None) -> Flask:
     }
     mapping = formconfig.read(settings.config_path)
     app.extensions["leadrelay"]["forms"] = formconfig.load(mapping)
-    app.extensions["leadrelay"]["stages"] = stages.StageMap.load(mapping.get("stages", {}))
+    processing = formconfig.processing(mapping)
+    app.extensions["leadrelay"]["processing"] = processing
+    app.extensions["leadrelay"]["stages"] = stages.StageMap.load(mapping.get("stages", {}), processing.get("crm"))
     errors.init_app(app)
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)

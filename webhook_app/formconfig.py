@@ -8,8 +8,13 @@
     value = 50
     currency = "EUR"
     action_source = "auto"             # auto | website | system_generated
+    region = "FR"                      # phones without a country code: after the lead's country
+    ldu = true                         # Limited Data Use (workers/ldu.py)
     [forms.typeform.aBc123Xy.hidden]   # hidden-field names, where they differ from the defaults
     fbclid = "fbclid"
+
+    [sources.meta]                     # per source: meta, typeform, tally, crm (stage events)
+    ldu = true
 
 With no file, or no forms listed for a source, every form of that source is accepted
 with the defaults (answers found by type and by conventional refs, hidden fields by
@@ -22,7 +27,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import phonenumbers
 import pycountry
+
+from workers import ldu
 
 from .config import ConfigError
 
@@ -32,6 +40,8 @@ MATCH_FIELDS = ("email", "phone", "first_name", "last_name", "full_name", "city"
 HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")
 ACTION_SOURCES = ("auto", "website", "system_generated")
 SOURCES = ("typeform", "tally")
+# What `[sources.<name>]` may set, per source of events.
+EVENT_SOURCES = ("meta", "typeform", "tally", "crm")
 
 
 def _fail(where: str, problem: str):
@@ -41,7 +51,8 @@ def _fail(where: str, problem: str):
 def _form(where: str, raw) -> dict:
     if not isinstance(raw, dict):
         _fail(where, "must be a table")
-    allowed = set(MATCH_FIELDS) | {"consent", "event_name", "value", "currency", "action_source", "hidden"}
+    allowed = set(MATCH_FIELDS) | {"consent", "event_name", "value", "currency", "action_source", "hidden",
+                                   "region", "ldu"}
     for name, value in raw.items():
         if name not in allowed:
             _fail(f"{where}.{name}", f"unknown setting (known: {', '.join(sorted(allowed))})")
@@ -60,7 +71,17 @@ def _form(where: str, raw) -> dict:
         _fail(f"{where}.currency", "is required with value")
     if raw.get("action_source", "auto") not in ACTION_SOURCES:
         _fail(f"{where}.action_source", f"must be one of {', '.join(ACTION_SOURCES)}")
-    return raw
+    if "region" in raw and (not isinstance(raw["region"], str)
+                            or raw["region"].upper() not in phonenumbers.SUPPORTED_REGIONS):
+        _fail(f"{where}.region", "must be a two-letter country code such as FR")
+    return {**raw, "region": raw["region"].upper()} if "region" in raw else raw
+
+
+def _ldu(where: str, value) -> dict | None:
+    try:
+        return ldu.fields(value)
+    except ldu.BadLdu as err:
+        _fail(f"{where}.ldu", str(err))
 
 
 def read(path: str) -> dict:
@@ -88,6 +109,28 @@ def load(doc: dict) -> dict:
     forms = doc.get("forms", {})
     if not isinstance(forms, dict) or any(s not in SOURCES for s in forms):
         _fail("forms", f"sources must be among {', '.join(SOURCES)}")
-    return {source: {str(form_id): _form(f"forms.{source}.{form_id}", raw)
-                     for form_id, raw in forms.get(source, {}).items()}
-            for source in SOURCES}
+    loaded = {source: {str(form_id): _form(f"forms.{source}.{form_id}", raw)
+                       for form_id, raw in forms.get(source, {}).items()}
+              for source in SOURCES}
+    for source, table in loaded.items():
+        for form_id, form in table.items():
+            if "ldu" in form:
+                form["processing"] = _ldu(f"forms.{source}.{form_id}", form["ldu"])
+    return loaded
+
+
+def processing(doc: dict) -> dict:
+    """Limited Data Use fields per source of events, from `[sources.<name>] ldu`.
+
+    Raises:
+        ConfigError: an unknown source or setting, or a bad `ldu` (named with its path).
+    """
+    sources = doc.get("sources", {})
+    if not isinstance(sources, dict) or any(s not in EVENT_SOURCES for s in sources):
+        _fail("sources", f"must be among {', '.join(EVENT_SOURCES)}")
+    out = {}
+    for name, raw in sources.items():
+        if not isinstance(raw, dict) or set(raw) - {"ldu"}:
+            _fail(f"sources.{name}", "may only set ldu")
+        out[name] = _ldu(f"sources.{name}", raw.get("ldu"))
+    return out

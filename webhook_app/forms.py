@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from workers import events, userdata
+from workers import browserids, events, userdata
 
 from .formconfig import HIDDEN_FIELDS
 
@@ -70,10 +70,12 @@ def _text(value) -> list[str]:
     return []
 
 
-def prepare(submission: dict, form: dict | None, region: str, dedupe_key: str) -> tuple[dict | None, str | None]:
+def prepare(submission: dict, form: dict | None, region: str, dedupe_key: str,
+            processing: dict | None = None) -> tuple[dict | None, str | None]:
     """The job payload for a submission, or None with the reason it is not sent.
 
     `form` is the form's settings; None means the form is not configured (defaults).
+    `processing` is the source's Limited Data Use fields; the form's own `ldu` wins.
     """
     form = form or {}
     answers = submission["answers"]
@@ -90,27 +92,24 @@ def prepare(submission: dict, form: dict | None, region: str, dedupe_key: str) -
             raw.setdefault("first_name", []).append(first)
             if rest.strip():
                 raw.setdefault("last_name", []).append(rest.strip())
-    user_data, dropped = userdata.build({KEY_FOR[f]: v for f, v in raw.items() if f in KEY_FOR}, region)
+    user_data, dropped = userdata.build({KEY_FOR[f]: v for f, v in raw.items() if f in KEY_FOR}, region,
+                                        form.get("region"))
 
     names = {name: name for name in HIDDEN_FIELDS} | {"client_ip": "client_ip"} | form.get("hidden", {})
-    hidden = {field: submission["hidden"].get(name, "").strip() for field, name in names.items()}
+    # Placeholders a script left behind (`undefined`, `{{fbclid}}`) count as absent.
+    hidden = {field: browserids.present(submission["hidden"].get(name)) for field, name in names.items()}
     submitted = submission.get("submitted_at")
-    if hidden["fbc"]:
-        user_data["fbc"] = hidden["fbc"]
-    elif hidden["fbclid"] and submitted:
-        user_data["fbc"] = f"fb.1.{submitted * 1000}.{hidden['fbclid']}"  # case preserved, never hashed
-    if hidden["fbp"]:
-        user_data["fbp"] = hidden["fbp"]  # only a real _fbp cookie; never invented
-    if hidden["client_ip"]:
-        user_data["client_ip_address"] = hidden["client_ip"]
-    if hidden["user_agent"]:
-        user_data["client_user_agent"] = hidden["user_agent"]
+    browser = {"fbc": browserids.fbc(hidden["fbc"], hidden["fbclid"], submitted), "fbp": browserids.fbp(hidden["fbp"]),
+               "client_ip_address": browserids.client_ip(hidden["client_ip"]),
+               "client_user_agent": hidden["user_agent"]}
+    user_data.update({k: v for k, v in browser.items() if v})
+    page_url = browserids.page_url(hidden["page_url"])
 
     event_name = form.get("event_name", events.LEAD)
     action_source = form.get("action_source", "auto")
     if action_source == "auto":
         # Meta requires both for website events.
-        action_source = "website" if hidden["user_agent"] and hidden["page_url"] else "system_generated"
+        action_source = "website" if hidden["user_agent"] and page_url else "system_generated"
     payload = {
         "source": submission["source"],
         "key": dedupe_key.split(":", 1)[1],
@@ -122,10 +121,11 @@ def prepare(submission: dict, form: dict | None, region: str, dedupe_key: str) -
         "event_id": hidden["event_id"] or events.event_id(submission["source"], dedupe_key.split(":", 1)[1],
                                                           event_name),
         "action_source": action_source,
-        "event_source_url": hidden["page_url"] or None,
+        "event_source_url": page_url,
         "user_data": user_data,
         "value": form.get("value"),
         "currency": form.get("currency", "").upper() or None,
         "dropped": dropped,
+        "processing": form.get("processing", processing),
     }
     return payload, None

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 import pycountry
 import redis
 
-from workers import capi, events, profiles, userdata
+from workers import capi, events, ldu, profiles, userdata
 from workers.queues import key
 
 from .config import ConfigError
@@ -64,10 +64,11 @@ class StageMap:
     values: dict = field(default_factory=dict)
     currency: str | None = None
     allow_custom: bool = False
+    processing: dict | None = None  # Limited Data Use by default ([sources.crm] ldu)
 
     @classmethod
-    def load(cls, raw: dict) -> "StageMap":
-        """From the mapping file's `[stages]` table.
+    def load(cls, raw: dict, processing: dict | None = None) -> "StageMap":
+        """From the mapping file's `[stages]` table, and the default LDU fields.
 
         Raises:
             ConfigError: a bad entry, named with its path.
@@ -93,7 +94,7 @@ class StageMap:
             fail("values.currency", "is required with values")
         return cls(names=names, negative=frozenset(_norm(n) for n in raw.get("negative", DEFAULT_NEGATIVE)),
                    values=values, currency=currency.upper() if currency else None,
-                   allow_custom=bool(raw.get("allow_custom", False)))
+                   allow_custom=bool(raw.get("allow_custom", False)), processing=processing)
 
     def resolve(self, stage: str) -> tuple[str | None, str | None]:
         """(event name, None), or (None, reason) with the reason a person can act on."""
@@ -203,6 +204,10 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
         raise Rejected("bad_currency", "currency must be an ISO 4217 code such as EUR")
     if event_name == "Purchase" and (value is None or currency is None):
         raise Rejected("purchase_needs_value", "Purchase needs value and currency")
+    try:
+        processing = ldu.from_item(item)
+    except ldu.BadLdu as err:
+        raise Rejected("bad_ldu", str(err)) from None
     profile, given = _identify(connection, item, region)
     if profile is None and not given:
         raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
@@ -235,6 +240,7 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
         "lead_event_source": item.get("lead_event_source") or default_source,
         "lead_first": lead_first,
         "stage": stage,
+        "processing": stage_map.processing if processing is None else processing,
     }
 
 

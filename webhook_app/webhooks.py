@@ -72,7 +72,8 @@ def _prepare(name: str, items: list[dict]) -> tuple[list[dict], list[dict]]:
         elif configured and item["form_id"] not in configured:
             reason = "unknown_form"
         else:
-            payload, reason = forms.prepare(item, configured.get(item["form_id"]), region, source.dedupe_key(item))
+            payload, reason = forms.prepare(item, configured.get(item["form_id"]), region, source.dedupe_key(item),
+                                            _ext()["processing"].get(name))
             if payload:
                 payloads.append(payload)
                 continue
@@ -96,6 +97,9 @@ def _receive(name: str, secrets) -> tuple:
             items, not_sent = _prepare(name, items)
             skipped = skipped + not_sent
             intake.record_ignored(ext["redis"], name, not_sent)
+        elif ext["processing"].get(name):
+            # Decided when the lead arrives, so a later change of the file never reaches it.
+            items = [{**item, "processing": ext["processing"][name]} for item in items]
         counts = intake.enqueue_new(ext["queue"], name, items, _dedupe_key(name), request_id)
     except ReceiverError as err:
         metrics.WEBHOOKS.labels(name, err.outcome).inc()

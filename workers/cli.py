@@ -204,6 +204,9 @@ CSV_NUMBERS = ("value",)
 def _row_item(row: dict) -> dict:
     """A sheet row to a stage change: empty cells dropped, value as a number."""
     item = {k.strip(): v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()}
+    if "ldu" in item:
+        item["ldu"] = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(
+            item["ldu"].lower(), item["ldu"])  # anything else is rejected with bad_ldu
     for name in CSV_NUMBERS:
         if name in item:
             try:
@@ -228,7 +231,8 @@ def import_stages(path: str):
 
     settings = _settings()
     connection, q = _queue_context()
-    stage_map = stages.StageMap.load(formconfig.read(settings.config_path).get("stages", {}))
+    mapping = formconfig.read(settings.config_path)
+    stage_map = stages.StageMap.load(mapping.get("stages", {}), formconfig.processing(mapping).get("crm"))
     with open(path, newline="", encoding="utf-8-sig") as handle:
         rows = [_row_item(row) for row in csv.DictReader(handle)]
     results = []
@@ -263,9 +267,12 @@ def reconcile_command(form_id: str, since: str):
         cutoff = int(deadletters.parse_since(since))
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--since") from None
+    from webhook_app import formconfig
+
+    processing = formconfig.processing(formconfig.read(settings.config_path)).get("meta")
     connection, q = _queue_context()
     try:
-        counts = reconcile(Graph(settings), q, form_id, cutoff)
+        counts = reconcile(Graph(settings), q, form_id, cutoff, processing)
     except DeliveryError as err:
         raise click.ClickException(f"Graph refused the lead list ({err.reason}: {err.detail}, code {err.code}"
                                    f"/{err.subcode}, fbtrace_id {err.fbtrace_id})") from None

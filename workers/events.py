@@ -57,9 +57,10 @@ def event_time(created: int, now: float | None = None) -> int:
 
 def build(*, name: str, time_: int, event_id_: str, user_data: dict, lead_event_source: str | None,
           action_source: str = "system_generated", value: float | None = None, currency: str | None = None,
-          event_source_url: str | None = None) -> dict:
+          event_source_url: str | None = None, processing: dict | None = None) -> dict:
     """One event. System-generated events carry the Conversion Leads markers (spec §5);
-    website events carry the page instead (Meta requires it with the user agent)."""
+    website events carry the page instead (Meta requires it with the user agent).
+    `processing` is the Limited Data Use fields (ldu.fields), when set."""
     custom: dict = {}
     if action_source == "system_generated" and lead_event_source:
         custom = {"event_source": "crm", "lead_event_source": lead_event_source}
@@ -76,6 +77,8 @@ def build(*, name: str, time_: int, event_id_: str, user_data: dict, lead_event_
         event["event_source_url"] = event_source_url
     if custom:
         event["custom_data"] = custom
+    if processing:
+        event.update(processing)
     return event
 
 

@@ -72,7 +72,9 @@ def process_meta_lead(change: dict) -> dict:
             event_id_=subject["event_id"],
             user_data={**user_data, "lead_id": int(leadgen_id)},
             lead_event_source=settings.lead_event_source,
+            processing=change.get("processing"),
         )
+        profiles.keep_lead_event(connection, event)
         result = capi.deliver(graph, connection, settings, [event])
     finished(connection, subject, result["outcome"], match_keys=sorted(event["user_data"]),
              elapsed_ms=round((time.monotonic() - started) * 1000, 1), leadgen_id=leadgen_id)
@@ -122,7 +124,9 @@ def send_form_lead(payload: dict) -> dict:
             value=payload.get("value"),
             currency=payload.get("currency"),
             event_source_url=payload.get("event_source_url"),
+            processing=payload.get("processing"),
         )
+        profiles.keep_lead_event(connection, event)
         result = capi.deliver(graph, connection, settings, [event])
     finished(connection, subject, result["outcome"], match_keys=sorted(event["user_data"]),
              elapsed_ms=round((time.monotonic() - started) * 1000, 1), source=payload["source"])
@@ -153,7 +157,7 @@ def send_stage_events(batch: dict) -> dict:
         return {"outcome": "already_confirmed", "events": 0}
     started = time.monotonic()
     with attempt(connection, graph, subject, settings.retry_base_seconds):
-        outgoing = _stage_events(items)
+        outgoing = _stage_events(connection, items)
         delivered, isolated = deliveries.deliver_isolating(graph, connection, settings, outgoing)
     for item, err in isolated:
         deliveries.dead_letter_one(connection, job, item, err)
@@ -162,8 +166,9 @@ def send_stage_events(batch: dict) -> dict:
     return {"outcome": "delivered", "events": delivered, "dead_lettered": len(isolated)}
 
 
-def _stage_events(items: list[dict]) -> list[tuple[dict, dict]]:
-    """(event, the item it came from) pairs, each lead's missing `Lead` first, once."""
+def _stage_events(connection, items: list[dict]) -> list[tuple[dict, dict]]:
+    """(event, the item it came from) pairs, each lead's missing `Lead` first, once: the
+    Lead event as it was built when the lead arrived, when it is still kept."""
     out, seen = [], set()
     for item in items:
         first = item.get("lead_first")
@@ -171,7 +176,10 @@ def _stage_events(items: list[dict]) -> list[tuple[dict, dict]]:
             seen.add(first["event_id"])
             lead_item = {**item, "event_name": events.LEAD, "event_id": first["event_id"],
                          "event_time": first["event_time"], "value": None, "currency": None, "lead_first": None}
-            out.append((_stage_event(lead_item), lead_item))
+            kept = profiles.lead_event(connection, first["event_id"])
+            if kept:
+                kept["event_time"] = events.event_time(kept["event_time"])
+            out.append((kept or _stage_event(lead_item), lead_item))
         if item["event_id"] not in seen:
             seen.add(item["event_id"])
             out.append((_stage_event(item), item))
@@ -182,7 +190,7 @@ def _stage_event(item: dict) -> dict:
     return events.build(name=item["event_name"], time_=events.event_time(item["event_time"]),
                         event_id_=item["event_id"], user_data=item["user_data"],
                         lead_event_source=item["lead_event_source"], value=item.get("value"),
-                        currency=item.get("currency"))
+                        currency=item.get("currency"), processing=item.get("processing"))
 
 
 def _profile(change: dict, lead: dict, created: int, user_data: dict) -> dict:

@@ -8,9 +8,11 @@ expires after the configured retention.
 from __future__ import annotations
 
 import json
+import time
 
 import redis
 
+from . import events
 from .queues import key
 
 LOOKUP_KEYS = ("em", "ph", "external_id")
@@ -27,6 +29,20 @@ def save(connection: redis.Redis, profile: dict, retention_days: int) -> str:
                 pipe.set(key("profile-by", match_key, hashed), profile_key, ex=ttl)
         pipe.execute()
     return profile_key
+
+
+def keep_lead_event(connection: redis.Redis, event: dict) -> None:
+    """Keep a lead's `Lead` event as built, until Meta's window for it closes, so a stage
+    event that finds it unsent (dry run, an outage) sends this very event: the same keys,
+    source, LDU fields and event_id, not a rebuilt, poorer one."""
+    ttl = int(events.deadline(event["event_time"]) - time.time())
+    if ttl > 0:
+        connection.set(key("lead-event", event["event_id"]), json.dumps(event, sort_keys=True), ex=ttl)
+
+
+def lead_event(connection: redis.Redis, event_id: str) -> dict | None:
+    raw = connection.get(key("lead-event", event_id))
+    return json.loads(raw) if raw else None
 
 
 def load(connection: redis.Redis, source: str, source_key: str) -> dict | None:

@@ -35,11 +35,13 @@ def form_leads(graph: Graph, form_id: str, since: int) -> Iterator[dict]:
         after = (paging.get("cursors") or {}).get("after")
 
 
-def reconcile(graph: Graph, queue, form_id: str, since: int) -> dict:
-    """Enqueue a job for each lead not already known; counts of found, enqueued, known."""
+def reconcile(graph: Graph, queue, form_id: str, since: int, processing: dict | None = None) -> dict:
+    """Enqueue a job for each lead not already known; counts of found, enqueued, known.
+    `processing`: the Lead Ads source's Limited Data Use fields, as the receiver adds them."""
     changes = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": None, "form_id": form_id,
                 "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
                 "created_time": events.parse_time(lead.get("created_time"))}
+               | ({"processing": processing} if processing else {})
                for lead in form_leads(graph, form_id, since)]
     counts = intake.enqueue_new(queue, meta.NAME, changes, meta.dedupe_key)
     return {"found": len(changes), "enqueued": counts["accepted"], "already_known": counts["duplicates"]}
