@@ -176,3 +176,21 @@ def test_a_late_lead_is_the_same_event_it_would_have_been(configured, work, grap
     assert set(lead["user_data"]) == {"em", "ph", "fn", "ln", "lead_id"}
     assert lead["custom_data"] == {"event_source": "crm", "lead_event_source": "leadrelay"}
     assert {k: lead[k] for k in LDU} == LDU
+
+
+def test_a_test_event_code_is_announced_by_every_process_and_on_the_admin_page(env, monkeypatch, capfd, work):
+    monkeypatch.setenv("META_TEST_EVENT_CODE", "TEST4242")
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token")
+    client = create_app().test_client()
+    work()
+    out, err = capfd.readouterr()
+    lines = [json.loads(line) for line in (out + err).splitlines() if line.startswith("{")]
+    assert {line["process"] for line in lines if line["event"] == "test_event_code"} == {"web", "worker"}
+    client.post("/admin/login", data={"token": "admin-token"})
+    assert b'id="test-event-code"' in client.get("/admin").data
+
+
+def test_without_a_test_event_code_nothing_is_announced(env, capfd, client, work):
+    work()
+    out, err = capfd.readouterr()
+    assert '"test_event_code"' not in out + err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
+from workers import capi
 from workers.queues import connect, queue
 
 from . import admin, admin_page, api, config, errors, formconfig, health, logs, metrics, stages, webhooks
@@ -40,7 +41,5 @@ def create_app(settings: config.Settings | None = None) -> Flask:
     admin_page.init_app(app, settings.admin_token)
     app.register_blueprint(api.bp)
     app.register_blueprint(metrics.bp)
-    if settings.dry_run:
-        logs.get(__name__).warning(
-            "dry_run", detail="META_CAPI_ACCESS_TOKEN is not set: events are built and kept, NOT sent to Meta")
+    capi.warn_at_start(settings, "web")
     return app

@@ -159,6 +159,7 @@ def overview() -> dict:
         "last_delivered": float(last) if last else None,
         "config": settings.masked(),
         "dry_run": settings.dry_run,
+        "test_event_code": bool(settings.test_event_code),
     }
 
 

@@ -7,6 +7,7 @@ import time
 
 import redis
 
+from webhook_app import logs
 from webhook_app.config import Settings
 
 from . import metrics
@@ -17,6 +18,19 @@ from .queues import key
 
 CONFIRMED_TTL = 30 * 24 * 3600  # past Meta's 7-day window nothing could be resent anyway
 DRY_RUN_LIST = key("dry-run", "events")
+log = logs.get(__name__)
+
+
+def warn_at_start(settings: Settings, process: str) -> None:
+    """What every process says at start about where events go, when it is not plainly Meta."""
+    if settings.dry_run:
+        log.warning("dry_run", process=process,
+                    detail="META_CAPI_ACCESS_TOKEN is not set: events are built and kept, NOT sent to Meta. "
+                           "See them with `leadrelay dry-run`.")
+    if settings.test_event_code:
+        log.warning("test_event_code", process=process,
+                    detail="META_TEST_EVENT_CODE is set: events carry a test code and show in Events Manager's "
+                           "Test Events panel. Never leave it on in production.")
 
 
 def confirmed(connection: redis.Redis, event_id: str) -> bool:

@@ -42,7 +42,7 @@ def main():
 def run(bind: str, data_dir: str):
     """Run web and worker together (embedded Redis when REDIS_URL is unset)."""
     settings = _settings(WEB, WORKER, skip=("REDIS_URL",))
-    runner.warn_if_dry_run(settings, "run")
+    capi.warn_at_start(settings, "run")
     sys.exit(runner.run_all(settings, bind, Path(data_dir).resolve()))
 
 

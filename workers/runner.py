@@ -14,20 +14,13 @@ from rq import SimpleWorker
 from webhook_app import logs
 from webhook_app.config import Settings, load
 
-from . import deadletters, recovery
+from . import capi, deadletters, recovery
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
 
 log = logs.get(__name__)
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def warn_if_dry_run(settings: Settings, process: str) -> None:
-    if settings.dry_run:
-        log.warning("dry_run", process=process,
-                    detail="META_CAPI_ACCESS_TOKEN is not set: events are built and kept, NOT sent to Meta. "
-                           "See them with `leadrelay dry-run`.")
 
 
 class LeadrelayWorker(SimpleWorker):
@@ -67,7 +60,7 @@ def work(settings: Settings, burst: bool = False) -> bool:
     q = queue(connection, settings.queue_name)
     worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,
                              maintenance_interval=MAINTENANCE_SECONDS, worker_ttl=WORKER_TTL_SECONDS)
-    warn_if_dry_run(settings, "worker")
+    capi.warn_at_start(settings, "worker")
     swept = recovery.sweep(connection, q)
     if any(swept.values()):
         log.warning("recovery_sweep", **swept)
