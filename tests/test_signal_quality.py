@@ -194,3 +194,30 @@ def test_without_a_test_event_code_nothing_is_announced(env, capfd, client, work
     work()
     out, err = capfd.readouterr()
     assert '"test_event_code"' not in out + err
+
+
+def test_match_key_coverage_per_event_name_in_the_cli_and_on_the_admin_page(env, monkeypatch, graph, work):
+    from click.testing import CliRunner
+
+    from workers.cli import main
+
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token")
+    client = create_app().test_client()
+    created = int(time.time()) - 600
+    for leadgen_id, fields in (("111", None), ("222", [{"name": "email", "values": ["a@b.co"]}])):
+        graph.add_lead(leadgen_id, created_time=created, field_data=fields)
+        body = leadgen_body(leadgen_id, created_time=created)
+        client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    answer = CliRunner().invoke(main, ["coverage", "--json"])
+    assert answer.exit_code == 0, answer.output
+    tables = json.loads(answer.output)
+    for rows in tables.values():
+        assert rows["Lead"]["events"] == 2
+        assert rows["Lead"]["keys"]["em"] == 1.0 and rows["Lead"]["keys"]["ph"] == 0.5
+        assert rows["Lead"]["keys"]["lead_id"] == 1.0 and rows["Lead"]["keys"]["db"] == 0.0
+    text = CliRunner().invoke(main, ["coverage"]).output
+    assert "since the counters began" in text and "50%" in text
+    client.post("/admin/login", data={"token": "admin-token"})
+    page = client.get("/admin").get_data(as_text=True)
+    assert 'data-coverage="Lead:ph">50%' in page and 'data-coverage="Lead:em">100%' in page

@@ -156,6 +156,8 @@ def overview() -> dict:
         "reason_help": REASON_HELP,
         "not_replayable": {EXPIRED},
         "recent": metrics.recent(connection, 25),
+        "coverage": metrics.recent_coverage(metrics.recent(connection)),
+        "match_keys": metrics.MATCH_KEYS,
         "last_delivered": float(last) if last else None,
         "config": settings.masked(),
         "dry_run": settings.dry_run,

@@ -96,17 +96,12 @@ def _rows(values: dict, name: str):
 
 def _coverage(values: dict) -> GaugeMetricFamily:
     """Share of events (delivered or dry-run) carrying each match key, since the counters began."""
-    sent: dict[str, float] = {}
-    for (event_name, outcome), value in _rows(values, stored.EVENTS.name):
-        if outcome in ("delivered", "dry_run"):
-            sent[event_name] = sent.get(event_name, 0) + value
     out = GaugeMetricFamily("leadrelay_match_key_coverage_ratio", "Share of sent events carrying each match key, "
                             "by event name: a local stand-in for Meta's Event Match Quality.",
                             labels=["event_name", "key"])
-    carried = {tuple(labels): value for labels, value in _rows(values, stored.MATCH.name)}
-    for event_name, total in sorted(sent.items()):
-        for match_key in stored.MATCH_KEYS:
-            out.add_metric([event_name, match_key], round(carried.get((event_name, match_key), 0) / total, 4))
+    for event_name, row in stored.coverage(values).items():
+        for match_key, share in row["keys"].items():
+            out.add_metric([event_name, match_key], round(share, 4))
     return out
 
 

@@ -65,6 +65,30 @@ def dry_run(count: int):
         click.echo(json.dumps(item, sort_keys=True))
 
 
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
+def coverage(as_json: bool):
+    """Which match keys each event name carries: since the counters began, and lately."""
+    from . import metrics
+
+    connection, _ = _queue_context()
+    tables = {"since the counters began": metrics.coverage(metrics.read(connection)),
+              f"the last {metrics.RECENT_KEEP} events": metrics.recent_coverage(metrics.recent(connection))}
+    if as_json:
+        click.echo(json.dumps(tables, sort_keys=True))
+        return
+    for title, rows in tables.items():
+        if not rows:
+            click.echo(f"{title}: no events sent or dry-run yet")
+            continue
+        names = list(rows)
+        width = max(8, *(len(n) for n in names))
+        click.echo(f"{title}:\n{'key':<18}" + "".join(f"{n:>{width + 2}}" for n in names))
+        click.echo(f"{'events':<18}" + "".join(f"{rows[n]['events']:>{width + 2}}" for n in names))
+        for match_key in metrics.MATCH_KEYS:
+            click.echo(f"{match_key:<18}" + "".join(f"{rows[n]['keys'][match_key]:>{width + 2}.0%}" for n in names))
+
+
 @main.command("check-config")
 def check_config():
     """Check the settings for both processes and print them, secrets masked."""

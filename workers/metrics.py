@@ -22,11 +22,12 @@ from .queues import key
 
 HASH = key("metrics")
 RECENT = key("recent-events")
-RECENT_KEEP = 50
+RECENT_KEEP = 200  # recent coverage looks at these
 LAST_DELIVERED = "last_delivered_at"
 GRAPH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, float("inf"))
-# The keys Meta matches a lead on; counted per event name for local match-quality figures.
-MATCH_KEYS = ("lead_id", "em", "ph", "fn", "ln", "external_id", "fbc", "fbp")
+# The keys Meta matches a person on; counted per event name for local match-quality figures.
+MATCH_KEYS = ("lead_id", "em", "ph", "fn", "ln", "db", "ge", "ct", "st", "zp", "country", "external_id", "fbc",
+              "fbp", "client_ip_address", "client_user_agent")
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,34 @@ def record_sent(pipe, events: list[dict], outcome: str, now: float | None = None
 def recent(connection: redis.Redis, count_: int = RECENT_KEEP) -> list[dict]:
     """The newest sent events first: ids, names, match key names."""
     return [json.loads(raw) for raw in connection.lrange(RECENT, 0, count_ - 1)]
+
+
+def coverage(values: dict[tuple, float]) -> dict[str, dict]:
+    """Per event name: events sent (delivered or dry-run) since the counters began, and the
+    share of them carrying each match key."""
+    sent: dict[str, float] = {}
+    carried: dict[str, dict[str, float]] = {}
+    for labels, value in values.items():
+        if labels[0] == EVENTS.name and labels[2] in ("delivered", "dry_run"):
+            sent[labels[1]] = sent.get(labels[1], 0) + value
+        elif labels[0] == MATCH.name:
+            carried.setdefault(labels[1], {})[labels[2]] = value
+    return {name: {"events": int(total), "keys": {k: carried.get(name, {}).get(k, 0) / total for k in MATCH_KEYS}}
+            for name, total in sorted(sent.items()) if total}
+
+
+def recent_coverage(events: list[dict]) -> dict[str, dict]:
+    """The same shares over the recent events only, where a form change shows at once."""
+    out: dict[str, dict] = {}
+    for event in events:
+        row = out.setdefault(event["event_name"], {"events": 0, "keys": dict.fromkeys(MATCH_KEYS, 0.0)})
+        row["events"] += 1
+        for match_key in event.get("match_keys", []):
+            if match_key in row["keys"]:
+                row["keys"][match_key] += 1
+    for row in out.values():
+        row["keys"] = {k: v / row["events"] for k, v in row["keys"].items()}
+    return dict(sorted(out.items()))
 
 
 def read(connection: redis.Redis) -> dict[tuple, float]:
