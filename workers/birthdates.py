@@ -40,6 +40,7 @@ MONTHS = {word: number for number, words in _MONTH_WORDS.items() for word in wor
 # Words that carry no date: ordinal suffixes and the "of"/"de" of written dates.
 FILLER = frozenset("st nd rd th er de del of the le den der di do da el".split())
 _TOKEN = re.compile(r"\d+|[^\W\d_]+")
+_ISO_DATE = re.compile(r"((?:19|20)\d\d)-?(\d\d)-?(\d\d)")
 _ISO_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}")
 
 
@@ -62,6 +63,9 @@ def parse(text: str, today: date | None = None) -> str:
         NotADate: the shape is ambiguous or unknown, or the date impossible or implausible.
     """
     text = text.strip()
+    plain = _ISO_DATE.fullmatch(text)  # 1997-02-16 and 19970216, the shapes date inputs send
+    if plain:
+        return _checked(int(plain.group(1)), int(plain.group(2)), int(plain.group(3)), today)
     iso = _ISO_DATETIME.match(text)
     if iso:
         text = "-".join(iso.groups())

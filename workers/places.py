@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import functools
 import gettext
+import re
 import unicodedata
 
 import pycountry
 
 
+_NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
+
+
 def squash(text: str) -> str:
     """Lowercase letters only (accents kept, NFC): the form every table here is keyed by."""
+    if text.isascii():
+        return _NOT_ASCII_LETTER.sub("", text.lower())
     text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).lower())
     return "".join(ch for ch in text if unicodedata.category(ch)[0] in "LM")
 

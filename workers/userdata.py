@@ -4,12 +4,9 @@ The rules, one per key (check them against Meta's "Customer information paramete
 and spec/meta.md §4); every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
 
 - `em`: trimmed and lowercased; must be `local@domain.tld`.
-- `ph`: digits only, with the country code, no leading zeros or `+`. A number written with
-  `+` or `00` (after stripping spaces and symbols: `(0044)`, `+0044`, `+001` too) is
-  international; one written without is tried in the lead's own country (its `country`
-  answer), then the form's region, then LEADRELAY_DEFAULT_REGION, then as digits that
-  already hold a country code (CRMs store `447911123456`). It must be a *valid* number
-  there (phonenumbers' metadata), not merely of a possible length; else it is dropped.
+- `ph`: digits only, with the country code, no leading zeros or `+`, and a *valid*
+  number (phones.py says how a number without country code is read: the lead's own
+  country first, then the form's region, then LEADRELAY_DEFAULT_REGION).
 - `fn`, `ln`, `ct`: lowercased (not case-folded: `Strauß` stays `strauß`, a final sigma
   stays `ς`), NFC, letters and combining marks only: no punctuation, digits or spaces.
 - `st`: for a lead in the US (or of unknown country), the two-letter state code (`ca`);
@@ -33,16 +30,17 @@ import re
 import unicodedata
 from typing import Iterable, Mapping
 
-import phonenumbers
-
-from . import birthdates, places
+from . import birthdates, phones, places
 
 HASHED_KEYS = ("em", "ph", "fn", "ln", "db", "ge", "ct", "st", "zp", "country", "external_id")
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 EMPTY_MD5 = hashlib.md5(b"").hexdigest()
 _EMAIL = re.compile(r".*[^@\s]@[^@\s]+\.[^@\s]+")  # Meta's SDK: RFC 5322 allows quoted local parts
-_EXTENSION = re.compile(r"\s*(?:ext\.?|extension|x|#)\s*\d{1,6}\s*$", re.IGNORECASE)
+_SPACES_AND_DASHES = re.compile(r"[\s\-]+")
+_US_ZIP = re.compile(r"(\d{5})(\d{4})?")
+_NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
+_NOT_ASCII_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
 
 # One table: a gender word (lowercase, letters only, accents stripped) → `f` or `m`.
 # English, Spanish, Portuguese, French, Italian, German, Dutch, the Nordic languages,
@@ -60,6 +58,8 @@ _GENDER_WORDS = {
 
 def _word(text: str) -> str:
     """Lowercase letters with accents stripped: `Männlich` → `mannlich`, `Ms.` → `ms`."""
+    if text.isascii():
+        return _NOT_ASCII_LETTER.sub("", text.lower())
     return "".join(ch for ch in unicodedata.normalize("NFKD", text.strip().lower())
                    if unicodedata.category(ch)[0] == "L")
 
@@ -81,12 +81,19 @@ def sha256(text: str) -> str:
 
 def _lower(value: str) -> str:
     """NFC, then str.lower (which keeps ß and writes a final sigma as ς), then NFC again."""
+    if value.isascii():
+        return value.strip().lower()  # NFC changes no ASCII text: the common case, cheaply
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).lower())
 
 
+
+
 def _letters(value: str, keep_digits: bool = False) -> str:
+    lowered = _lower(value)
+    if lowered.isascii():
+        return (_NOT_ASCII_LETTER_OR_DIGIT if keep_digits else _NOT_ASCII_LETTER).sub("", lowered)
     keep = "LMN" if keep_digits else "LM"
-    return "".join(ch for ch in _lower(value) if unicodedata.category(ch)[0] in keep)
+    return "".join(ch for ch in lowered if unicodedata.category(ch)[0] in keep)
 
 
 def _email(value: str, regions) -> str:
@@ -97,26 +104,10 @@ def _email(value: str, regions) -> str:
 
 
 def _phone(value: str, regions) -> str:
-    text = _EXTENSION.sub("", value)
-    digits = re.sub(r"\D", "", text)
-    if not digits:
-        raise Unusable("unparseable_phone")
-    if len(digits) > 17:
-        raise Unusable("invalid_phone")
-    international = text.lstrip(" \t([").startswith("+") or digits.startswith("00")
-    if international:
-        candidates = [("+" + digits.lstrip("0"), None)]
-    else:
-        candidates = [(digits, region) for region in regions] + [("+" + digits, None)]
-    for number, region in candidates:
-        try:
-            parsed = phonenumbers.parse(number, region)
-        except phonenumbers.NumberParseException:
-            continue
-        if phonenumbers.is_valid_number(parsed):
-            # E.164 keeps what the digits alone lose: Italy's leading zero (+39 06...).
-            return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)[1:]
-    raise Unusable("invalid_phone")
+    try:
+        return phones.e164_digits(value, regions)
+    except phones.NotAPhone as err:
+        raise Unusable(err.reason) from None
 
 
 def _name(value: str, regions) -> str:
@@ -132,8 +123,8 @@ def _state(value: str, regions, country: str | None = None) -> str:
 
 
 def _zip(value: str, regions, country: str | None = None) -> str:
-    squashed = re.sub(r"[\s\-]", "", _lower(value))
-    us_zip = re.fullmatch(r"(\d{5})(\d{4})?", squashed)
+    squashed = _SPACES_AND_DASHES.sub("", _lower(value))
+    us_zip = _US_ZIP.fullmatch(squashed)
     if us_zip and country in (None, "us"):
         return us_zip.group(1)  # US: the first five digits only
     return squashed
@@ -185,9 +176,10 @@ def normalise(key: str, raw: str, region: str = "US", country: str | None = None
         raise Unusable("empty")
     if key in ("st", "zp"):
         out = _NORMALISERS[key](raw, (), country)
+    elif key == "ph":
+        out = _phone(raw, tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r)))
     else:
-        regions = tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r))
-        out = _NORMALISERS[key](raw, regions)
+        out = _NORMALISERS[key](raw, ())
     if not out:
         raise Unusable("empty_after_normalising")
     return out
@@ -200,7 +192,7 @@ def hash_value(key: str, raw: str, region: str = "US", country: str | None = Non
     Raises:
         Unusable: see `normalise`; `empty` for the hash of an empty string.
     """
-    if isinstance(raw, str) and _ALREADY_HASHED.fullmatch(raw.strip()):
+    if isinstance(raw, str) and len(raw) >= 32 and _ALREADY_HASHED.fullmatch(raw.strip()):
         hashed = raw.strip().lower()
         if hashed in (EMPTY_SHA256, EMPTY_MD5):
             raise Unusable("empty")
@@ -235,7 +227,8 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     dropped: list[dict] = []
     country = lead_country(fields)
     for key in HASHED_KEYS:
-        for raw in _values(fields.get(key)):
+        given = fields.get(key)
+        for raw in (given,) if isinstance(given, str) else _values(given):
             try:
                 hashed = hash_value(key, raw, region, country, form_region)
             except Unusable as err:

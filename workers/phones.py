@@ -1,0 +1,121 @@
+"""Phone numbers to Meta's form: E.164 digits without `+` (`16505551212`), valid or nothing.
+
+A number written with `+` or `00` (after stripping spaces and symbols: `(0044)`, `+0044`,
+`+001` too) is international. One written without is read in each of the given regions
+in turn (the lead's own country, the form's region, the default), then as digits that
+already hold a country code, as CRMs store them (`447911123456`). It must be *valid*
+by phonenumbers' metadata (a real range of a real type: mobile, fixed line, toll free...),
+not merely of a possible length; otherwise it is dropped.
+
+Speed: validity is checked with each region's patterns compiled once, and numbers are
+built from their parts; phonenumbers.parse, several times slower, is only the fallback
+for national formats that need its rules (Argentina's `15`, Mexico's `044`...).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+import phonenumbers
+
+_EXTENSION = re.compile(r"\s*(?:ext\.?|extension|x|#)\s*\d{1,6}\s*$", re.IGNORECASE)
+_NOT_DIGIT = re.compile(r"\D+")
+_TYPES = ("mobile", "fixed_line", "toll_free", "premium_rate", "shared_cost", "voip", "personal_number", "pager",
+          "uan", "voicemail")
+MAX_DIGITS = 17  # E.164 allows 15, plus a written trunk or international prefix
+
+
+class NotAPhone(ValueError):
+    """`reason` is `unparseable_phone` (no digits) or `invalid_phone`."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def e164_digits(value: str, regions: tuple[str, ...]) -> str:
+    """The number's E.164 digits without `+`.
+
+    Raises:
+        NotAPhone: no digits, or no valid number in any reading.
+    """
+    text = _EXTENSION.sub("", value) if "x" in value or "X" in value or "#" in value else value
+    digits = _NOT_DIGIT.sub("", text)
+    if not digits.isascii():  # Arabic-Indic, Persian, fullwidth digits: their values
+        digits = "".join(str(unicodedata.digit(ch)) for ch in digits)
+    if not digits:
+        raise NotAPhone("unparseable_phone")
+    if len(digits) > MAX_DIGITS:
+        raise NotAPhone("invalid_phone")
+    if text.lstrip(" \t([").startswith("+") or digits.startswith("00"):
+        found = _international(digits.lstrip("0"))
+    else:
+        found = next(filter(None, (_national(digits, region) for region in regions)), None) or _international(digits)
+    if not found:
+        raise NotAPhone("invalid_phone")
+    return found
+
+
+def _national(digits: str, region: str) -> str | None:
+    """E.164 digits for a number written without country code, read in `region`."""
+    metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    if metadata is None:
+        return None
+    prefix = metadata.national_prefix or ""
+    for candidate in (digits, digits[len(prefix):] if prefix and digits.startswith(prefix) else ""):
+        if _valid(metadata.country_code, candidate):
+            return f"{metadata.country_code}{candidate}"
+    try:
+        parsed = phonenumbers.parse(digits, region)
+    except phonenumbers.NumberParseException:
+        return None
+    if phonenumbers.is_valid_number(parsed):
+        # E.164 keeps what the digits alone lose: Italy's leading zero (+39 06...).
+        return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)[1:]
+    return None
+
+
+def _international(digits: str) -> str | None:
+    """E.164 digits for a number that starts with its country code, if valid.
+
+    Country codes are prefix-free, so the first of 1, 2 or 3 digits that is one is it.
+    A trunk 0 written after the country code (`+44 (0)20 ...`) is dropped unless the
+    number is valid with it (Italy's fixed lines keep it: +39 06 ...).
+    """
+    for size in (1, 2, 3):
+        code = int(digits[:size] or 0)
+        if code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE:
+            national = digits[size:]
+            break
+    else:
+        return None
+    for candidate in (national, national[1:] if national.startswith("0") else ""):
+        if _valid(code, candidate):
+            return f"{code}{candidate}"
+    return None
+
+
+def _valid(code: int, national: str) -> bool:
+    """A real number of some type in one of the regions that share the country code."""
+    if len(national) < 4:
+        return False
+    return any(general.fullmatch(national) and any(p.fullmatch(national) for p in types)
+               for general, types in _patterns(code))
+
+
+@functools.cache
+def _patterns(code: int) -> tuple:
+    """Per region of the code, main region first: its general pattern and its types'."""
+    out = []
+    for region in phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(code, ()):
+        metadata = (phonenumbers.PhoneMetadata.metadata_for_region(region) if region != "001"
+                    else phonenumbers.PhoneMetadata.metadata_for_nongeo_region(code))
+        if metadata is None or metadata.general_desc is None or not metadata.general_desc.national_number_pattern:
+            continue
+        types = [getattr(metadata, name) for name in _TYPES]
+        out.append((re.compile(metadata.general_desc.national_number_pattern),
+                    tuple(re.compile(d.national_number_pattern) for d in types
+                          if d is not None and d.national_number_pattern)))
+    return tuple(out)
