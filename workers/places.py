@@ -77,6 +77,7 @@ def _without_the(squashed: str) -> str:
     return squashed[3:] if squashed.startswith("the") and len(squashed) > 5 else squashed
 
 
+@functools.lru_cache(maxsize=4096)  # a form's leads name a handful of countries, over and over
 def country(text: str) -> str | None:
     """ISO 3166-1 alpha-2, lowercase, or None when no country goes by that name."""
     name = squash(text)

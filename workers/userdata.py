@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 from . import birthdates, phones, places
 
@@ -96,62 +96,62 @@ def _letters(value: str, keep_digits: bool = False) -> str:
     return "".join(ch for ch in lowered if unicodedata.category(ch)[0] in keep)
 
 
-def _email(value: str, regions) -> str:
+def _email(value: str, lead: "_Lead") -> str:
     value = _lower(value)
     if not _EMAIL.fullmatch(value):
         raise Unusable("not_an_email")
     return value
 
 
-def _phone(value: str, regions) -> str:
+def _phone(value: str, lead: "_Lead") -> str:
     try:
-        return phones.e164_digits(value, regions)
+        return phones.e164_digits(value, lead.regions)
     except phones.NotAPhone as err:
         raise Unusable(err.reason) from None
 
 
-def _name(value: str, regions) -> str:
+def _name(value: str, lead: "_Lead") -> str:
     return _letters(value)
 
 
-def _state(value: str, regions, country: str | None = None) -> str:
-    if country in (None, "us"):
+def _state(value: str, lead: "_Lead") -> str:
+    if lead.country in (None, "us"):
         code = places.us_state(value)
         if code:
             return code
     return _letters(value, keep_digits=True)
 
 
-def _zip(value: str, regions, country: str | None = None) -> str:
+def _zip(value: str, lead: "_Lead") -> str:
     squashed = _SPACES_AND_DASHES.sub("", _lower(value))
     us_zip = _US_ZIP.fullmatch(squashed)
-    if us_zip and country in (None, "us"):
+    if us_zip and lead.country in (None, "us"):
         return us_zip.group(1)  # US: the first five digits only
     return squashed
 
 
-def _country(value: str, regions) -> str:
+def _country(value: str, lead: "_Lead") -> str:
     code = places.country(value)
     if not code:
         raise Unusable("unknown_country")
     return code
 
 
-def _birth_date(value: str, regions) -> str:
+def _birth_date(value: str, lead: "_Lead") -> str:
     try:
         return birthdates.parse(value)
     except birthdates.NotADate as err:
         raise Unusable(err.reason) from None
 
 
-def _gender(value: str, regions) -> str:
+def _gender(value: str, lead: "_Lead") -> str:
     word = _word(value)
     if word in GENDERS:
         return GENDERS[word]
     raise Unusable("unknown_gender")
 
 
-def _external_id(value: str, regions) -> str:
+def _external_id(value: str, lead: "_Lead") -> str:
     return value.strip()
 
 
@@ -159,6 +159,17 @@ _NORMALISERS = {
     "em": _email, "ph": _phone, "fn": _name, "ln": _name, "db": _birth_date, "ge": _gender, "ct": _name,
     "st": _state, "zp": _zip, "country": _country, "external_id": _external_id,
 }
+
+
+class _Lead(NamedTuple):
+    """What a lead's other answers tell about one value: its country, where to read phones."""
+
+    country: str | None
+    regions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, country: str | None, form_region: str | None, region: str) -> "_Lead":
+        return cls(country, tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r)))
 
 
 def normalise(key: str, raw: str, region: str = "US", country: str | None = None,
@@ -172,14 +183,13 @@ def normalise(key: str, raw: str, region: str = "US", country: str | None = None
     Raises:
         Unusable: empty, or not a value of that kind (reason says which).
     """
+    return _normalised(key, raw, _Lead.of(country, form_region, region))
+
+
+def _normalised(key: str, raw, lead: _Lead) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise Unusable("empty")
-    if key in ("st", "zp"):
-        out = _NORMALISERS[key](raw, (), country)
-    elif key == "ph":
-        out = _phone(raw, tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r)))
-    else:
-        out = _NORMALISERS[key](raw, ())
+    out = _NORMALISERS[key](raw, lead)
     if not out:
         raise Unusable("empty_after_normalising")
     return out
@@ -192,12 +202,16 @@ def hash_value(key: str, raw: str, region: str = "US", country: str | None = Non
     Raises:
         Unusable: see `normalise`; `empty` for the hash of an empty string.
     """
+    return _hashed(key, raw, _Lead.of(country, form_region, region))
+
+
+def _hashed(key: str, raw, lead: _Lead) -> str:
     if isinstance(raw, str) and len(raw) >= 32 and _ALREADY_HASHED.fullmatch(raw.strip()):
         hashed = raw.strip().lower()
         if hashed in (EMPTY_SHA256, EMPTY_MD5):
             raise Unusable("empty")
         return hashed
-    return sha256(normalise(key, raw, region, country, form_region))
+    return sha256(_normalised(key, raw, lead))
 
 
 def _values(raw) -> Iterable[str]:
@@ -225,12 +239,12 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     """
     user_data: dict[str, list[str]] = {}
     dropped: list[dict] = []
-    country = lead_country(fields)
+    lead = _Lead.of(lead_country(fields), form_region, region)
     for key in HASHED_KEYS:
         given = fields.get(key)
         for raw in (given,) if isinstance(given, str) else _values(given):
             try:
-                hashed = hash_value(key, raw, region, country, form_region)
+                hashed = _hashed(key, raw, lead)
             except Unusable as err:
                 dropped.append({"key": key, "reason": err.reason})
                 continue
