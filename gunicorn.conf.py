@@ -1,10 +1,15 @@
 """gunicorn settings for the leadrelay receiver (Procfile `web:` and `make run`)."""
 
+import logging
 import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
+
+from workers import environment  # noqa: E402  (.env and the sandbox's settings, as the CLI reads them)
+
+environment.apply()
 
 bind = os.environ.get("LEADRELAY_BIND") or f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2))
@@ -17,6 +22,21 @@ graceful_timeout = 20
 keepalive = 5
 accesslog = None  # the app logs one structured line per webhook
 errorlog = "-"
+
+
+class JsonLogger(__import__("gunicorn.glogging", fromlist=["Logger"]).Logger):
+    """gunicorn's own lines ("Booting worker", errors) as JSON, like every other line."""
+
+    def setup(self, cfg):
+        super().setup(cfg)
+        from webhook_app import logs
+
+        level = os.environ.get("LEADRELAY_LOG_LEVEL", "").strip().upper()
+        logs.configure(level if level in ("DEBUG", "WARNING", "ERROR") else "INFO")  # on_starting checks it
+        self.error_log.handlers[:] = logging.getLogger().handlers
+
+
+logger_class = JsonLogger
 # No control socket: it lives in $HOME, which two instances on one box would share.
 control_socket_disable = True
 
@@ -28,9 +48,12 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
 
 
 def on_starting(server):
-    """Fail at start, naming the setting, rather than in every worker's boot; start the
-    counters from zero (files left by an earlier server would be added in)."""
+    """Fail at start, naming every bad setting or mapping entry in one message, rather
+    than with a traceback in every web process's boot; say once where events go; start
+    the counters from zero (files left by an earlier server would be added in)."""
+    from webhook_app import formconfig
     from webhook_app.config import WEB, ConfigError, load
+    from workers import capi
 
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     os.makedirs(metrics_dir, exist_ok=True)
@@ -39,10 +62,12 @@ def on_starting(server):
             os.remove(os.path.join(metrics_dir, name))
 
     try:
-        load(role=WEB)
+        settings = load(role=WEB)
+        formconfig.validate(settings.config_path)
     except ConfigError as err:
         print(f"leadrelay: configuration error: {err}", file=sys.stderr)
         sys.exit(2)
+    capi.warn_at_start(settings, "web")
 
 
 def child_exit(server, worker):

@@ -34,7 +34,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from standin import GraphStandin  # noqa: E402
+from workers.standin import GraphStandin  # noqa: E402
 
 from workers import deadletters  # noqa: E402
 from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402

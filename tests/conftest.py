@@ -16,7 +16,7 @@ import pytest
 import redis
 from hypothesis import settings
 
-from standin import GraphStandin
+from workers.standin import GraphStandin
 from webhook_app import create_app
 from webhook_app.config import load
 from workers import runner

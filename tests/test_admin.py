@@ -58,7 +58,8 @@ def test_dead_letters_lists_reason_and_metas_details(admin, dead_letter):
 def test_replay_by_job_id_delivers_once(admin, dead_letter, graph, work):
     answer = admin("POST", "/admin/replay", json={"job_ids": [f"lead-meta-{LEAD}"]})
     assert answer.status_code == 200
-    assert answer.json["counts"] == {"requeued": 1, "already_delivered": 0, "expired": 0, "failed": 0}
+    assert answer.json["counts"] == {"requeued": 1, "already_delivered": 0, "expired": 0, "failed": 0,
+                                     "not_found": 0}
     work()
     assert [e["event_id"] for e in graph.events] == [f"meta:{LEAD}:Lead"]
     assert admin("GET", "/admin/dead-letters").json["count"] == 0

@@ -105,7 +105,7 @@ def test_rules_reject_with_reasons(api, meta_lead, work, graph):
     assert [(r["status"], r.get("reason")) for r in answer.json["results"]] == [
         ("rejected", "too_old"), ("rejected", "future_time"), ("rejected", "before_lead"),
         ("rejected", "purchase_needs_value"), ("rejected", "bad_currency"), ("rejected", "unknown_person"),
-        ("rejected", "negative_stage")]
+        ("recorded", "negative_stage")]
     assert "2804003" in answer.json["results"][0]["detail"]
     work()
     assert [e["event_name"] for e in graph.events] == ["Lead"]
@@ -187,7 +187,7 @@ def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph
     assert lines[0] == "row 2: accepted QualifiedLead" and lines[1] == "row 3: accepted Purchase"
     assert lines[2].startswith("row 4: rejected unknown_stage") and "did you mean QualifiedLead?" in lines[2]
     assert lines[3].startswith("row 5: rejected too_old")
-    assert lines[4] == "4 rows: accepted 2, duplicate 0, rejected 2"
+    assert lines[4] == "4 rows: accepted 2, duplicate 0, recorded (negative stages, not sent) 0, rejected 2"
     work()
     assert sorted(e["event_name"] for e in graph.events) == ["Lead", "Purchase", "QualifiedLead"]
     [purchase] = sent(graph, "Purchase")

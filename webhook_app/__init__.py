@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from flask import Flask
 
-from workers import capi
 from workers.queues import connect, queue
 
-from . import admin, admin_page, api, config, errors, formconfig, health, logs, metrics, stages, webhooks
+from . import admin, admin_page, api, config, errors, formconfig, health, logs, metrics, webhooks
 
 
 def create_app(settings: config.Settings | None = None) -> Flask:
@@ -29,11 +28,7 @@ def create_app(settings: config.Settings | None = None) -> Flask:
         "redis": connection,
         "queue": queue(connection, settings.queue_name),
     }
-    mapping = formconfig.read(settings.config_path)
-    app.extensions["leadrelay"]["forms"] = formconfig.load(mapping)
-    processing = formconfig.processing(mapping)
-    app.extensions["leadrelay"]["processing"] = processing
-    app.extensions["leadrelay"]["stages"] = stages.StageMap.load(mapping.get("stages", {}), processing.get("crm"))
+    app.extensions["leadrelay"].update(formconfig.validate(settings.config_path))
     errors.init_app(app)
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)
@@ -41,5 +36,4 @@ def create_app(settings: config.Settings | None = None) -> Flask:
     admin_page.init_app(app, settings.admin_token)
     app.register_blueprint(api.bp)
     app.register_blueprint(metrics.bp)
-    capi.warn_at_start(settings, "web")
     return app

@@ -35,7 +35,7 @@ def stage_events():
                                 ext["settings"].lead_event_source)
     except redis.RedisError:
         raise QueueUnavailable("queue unavailable; retry later") from None
-    counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "rejected")}
+    counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "recorded", "rejected")}
     for outcome, number in counts.items():
         if number:
             metrics.STAGE_EVENTS.labels(outcome).inc(number)

@@ -14,6 +14,8 @@ from urllib.parse import urlparse, urlsplit, urlunsplit
 
 import phonenumbers
 
+from workers import sandbox
+
 DEFAULT_GRAPH_URL = "https://graph.facebook.com"
 # v26.0 shipped 2026-07-29 (spec §6); Marketing API versions expire within a year.
 DEFAULT_API_VERSION = "v26.0"
@@ -28,12 +30,27 @@ REQUIRED = {
 }
 
 
-class ConfigError(ValueError):
-    """A setting is missing or malformed; the message names it."""
+# Where a person finds each setting the processes cannot start without (README, Configuration).
+WHERE = {
+    "REDIS_URL": "your Redis provider's connection URL (`leadrelay run` starts its own when unset)",
+    "META_APP_SECRET": "Meta app dashboard > App settings > Basic > App secret",
+    "META_VERIFY_TOKEN": "any string you choose; type the same in the app's Webhooks product (Page > leadgen)",
+    "META_PAGE_ACCESS_TOKEN": "a Page or system-user token with leads_retrieval (Business settings > System users)",
+    "META_DATASET_ID": "Events Manager > Data sources > your dataset > Settings: the numeric Dataset ID",
+}
 
-    def __init__(self, setting: str, problem: str):
-        super().__init__(f"{setting}: {problem}")
+
+class ConfigError(ValueError):
+    """One or more settings are missing or malformed; the message names each, one per line."""
+
+    def __init__(self, setting: str, problem: str, more: list["ConfigError"] | None = None):
+        self.problems = [(setting, problem)] + [p for err in (more or []) for p in err.problems]
+        super().__init__("\n".join(f"{name}: {what}" for name, what in self.problems))
         self.setting = setting
+
+    @classmethod
+    def of(cls, errors: list["ConfigError"]) -> "ConfigError":
+        return cls(*errors[0].problems[0], more=[cls(*p) for e in errors for p in e.problems][1:])
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,7 @@ class Settings:
     metrics_token: str = ""
     queue_name: str = "leadrelay"
     log_level: str = "INFO"
+    sandbox: bool = False  # the local sandbox's generated settings (workers/sandbox.py)
 
     @property
     def dry_run(self) -> bool:
@@ -125,61 +143,107 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
     """Read and check settings; with a role, also require what that process needs.
 
     Raises:
-        ConfigError: a setting is missing (for the role) or malformed.
+        ConfigError: naming every setting that is missing (for the role) or malformed.
     """
     env = os.environ if env is None else env
-    secrets = _list(env, "META_APP_SECRET")
-    allow_unsigned = tuple(s.lower() for s in _list(env, "LEADRELAY_ALLOW_UNSIGNED"))
-    for source in allow_unsigned:
-        if source not in ("typeform", "tally"):
-            raise ConfigError("LEADRELAY_ALLOW_UNSIGNED", f"names form sources (typeform, tally), got {source!r}")
-    dataset_id = _text(env, "META_DATASET_ID")
-    if dataset_id and not dataset_id.isdigit():
-        raise ConfigError("META_DATASET_ID", "must be the numeric dataset (pixel) id")
-    version = _text(env, "META_API_VERSION", DEFAULT_API_VERSION)
-    if not re.fullmatch(r"v\d+\.\d+", version):
-        raise ConfigError("META_API_VERSION", f"must look like v26.0, got {version!r}")
-    region = _text(env, "LEADRELAY_DEFAULT_REGION", "US").upper()
-    if region not in phonenumbers.SUPPORTED_REGIONS:
-        raise ConfigError("LEADRELAY_DEFAULT_REGION", f"must be a two-letter country code, got {region!r}")
-    redis_url = _text(env, "REDIS_URL")
-    if redis_url:
-        _check_url("REDIS_URL", redis_url, ("redis", "rediss", "unix"))
-    log_level = _text(env, "LEADRELAY_LOG_LEVEL", "INFO").upper()
-    if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
-        raise ConfigError("LEADRELAY_LOG_LEVEL", "must be DEBUG, INFO, WARNING or ERROR")
+    errors: list[ConfigError] = []
+
+    def checked(check: Callable, default=""):
+        try:
+            return check()
+        except ConfigError as err:
+            errors.append(err)
+            return default
+
+    def allow_unsigned():
+        names = tuple(s.lower() for s in _list(env, "LEADRELAY_ALLOW_UNSIGNED"))
+        for source in names:
+            if source not in ("typeform", "tally"):
+                raise ConfigError("LEADRELAY_ALLOW_UNSIGNED", f"names form sources (typeform, tally), got {source!r}")
+        return names
+
+    def dataset_id():
+        value = _text(env, "META_DATASET_ID")
+        if value and not value.isdigit():
+            raise ConfigError("META_DATASET_ID", "must be the numeric dataset (pixel) id")
+        return value
+
+    def version():
+        value = _text(env, "META_API_VERSION", DEFAULT_API_VERSION)
+        if not re.fullmatch(r"v\d+\.\d+", value):
+            raise ConfigError("META_API_VERSION", f"must look like v26.0, got {value!r}")
+        return value
+
+    def region():
+        value = _text(env, "LEADRELAY_DEFAULT_REGION", "US").upper()
+        if value not in phonenumbers.SUPPORTED_REGIONS:
+            raise ConfigError("LEADRELAY_DEFAULT_REGION", f"must be a two-letter country code, got {value!r}")
+        return value
+
+    def redis_url():
+        value = _text(env, "REDIS_URL")
+        return _check_url("REDIS_URL", value, ("redis", "rediss", "unix")) if value else value
+
+    def log_level():
+        value = _text(env, "LEADRELAY_LOG_LEVEL", "INFO").upper()
+        if value not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+            raise ConfigError("LEADRELAY_LOG_LEVEL", "must be DEBUG, INFO, WARNING or ERROR")
+        return value
+
+    def number(name, default, **kw):
+        return checked(lambda: _number(env, name, default, **kw), default)
 
     settings = Settings(
-        redis_url=redis_url,
-        app_secrets=secrets,
+        redis_url=checked(redis_url),
+        app_secrets=_list(env, "META_APP_SECRET"),
         verify_token=_text(env, "META_VERIFY_TOKEN"),
         page_access_token=_text(env, "META_PAGE_ACCESS_TOKEN"),
-        dataset_id=dataset_id,
+        dataset_id=checked(dataset_id),
         capi_access_token=_text(env, "META_CAPI_ACCESS_TOKEN"),
         test_event_code=_text(env, "META_TEST_EVENT_CODE"),
-        graph_url=_check_url("META_GRAPH_URL", _text(env, "META_GRAPH_URL", DEFAULT_GRAPH_URL), ("http", "https")),
-        api_version=version,
-        default_region=region,
+        graph_url=checked(lambda: _check_url("META_GRAPH_URL", _text(env, "META_GRAPH_URL", DEFAULT_GRAPH_URL),
+                                             ("http", "https")), DEFAULT_GRAPH_URL),
+        api_version=checked(version, DEFAULT_API_VERSION),
+        default_region=checked(region, "US"),
         lead_event_source=_text(env, "LEADRELAY_LEAD_EVENT_SOURCE", "leadrelay"),
-        max_body_bytes=_number(env, "LEADRELAY_MAX_BODY_BYTES", 4 * 1024 * 1024),
-        profile_retention_days=_number(env, "LEADRELAY_PROFILE_RETENTION_DAYS", 90),
-        graph_timeout_seconds=_number(env, "LEADRELAY_GRAPH_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
-        dry_run_keep=_number(env, "LEADRELAY_DRY_RUN_KEEP", 200),
-        retry_base_seconds=_number(env, "LEADRELAY_RETRY_BASE_SECONDS", 30.0, kind=float, minimum=0.01),
+        max_body_bytes=number("LEADRELAY_MAX_BODY_BYTES", 4 * 1024 * 1024),
+        profile_retention_days=number("LEADRELAY_PROFILE_RETENTION_DAYS", 90),
+        graph_timeout_seconds=number("LEADRELAY_GRAPH_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
+        dry_run_keep=number("LEADRELAY_DRY_RUN_KEEP", 200),
+        retry_base_seconds=number("LEADRELAY_RETRY_BASE_SECONDS", 30.0, kind=float, minimum=0.01),
         admin_token=_text(env, "LEADRELAY_ADMIN_TOKEN"),
         typeform_secrets=_list(env, "TYPEFORM_SECRET"),
         tally_secrets=_list(env, "TALLY_SIGNING_SECRET"),
-        allow_unsigned=allow_unsigned,
+        allow_unsigned=checked(allow_unsigned, ()),
         config_path=_text(env, "LEADRELAY_CONFIG"),
-        dead_letter_retention_days=_number(env, "LEADRELAY_DEAD_LETTER_RETENTION_DAYS", 7),
+        dead_letter_retention_days=number("LEADRELAY_DEAD_LETTER_RETENTION_DAYS", 7),
         api_token=_text(env, "LEADRELAY_API_TOKEN"),
         metrics_token=_text(env, "LEADRELAY_METRICS_TOKEN"),
         queue_name=_text(env, "LEADRELAY_QUEUE", "leadrelay"),
-        log_level=log_level,
+        log_level=checked(log_level, "INFO"),
+        sandbox=_text(env, "LEADRELAY_SANDBOX") == "1",
     )
+    errors.extend(_sandbox_problems(settings, env))
     if role is not None:
-        require(settings, role)
+        errors.extend(problems(settings, role))
+    if errors:
+        raise ConfigError.of(errors)
     return settings
+
+
+def _sandbox_problems(settings: Settings, env: Mapping[str, str]) -> list[ConfigError]:
+    """The sandbox and a real Meta account never mix: no real CAPI token in the sandbox,
+    no sandbox secret or stand-in beside real settings."""
+    if settings.sandbox:
+        found = []
+        if settings.capi_access_token:
+            found.append(ConfigError("META_CAPI_ACCESS_TOKEN", "the sandbox never sends to Meta: going live means "
+                                     "setting every Meta setting yourself (the sandbox then switches off)"))
+        if urlparse(settings.graph_url).hostname not in ("127.0.0.1", "localhost", "::1"):
+            found.append(ConfigError("META_GRAPH_URL", "the sandbox talks only to its loopback stand-in"))
+        return found
+    return [ConfigError(name, "is the sandbox's generated value (data/sandbox.env); set your own")
+            for name in sandbox.GENERATED if _text(env, name).startswith(sandbox.PREFIX)]
 
 
 _ATTRIBUTE = {
@@ -191,8 +255,14 @@ _ATTRIBUTE = {
 }
 
 
-def require(settings: Settings, role: str, skip: tuple[str, ...] = ()) -> None:
-    """Raises ConfigError naming the first setting the role needs and lacks."""
-    for name in REQUIRED[role]:
-        if name not in skip and not getattr(settings, _ATTRIBUTE[name]):
-            raise ConfigError(name, f"must be set for the {role} process (see README, Configuration)")
+def problems(settings: Settings, role: str, skip: tuple[str, ...] = ()) -> list[ConfigError]:
+    """Every setting the role needs and lacks, each with where to find it."""
+    return [ConfigError(name, f"must be set for the {role} process: {WHERE[name]}")
+            for name in REQUIRED[role] if name not in skip and not getattr(settings, _ATTRIBUTE[name])]
+
+
+def require(settings: Settings, *roles: str, skip: tuple[str, ...] = ()) -> None:
+    """Raises ConfigError naming every setting the roles need and lack."""
+    missing = {err.setting: err for role in roles for err in problems(settings, role, skip)}
+    if missing:
+        raise ConfigError.of(list(missing.values()))

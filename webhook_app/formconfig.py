@@ -134,3 +134,19 @@ def processing(doc: dict) -> dict:
             _fail(f"sources.{name}", "may only set ldu")
         out[name] = _ldu(f"sources.{name}", raw.get("ldu"))
     return out
+
+
+def validate(path: str) -> dict:
+    """The whole mapping file read and checked, as every process and `check-config` use
+    it: `{"forms", "processing", "stages"}`.
+
+    Raises:
+        ConfigError: the first bad entry, named with its path in the file.
+    """
+    from .stages import StageMap
+
+    doc = read(path)
+    forms = load(doc)
+    by_source = processing(doc)
+    return {"forms": forms, "processing": by_source,
+            "stages": StageMap.load(doc.get("stages", {}), by_source.get("crm"))}

@@ -19,11 +19,22 @@ _SHARED = [
 ]
 
 
+class _Stderr:
+    """Whatever sys.stderr is when a line is written, not when logging was configured
+    (a test's captured stream, or gunicorn's after it redirects)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure(level: str = "INFO") -> None:
     structlog.configure(
         processors=[*_SHARED, structlog.processors.format_exc_info, structlog.processors.JSONRenderer()],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
+        logger_factory=structlog.WriteLoggerFactory(_Stderr()),
         cache_logger_on_first_use=False,
     )
     handler = logging.StreamHandler(sys.stderr)

@@ -30,6 +30,7 @@ import redis
 from workers import capi, events, ldu, profiles, userdata
 from workers.queues import key
 
+from . import intake
 from .config import ConfigError
 
 STANDARD_EVENTS = ("AddPaymentInfo AddToCart AddToWishlist CompleteRegistration Contact CustomizeProduct Donate "
@@ -149,6 +150,14 @@ class Rejected(Exception):
         self.reason, self.detail = reason, detail
 
 
+class Negative(Exception):
+    """A negative stage (disqualified, junk...): recorded for reporting, never sent."""
+
+    def __init__(self, stage: str, lead: str | None):
+        super().__init__(stage)
+        self.stage, self.lead = stage, lead
+
+
 def _identify(connection: redis.Redis, item: dict, region: str) -> tuple[dict | None, dict]:
     """The lead profile the item refers to (if known) and the hashed identifiers it gave."""
     given, _ = userdata.build({"em": item.get("email") or [], "ph": item.get("phone") or [],
@@ -184,6 +193,9 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
     if not stage or not isinstance(stage, str):
         raise Rejected("missing_stage", "give `stage`: a CRM stage name or a Meta event name")
     event_name, problem = stage_map.resolve(stage)
+    if problem == "negative_stage":
+        profile, _ = _identify(connection, item, region)
+        raise Negative(stage, f"{profile['source']}:{profile['key']}" if profile else None)
     if event_name is None:
         reason, _, detail = problem.partition(": ")
         raise Rejected(reason, detail or f"{stage!r} is a negative stage: recorded, not sent")
@@ -262,7 +274,7 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
     Raises:
         redis.RedisError: Redis failed; nothing was queued and no stage stays claimed.
     """
-    results, accepted = [], []
+    results, accepted, recorded = [], [], []
     now = time.time()
     for index, item in enumerate(items):
         try:
@@ -270,12 +282,17 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
         except Rejected as err:
             results.append({"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail})
             continue
+        except Negative as negative:
+            results.append({"index": index, "status": "recorded", "reason": "negative_stage", "stage": negative.stage})
+            recorded.append({"reason": "negative_stage", "stage": negative.stage, "lead": negative.lead})
+            continue
         if not claim(connection, checked):
             results.append({"index": index, "status": "duplicate", "event_id": checked["event_id"]})
             continue
         accepted.append(checked)
         results.append({"index": index, "status": "accepted", "event_name": checked["event_name"],
                         "event_id": checked["event_id"]})
+    intake.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
     if accepted:
         try:
             queue.enqueue("workers.jobs.send_stage_events", {"events": accepted}, result_ttl=86400,

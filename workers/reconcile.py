@@ -4,7 +4,7 @@ webhooks after 36 hours), read from the form's lead list, deduped like the webho
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 from webhook_app import intake
 from webhook_app.sources import meta
@@ -35,13 +35,15 @@ def form_leads(graph: Graph, form_id: str, since: int) -> Iterator[dict]:
         after = (paging.get("cursors") or {}).get("after")
 
 
-def reconcile(graph: Graph, queue, form_id: str, since: int, processing: dict | None = None) -> dict:
+def reconcile(graph: Graph, queue, form_id: str, since: int, processing: dict | None = None,
+              watch: Callable[[Iterator[dict]], Iterable[dict]] = iter) -> dict:
     """Enqueue a job for each lead not already known; counts of found, enqueued, known.
-    `processing`: the Lead Ads source's Limited Data Use fields, as the receiver adds them."""
+    `processing`: the Lead Ads source's Limited Data Use fields, as the receiver adds them.
+    `watch` wraps the lead stream (the CLI's progress bar)."""
     changes = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": None, "form_id": form_id,
                 "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
                 "created_time": events.parse_time(lead.get("created_time"))}
                | ({"processing": processing} if processing else {})
-               for lead in form_leads(graph, form_id, since)]
+               for lead in watch(form_leads(graph, form_id, since))]
     counts = intake.enqueue_new(queue, meta.NAME, changes, meta.dedupe_key)
     return {"found": len(changes), "enqueued": counts["accepted"], "already_known": counts["duplicates"]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -9,13 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+import requests
 from rq import SimpleWorker
 
 from webhook_app import logs
 from webhook_app.config import Settings, load
 
-from . import capi, deadletters, recovery
+from . import capi, deadletters, recovery, sandbox
 from .embedded_redis import EmbeddedRedis
+from .standin import GraphStandin
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
 
@@ -64,32 +67,61 @@ def work(settings: Settings, burst: bool = False) -> bool:
     swept = recovery.sweep(connection, q)
     if any(swept.values()):
         log.warning("recovery_sweep", **swept)
-    return worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
+    # RQ's own lines ("Job OK", "Result is kept for 604800 seconds", one set per job) say
+    # what our one job_attempt line already says: shown only at DEBUG.
+    rq_level = "DEBUG" if settings.log_level == "DEBUG" else "WARNING"
+    logging.getLogger("rq").setLevel(rq_level)
+    log.info("worker_started", queue=q.name, pid=os.getpid())
+    return worker.work(burst=burst, with_scheduler=True, logging_level=rq_level)
 
 
-def _say_where(bind: str, settings: Settings) -> None:
-    """One line with the addresses a person starting `make run` looks for."""
+WEB_URL_FILE = "web.url"  # where `leadrelay send-test` finds the running web process
+
+
+def _base(bind: str) -> str:
     host, _, port = bind.rpartition(":")
-    base = f"http://{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{port}"
+    return f"http://{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{port}"
+
+
+def _say_where(base: str, settings: Settings) -> None:
+    """One line with the addresses a person starting `make run` looks for."""
     log.info("serving", webhooks=f"{base}/webhooks/meta", metrics=f"{base}/metrics",
              admin=f"{base}/admin" if settings.admin_token else "off (set LEADRELAY_ADMIN_TOKEN)",
              stage_api=f"{base}/api/v1/stage-events" if settings.api_token else "off (set LEADRELAY_API_TOKEN)")
 
 
+def _healthy(base: str, children, timeout: float = 60.0) -> bool:
+    """Wait until the web process answers /healthz (or a child dies)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and all(c.poll() is None for c in children):
+        try:
+            if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return True
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    return False
+
+
 def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
-    """Web and worker together, on an embedded Redis unless REDIS_URL is set.
+    """Web and worker together, on an embedded Redis unless REDIS_URL is set; in the
+    sandbox, with the Graph stand-in in this process.
 
     Ctrl-C (or SIGTERM) stops the web and worker, then Redis; if either process
     dies, the others are stopped too and the exit status is non-zero.
     """
-    embedded = None
+    embedded = standin = None
     env = dict(os.environ)
     if not settings.redis_url:
         embedded = EmbeddedRedis(data_dir)
         env["REDIS_URL"] = embedded.start()
-        (data_dir / "redis.url").write_text(env["REDIS_URL"] + "\n")
         log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
+    if settings.sandbox:
+        standin = GraphStandin(any_lead=True)  # leads survive a restart of the sandbox as sample leads
+        standin.start(sandbox.standin_port(env))
     env.setdefault("LEADRELAY_BIND", bind)
+    base = _base(env["LEADRELAY_BIND"])
+    (data_dir / WEB_URL_FILE).write_text(base + "\n")
     bin_dir = Path(sys.executable).parent
     # Children get their own sessions so a terminal's Ctrl-C reaches only us; we then
     # stop them in order (web and worker gracefully, Redis last).
@@ -98,7 +130,9 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
                           "webhook_app:create_app()"], env=env, cwd=ROOT, start_new_session=True),
         subprocess.Popen([str(bin_dir / "leadrelay"), "worker"], env=env, cwd=ROOT, start_new_session=True),
     ]
-    _say_where(env["LEADRELAY_BIND"], settings)
+    _say_where(base, settings)
+    if settings.sandbox and _healthy(base, children):
+        print(sandbox.banner(env, base, env["REDIS_URL"], data_dir), flush=True)
     stopping = False
 
     def _stop(signum, frame):
@@ -125,6 +159,8 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
                 child.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 child.kill()
+        if standin:
+            standin.stop()
         if embedded:
             embedded.stop()
         log.info("stopped", status=status)

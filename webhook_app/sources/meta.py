@@ -16,6 +16,11 @@ SIGNATURE_HEADER = "X-Hub-Signature-256"
 NAME = "meta"
 
 
+def signature(secret: str, body: bytes) -> str:
+    """The header value Meta sends for `body` (and `leadrelay send-test` signs with)."""
+    return "sha256=" + hmac_hex(secret, body)
+
+
 def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
     """Check `X-Hub-Signature-256` over the exact bytes received.
 

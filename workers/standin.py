@@ -1,9 +1,13 @@
 """A stand-in for Meta's Graph API over real HTTP on loopback.
 
-It serves lead reads and Conversions API posts, records every request, and can be
-scripted to answer the next calls with errors, delays or dropped connections.
-Tests and bench scripts import it; `python tests/standin.py --port 8765 --any-lead`
-runs it on its own for trying leadrelay by hand.
+It serves lead reads, Lead Ads test leads and Conversions API posts, records every
+request, and can be scripted to answer the next calls with errors, delays or dropped
+connections. `leadrelay run` runs it as the sandbox's Graph API; tests and bench
+scripts import it; `python -m workers.standin --port 8765 --any-lead` runs it alone.
+
+Beyond Graph's own paths it has one of its own, for `leadrelay send-test`:
+`POST /_standin/leads {"field_data", "created_time", "fail"}` adds a lead and says how
+its reads must fail (`FAILURES`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,22 @@ SAMPLE_FIELDS = [
 ]
 
 
+# How a lead's reads fail, for trying leadrelay's failure paths by hand (send-test --fail).
+# Each is (times, answer): the first `times` reads of the lead get `answer`, later ones succeed.
+# An auth failure also refuses the token on every call for AUTH_REFUSED_SECONDS, as while
+# a person re-grants a permission: long enough to see the pause, short enough to fix.
+AUTH_REFUSED_SECONDS = 10
+FAILURES = {
+    "auth": (1, (401, {"message": "Error validating access token: Session has expired", "type": "OAuthException",
+                       "code": 190, "error_subcode": 463, "fbtrace_id": "standin-auth"})),
+    "invalid": (1, (400, {"message": "(#100) Tried accessing nonexisting field (lead)", "type": "OAuthException",
+                          "code": 100, "fbtrace_id": "standin-invalid"})),
+    "transient": (1, (500, {"message": "An unexpected error has occurred. Please retry your request later.",
+                            "type": "OAuthException", "code": 2, "is_transient": True,
+                            "fbtrace_id": "standin-transient"})),
+}
+
+
 def graph_time(unix: int) -> str:
     return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+0000")
 
@@ -42,6 +62,9 @@ class GraphStandin:
         self.permissions = {"leads_retrieval", "pages_show_list", "pages_read_engagement", "ads_management",
                             "pages_manage_ads"}  # what the page token was granted
         self.subscribed_pages: set[str] = set()  # pages with the app installed for leadgen
+        self.refused_until: dict[str, float] = {}  # token -> refused (190) until then
+        self.failing: dict[str, list] = {}  # lead id -> [reads left to fail, (status, error)]
+        self.test_leads: dict[str, str] = {}  # form id -> its one test lead (Meta allows one per form)
         self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
         self.chaos_actions: list[dict] = []
         self.random = random.Random(7)
@@ -56,6 +79,17 @@ class GraphStandin:
                 "field_data": SAMPLE_FIELDS if field_data is None else field_data, **extra}
         self.leads[str(leadgen_id)] = lead
         return lead
+
+    def add_failing_lead(self, fail: str | None = None, **lead) -> dict:
+        """A lead whose first reads fail as FAILURES[fail] says (send-test --fail)."""
+        made = self.add_lead(str(lead.pop("id", None) or self._new_id()), **lead)
+        if fail:
+            times, answer = FAILURES[fail]
+            self.failing[made["id"]] = [times, answer]
+        return made
+
+    def _new_id(self) -> str:
+        return str(10 ** 15 + random.SystemRandom().randrange(9 * 10 ** 15))  # unique across restarts
 
     def then(self, action: dict, on: str | None = None, times: int = 1) -> None:
         """Answer the next `times` calls (to `on`: "lead" or "events", or any) with `action`:
@@ -91,6 +125,9 @@ class GraphStandin:
             def do_POST(self):
                 standin._handle(self, "POST")
 
+            def do_DELETE(self):
+                standin._handle(self, "DELETE")
+
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -114,7 +151,13 @@ class GraphStandin:
         parts = [p for p in url.path.split("/") if p]
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
-        if method == "POST" and parts[-1:] == ["events"]:
+        if parts[:2] == ["_standin", "leads"]:
+            kind = "standin"
+        elif parts[-1:] == ["test_leads"]:
+            kind = "test_leads"
+        elif method == "DELETE":
+            kind = "delete"
+        elif method == "POST" and parts[-1:] == ["events"]:
             kind = "events"
         elif parts[-1:] == ["subscribed_apps"]:
             kind = "subscribed_apps"
@@ -131,7 +174,7 @@ class GraphStandin:
         with self.lock:
             self.requests.append(record)
         token = handler.headers.get("Authorization", "").removeprefix("Bearer ")
-        if token in self.revoked:
+        if token in self.revoked or self.refused_until.get(token, 0) > time.time():
             return self._reply(handler, 401, {"error": {
                 "message": "Error validating access token: Session has expired", "type": "OAuthException",
                 "code": 190, "error_subcode": 463, "fbtrace_id": "revoked"}})
@@ -145,6 +188,19 @@ class GraphStandin:
         if action and "status" in action:
             return self._reply(handler, action["status"], {"error": action.get("error", {})},
                                action.get("headers"))
+        if kind == "standin":
+            body = record["body"] or {}
+            if body.get("fail") not in (None, *FAILURES):
+                return self._reply(handler, 400, {"error": {"message": f"fail: one of {sorted(FAILURES)}"}})
+            return self._reply(handler, 200, self.add_failing_lead(**body))
+        if kind == "test_leads":
+            return self._test_leads(handler, method, parts[-2], record)
+        if kind == "delete":
+            found = self.leads.pop(parts[-1], None)
+            self.test_leads = {f: lead for f, lead in self.test_leads.items() if lead != parts[-1]}
+            if found is None:
+                return self._not_found(handler)
+            return self._reply(handler, 200, {"success": True})
         if kind == "permissions":
             return self._reply(handler, 200, {"data": [{"permission": p, "status": "granted"}
                                                         for p in sorted(self.permissions)]})
@@ -167,9 +223,13 @@ class GraphStandin:
             if lead is None and self.any_lead and parts[-1].isdigit():
                 lead = self.add_lead(parts[-1])
             if lead is None:
-                return self._reply(handler, 400, {"error": {
-                    "message": "Unsupported get request.", "type": "GraphMethodException",
-                    "code": 100, "error_subcode": 33, "fbtrace_id": "standin"}})
+                return self._not_found(handler)
+            failing = self.failing.get(lead["id"])
+            if failing and failing[0] > 0:
+                failing[0] -= 1
+                if failing[1][1].get("code") == 190:
+                    self.refused_until[token] = time.time() + AUTH_REFUSED_SECONDS
+                return self._reply(handler, failing[1][0], {"error": failing[1][1]})
             return self._reply(handler, 200, lead)
         if kind == "events":
             data = (record["body"] or {}).get("data", [])
@@ -183,6 +243,25 @@ class GraphStandin:
             return self._reply(handler, 200, {"events_received": len(data), "messages": [],
                                               "fbtrace_id": f"trace{len(self.requests)}"})
         return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
+
+    def _not_found(self, handler) -> None:
+        self._reply(handler, 400, {"error": {"message": "Unsupported get request.", "type": "GraphMethodException",
+                                             "code": 100, "error_subcode": 33, "fbtrace_id": "standin"}})
+
+    def _test_leads(self, handler, method: str, form_id: str, record: dict) -> None:
+        """Lead Ads test leads: one per form; POST makes it (field_data as a JSON string)."""
+        current = self.test_leads.get(form_id)
+        if method == "GET":
+            return self._reply(handler, 200, {"data": [self.leads[current]] if current in self.leads else []})
+        if current in self.leads:
+            return self._reply(handler, 400, {"error": {
+                "message": "Only one test lead can be created per form; delete the existing one first.",
+                "type": "OAuthException", "code": 100, "fbtrace_id": "standin-test-lead"}})
+        fields = record["query"].get("field_data") or [json.dumps((record["body"] or {}).get("field_data") or [])]
+        lead = self.add_lead(self._new_id(), field_data=json.loads(fields[0]) or None, form_id=form_id,
+                             is_organic=True)
+        self.test_leads[form_id] = lead["id"]
+        return self._reply(handler, 200, {"id": lead["id"]})
 
     def _form_leads(self, form_id: str, query: dict) -> dict:
         """GET /{form_id}/leads: newest first, `time_created` filtering, cursor paging."""
