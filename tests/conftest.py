@@ -72,8 +72,10 @@ def graph():
 
 
 @pytest.fixture
-def env(monkeypatch, redis_url, redis_conn, graph):
-    """The environment a deployed leadrelay would have, pointed at the stand-in."""
+def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
+    """The environment a deployed leadrelay would have, pointed at the stand-in. No
+    `.env` file is read and the data folder is the test's own: a developer's sandbox
+    in the work tree must not leak in."""
     values = {
         "REDIS_URL": redis_url,
         "META_APP_SECRET": f"{APP_SECRET},{OLD_APP_SECRET}",
@@ -91,6 +93,8 @@ def env(monkeypatch, redis_url, redis_conn, graph):
             monkeypatch.delenv(name)
     for name, value in values.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.setenv("LEADRELAY_ENV_FILE", "")
+    monkeypatch.setenv("LEADRELAY_DATA_DIR", str(tmp_path / "data"))
     return values
 
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import CAPI_TOKEN, PAGE_TOKEN, leadgen_body, sign
+from conftest import CAPI_TOKEN, PAGE_TOKEN, fast_forward, leadgen_body, sign
 from webhook_app import create_app
 
 ADMIN = "admin-token-for-tests"
@@ -99,6 +99,43 @@ def test_the_page_shows_key_names_and_masked_settings_never_values(admin, graph,
     page = admin.get("/admin").get_data(as_text=True)
     assert f'data-event="meta:{LEAD}:Lead"' in page
     assert '<span class="key">em</span>' in page and '<span class="key">lead_id</span>' in page
+    page = page.replace(logged_in(admin), "")  # a random CSRF token may spell "joe" by chance
     for raw in ("Joe", "example.com", "6505551212", CAPI_TOKEN, PAGE_TOKEN, ADMIN, env["TYPEFORM_SECRET"],
                 env["META_APP_SECRET"].split(",")[0]):
         assert raw.lower() not in page.lower(), raw
+
+
+def test_a_dead_letter_says_which_call_failed_what_the_code_means_and_the_time_left(admin, graph, work):
+    invalid_dead_letter(admin, graph, work)  # the event send was refused: 100/2804016
+    graph.add_lead("999")
+    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 33, "message": "m"}}, on="lead", times=3)
+    body = leadgen_body("999", created_time=int(time.time()) - 86400)
+    admin.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    for _ in range(3):  # 100/33 is tried three times, spaced, before it is given up
+        work()
+        fast_forward(admin.application.extensions["leadrelay"]["redis"])
+    work()
+    logged_in(admin)
+    page = admin.get("/admin").get_data(as_text=True)
+    sent = re.search(rf'<tr data-job="lead-meta-{LEAD}">.*?</tr>', page, re.S).group(0)
+    read = re.search(r'<tr data-job="lead-meta-999">.*?</tr>', page, re.S).group(0)
+    assert "<td data-call>event send</td>" in sent and "not hashed as Meta expects" in sent
+    assert "<td data-call>lead read</td>" in read and "this token cannot see it" in read
+    assert "leads_retrieval" in re.search(r"<td data-fix>(.*?)</td>", read, re.S).group(1)
+    assert re.search(r"<td data-window>6 d \d+ h left</td>", sent)
+    assert re.search(r"<td data-window>5 d \d+ h left</td>", read)  # the lead came a day ago
+
+
+def test_jobs_waiting_on_a_refused_token_are_their_own_state(admin, graph, work):
+    graph.add_lead(LEAD)
+    graph.add_lead("999")
+    graph.revoked.add(PAGE_TOKEN)
+    for leadgen_id in (LEAD, "999"):
+        body = leadgen_body(leadgen_id, created_time=int(time.time()))
+        admin.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()  # the first is refused (auth, token paused), the second waits on the token
+    logged_in(admin)
+    page = admin.get("/admin").get_data(as_text=True)
+    assert re.search(r'data-figure="waiting-on-token">1<', page)
+    assert re.search(r'data-figure="scheduled">0<', page)
+    assert 'data-pause="' in page and "1 job(s) wait for it" in page

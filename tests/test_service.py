@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,8 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def clean_env(**values) -> dict:
+    """The test's settings only: no .env, and a data folder of its own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_", "REDIS_URL"))}
-    return {**env, **values}
+    return {**env, "LEADRELAY_ENV_FILE": "", "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-data-"),
+            **values}
 
 
 def wait_for(check, timeout=20.0):

@@ -20,9 +20,9 @@ from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render
                    url_for)
 from rq import Worker
 
-from workers import deadletters, metrics
+from workers import deadletters, events, metrics
 from workers.pauses import Pauses
-from workers.policy import AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT
+from workers.policy import AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
 
 from . import bearer, logs
@@ -35,7 +35,8 @@ SESSION_HOURS = 8
 # What each dead-letter reason means for the person looking at it, and what to do.
 REASON_HELP = {
     AUTH: "Meta refused the token. Put a working token in place, then replay: jobs waiting on it run too.",
-    INVALID: "Meta refused the event itself (see the code and title). Fix the cause, then replay.",
+    INVALID: "Meta refused a call for good: the lead read or the event (see which, and the code). Fix the cause, "
+             "then replay.",
     EXPIRED: "Older than Meta's 7-day window: these can no longer be sent, and replay refuses them.",
     TRANSIENT: "Meta or the network kept failing until the retries ran out. Replay once Meta answers again.",
     THROTTLED: "Meta kept rate-limiting until the retries ran out. Replay once the limit has passed.",
@@ -51,6 +52,7 @@ def init_app(app: Flask, admin_token: str) -> None:
                           PERMANENT_SESSION_LIFETIME=timedelta(hours=SESSION_HOURS))
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["utc"] = utc
+    app.jinja_env.filters["left"] = left
     app.register_blueprint(bp)
 
 
@@ -145,13 +147,16 @@ def overview() -> dict:
     ext = _ext()
     connection, queue, settings = ext["redis"], ext["queue"], ext["settings"]
     groups: dict[str, list] = defaultdict(list)
+    now = time.time()
     for entry in deadletters.select(connection, queue, deadletters.Filter()):
-        groups[entry["reason"]].append(_row(entry))
+        groups[entry["reason"]].append(_row(entry, now))
+    pauses = Pauses(connection).all()
     last = connection.hget(metrics.HASH, metrics.LAST_DELIVERED)
     return {
         "queue": queue_status(queue),
+        "waiting_on_token": sum(p["waiting"] for p in pauses),
         "workers": Worker.count(connection=connection, queue=queue),
-        "pauses": Pauses(connection).all(),
+        "pauses": pauses,
         "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
         "reason_help": REASON_HELP,
         "not_replayable": {EXPIRED},
@@ -162,13 +167,33 @@ def overview() -> dict:
         "config": settings.masked(),
         "dry_run": settings.dry_run,
         "test_event_code": bool(settings.test_event_code),
+        "sandbox": settings.sandbox,
     }
 
 
-def _row(entry: dict) -> dict:
-    """A dead letter as the page shows it: ids, Meta's answer, timing; never its payload."""
-    return {key: entry.get(key) for key in ("job_id", "source", "event_name", "event_id", "detail", "code",
-                                            "subcode", "user_title", "fbtrace_id", "attempts", "last_attempt_at")}
+CALLS = {"lead_read": "lead read", "events": "event send", "form_leads": "lead list", "probe": "token check"}
+
+
+def _row(entry: dict, now: float) -> dict:
+    """A dead letter as the page shows it: ids, which call failed, what Meta's code means
+    and the fix, the time left in Meta's 7-day window; never its payload."""
+    row = {key: entry.get(key) for key in ("job_id", "source", "event_name", "event_id", "detail", "code",
+                                           "subcode", "user_title", "fbtrace_id", "attempts", "last_attempt_at")}
+    row["call"] = CALLS.get(entry.get("call"), entry.get("call")) or (
+        "before sending" if entry.get("reason") in (INVALID, EXPIRED) and not entry.get("code") else "")
+    row["meaning"], row["fix"] = explain(entry.get("code"), entry.get("subcode")) or ("", "")
+    row["window_left"] = events.deadline(entry["event_time"]) - now if entry.get("event_time") else None
+    return row
+
+
+def left(seconds: float | None) -> str:
+    """Time left in Meta's 7-day window, as a person reads it."""
+    if seconds is None:
+        return "unknown"
+    if seconds <= 0:
+        return "closed"
+    days, rest = divmod(int(seconds), 86400)
+    return f"{days} d {rest // 3600} h" if days else f"{rest // 3600} h {rest % 3600 // 60} min"
 
 
 def ago(unix: float | None) -> str:

@@ -139,8 +139,11 @@ def _check_url(name: str, value: str, schemes: tuple[str, ...]) -> str:
     return value.rstrip("/")
 
 
-def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Settings:
-    """Read and check settings; with a role, also require what that process needs.
+def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | None = None,
+         skip: tuple[str, ...] = (), found: list | None = None) -> Settings:
+    """Read and check settings; with a role (or several), also require what it needs.
+    With `found`, problems are added to it instead of raised (`leadrelay doctor` goes on
+    with every other check), and malformed settings take their defaults.
 
     Raises:
         ConfigError: naming every setting that is missing (for the role) or malformed.
@@ -224,9 +227,13 @@ def load(env: Mapping[str, str] | None = None, role: str | None = None) -> Setti
         sandbox=_text(env, "LEADRELAY_SANDBOX") == "1",
     )
     errors.extend(_sandbox_problems(settings, env))
-    if role is not None:
-        errors.extend(problems(settings, role))
-    if errors:
+    missing = {}
+    for name in ((role,) if isinstance(role, str) else role or ()):
+        missing.update((err.setting, err) for err in problems(settings, name, skip))
+    errors.extend(missing.values())
+    if found is not None:
+        found.extend(errors)
+    elif errors:
         raise ConfigError.of(errors)
     return settings
 

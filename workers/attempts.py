@@ -137,6 +137,7 @@ def _dead_letter(subject: dict, meta: dict, err: DeliveryError, reason: str) -> 
         "subcode": err.subcode,
         "user_title": err.user_title,
         "fbtrace_id": err.fbtrace_id,
+        "call": err.call,
         "attempts": meta["attempts"],
         "first_attempt_at": meta["first_attempt_at"],
         "last_attempt_at": meta["last_attempt_at"],

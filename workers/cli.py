@@ -13,7 +13,7 @@ import click
 import redis
 
 from webhook_app import logs
-from webhook_app.config import WEB, WORKER, ConfigError, Settings, load, require
+from webhook_app.config import WEB, WORKER, ConfigError, Settings, load
 from webhook_app.intake import IGNORED
 
 from . import capi, deadletters, environment, policy, runner, sendtest
@@ -24,8 +24,7 @@ from .queues import connect, queue
 def _settings(*roles: str, skip: tuple[str, ...] = ()) -> Settings:
     """Settings for a command; a mistake is one message naming every bad setting, exit 2."""
     try:
-        settings = load()
-        require(settings, *roles, skip=skip)
+        settings = load(role=roles, skip=skip)
     except ConfigError as err:
         click.echo(f"leadrelay: configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
         sys.exit(2)
@@ -80,7 +79,9 @@ def run(bind: str, data_dir: str | None):
 @click.option("--burst", is_flag=True, help="Process everything queued, then exit.")
 def worker(burst: bool):
     """Run an RQ worker (with its scheduler) on leadrelay's queue."""
-    runner.work(_settings(WORKER), burst=burst)
+    settings = _settings(WORKER)
+    _mapping(settings)  # the same mistake stops every process the same way
+    runner.work(settings, burst=burst)
 
 
 @main.command("dry-run", short_help="Show events kept instead of sent.")
@@ -128,8 +129,7 @@ def check_config():
     from webhook_app import formconfig
 
     try:
-        settings = load()
-        require(settings, WEB, WORKER, skip=("REDIS_URL",))
+        settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
         mapping = formconfig.validate(settings.config_path)
     except ConfigError as err:
         click.echo("configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)

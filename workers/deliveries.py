@@ -60,7 +60,7 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
         "job_id": job_id, "source": item.get("source"), "key": item.get("key"), "event_name": item["event_name"],
         "event_id": item["event_id"], "event_time": item["event_time"], "args": {"events": [item]},
         "reason": err.reason, "detail": err.detail, "code": err.code, "subcode": err.subcode,
-        "user_title": err.user_title, "fbtrace_id": err.fbtrace_id, "attempts": 1,
+        "user_title": err.user_title, "fbtrace_id": err.fbtrace_id, "call": err.call, "attempts": 1,
         "first_attempt_at": now, "last_attempt_at": now, "batch_job": parent.id if parent else None,
     })
     FailedJobRegistry(queue=queue).add(job, exc_string=f"{err.reason}: {err.detail}")

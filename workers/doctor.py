@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import redis
 
-from webhook_app.config import WEB, WORKER, ConfigError, Settings, load, require
+from webhook_app.config import WEB, WHERE, WORKER, ConfigError, Settings, load
 
 from .graph import Graph
 from .policy import DeliveryError
@@ -36,16 +36,42 @@ def _graph_check(name: str, call, ok_detail, fix: str) -> Check:
 
 
 def run(env=None, page_id: str | None = None) -> list[Check]:
+    """Every check, each reported; one that cannot run for lack of a setting says so."""
     checks: list[Check] = []
-    try:
-        settings: Settings = load(env)
-        require(settings, WEB)
-        require(settings, WORKER)
-        checks.append(Check("configuration", True, "every required setting is set and well formed"))
-    except ConfigError as err:
-        return [Check("configuration", False, str(err), f"set {err.setting} (see README, Configuration)")]
+    problems: list[ConfigError] = []
+    settings: Settings = load(env, role=(WEB, WORKER), found=problems)
+    for problem in problems:
+        name, said = problem.problems[0]
+        checks.append(Check(f"setting {name}", False, said, WHERE.get(name, "see README, Configuration")))
+    if not problems:
+        checks.append(Check("configuration", True, "every required setting is set and well formed"
+                            + (" (the local sandbox)" if settings.sandbox else "")))
+    if settings.redis_url:
+        checks.extend(_redis_checks(settings.redis_url))
+    if settings.page_access_token:
+        checks.extend(_token_checks(settings))
+    if settings.capi_access_token:
+        checks.append(_graph_check(
+            "dataset", lambda: Graph(settings).call("GET", settings.dataset_id, settings.capi_access_token,
+                                                    params={"fields": "id,name"}, probe=True),
+            lambda ds: f"{ds.get('name') or ds.get('id')} reachable with the CAPI token",
+            "check META_DATASET_ID and that META_CAPI_ACCESS_TOKEN belongs to that dataset"))
+    else:
+        checks.append(Check("dataset", True, "dry-run: no META_CAPI_ACCESS_TOKEN, events are kept, not sent"))
+    if page_id and settings.page_access_token:
+        checks.append(_graph_check(
+            "page subscription", lambda: _subscribed(Graph(settings), settings.page_access_token, page_id),
+            lambda fields: "the app receives leadgen for this Page",
+            f"run `leadrelay subscribe --page-id {page_id}`"))
+    version = tuple(int(n) for n in re.findall(r"\d+", settings.api_version))
+    checks.append(Check("api version", version >= OLDEST_SUPPORTED, settings.api_version,
+                        "set META_API_VERSION to a current version (v26.0)"))
+    return checks
 
-    connection = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
+
+def _redis_checks(url: str) -> list[Check]:
+    checks = []
+    connection = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
     try:
         connection.ping()
         checks.append(Check("redis", True, "reachable"))
@@ -60,14 +86,18 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
             checks.append(Check("redis settings", True, "CONFIG is disabled here; check appendonly yes and "
                                                        "maxmemory-policy noeviction with your provider"))
     except redis.RedisError as err:
-        checks.append(Check("redis", False, f"unreachable ({type(err).__name__})", "check REDIS_URL"))
+        checks.append(Check("redis", False, f"unreachable ({type(err).__name__})",
+                            "start leadrelay (`make run`), or check REDIS_URL"))
+    return checks
 
+
+def _token_checks(settings: Settings) -> list[Check]:
     graph = Graph(settings)
     token = settings.page_access_token
-    checks.append(_graph_check(
+    checks = [_graph_check(
         "page token", lambda: graph.call("GET", "me", token, params={"fields": "id,name"}, probe=True),
         lambda me: f"valid ({me.get('name') or me.get('id')})",
-        "create a new Page or system-user token and set META_PAGE_ACCESS_TOKEN"))
+        "create a new Page or system-user token and set META_PAGE_ACCESS_TOKEN")]
     if checks[-1].ok:
         try:
             granted = {p["permission"] for p in graph.call("GET", "me/permissions", token, probe=True).get("data", [])
@@ -79,22 +109,6 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
         except DeliveryError:
             checks.append(Check(f"permission {REQUIRED_PERMISSION}", True,
                                 "not listable with this kind of token; the lead reads will tell"))
-    if settings.capi_access_token:
-        checks.append(_graph_check(
-            "dataset", lambda: graph.call("GET", settings.dataset_id, settings.capi_access_token,
-                                          params={"fields": "id,name"}, probe=True),
-            lambda ds: f"{ds.get('name') or ds.get('id')} reachable with the CAPI token",
-            "check META_DATASET_ID and that META_CAPI_ACCESS_TOKEN belongs to that dataset"))
-    else:
-        checks.append(Check("dataset", True, "dry-run: no META_CAPI_ACCESS_TOKEN, events are kept, not sent"))
-    if page_id:
-        checks.append(_graph_check(
-            "page subscription", lambda: _subscribed(graph, token, page_id),
-            lambda fields: "the app receives leadgen for this Page",
-            f"run `leadrelay subscribe --page-id {page_id}`"))
-    version = tuple(int(n) for n in re.findall(r"\d+", settings.api_version))
-    checks.append(Check("api version", version >= OLDEST_SUPPORTED, settings.api_version,
-                        "set META_API_VERSION to a current version (v26.0)"))
     return checks
 
 

@@ -77,6 +77,7 @@ class Graph:
         try:
             body = self._call(method, path, token, params, json)
         except DeliveryError as err:
+            err.call = operation
             self._observe(operation, err.reason, started)
             if err.reason == AUTH and self.pauses is not None and not probe:
                 self.pauses.pause(token, err.as_dict(), self.labels.get(token, "token"))

@@ -48,8 +48,9 @@ class DeliveryError(Exception):
 
     def __init__(self, reason: str, detail: str, *, code: int | None = None, subcode: int | None = None,
                  fbtrace_id: str | None = None, user_title: str | None = None, http_status: int | None = None,
-                 retry_after: int | None = None):
+                 retry_after: int | None = None, call: str | None = None):
         super().__init__(f"{reason}: {detail}")
+        self.call = call  # which Graph call failed: lead_read, events, ... (None: before any call)
         self.reason = reason
         self.detail = detail
         self.code = code
@@ -69,7 +70,7 @@ class DeliveryError(Exception):
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("reason", "detail", "code", "subcode", "fbtrace_id",
-                                              "user_title", "http_status")}
+                                              "user_title", "http_status", "call")}
 
 
 class Paused(Exception):
@@ -97,6 +98,38 @@ def classify(http_status: int, error: dict | None) -> str:
     if error.get("is_transient") is True or http_status >= 500 or not error:
         return TRANSIENT
     return INVALID
+
+
+# What Meta's codes mean and what a person does about them (spec/meta.md §3), most
+# specific first: (code, subcode) then (code, None). Shown beside each dead letter.
+MEANINGS = {
+    (190, 463): ("The access token expired.", "Issue a new token (a system-user token does not expire), set it, "
+                                              "then replay the auth group."),
+    (190, 460): ("The token was invalidated: its user changed their password.", "Issue a new token, then replay."),
+    (190, None): ("The access token is invalid or was revoked.", "Issue a new token, set it, then replay."),
+    (102, None): ("The session is invalid.", "Issue a new token, set it, then replay."),
+    (10, None): ("The app lacks a permission for this call.", "Grant leads_retrieval (lead reads) or ads_management "
+                                                              "(events) and issue a new token."),
+    (200, None): ("The token lacks a permission for this object.", "Give the token's user a role on the Page or "
+                                                                   "dataset, then replay."),
+    (100, 33): ("The lead does not exist, or this token cannot see it (wrong Page, or no leads_retrieval).",
+                "Check the Page's token and its leads_retrieval access; replay once it reads the lead."),
+    (100, 2804003): ("The event is older than Meta's 7 days.", "Nothing: it can no longer be sent."),
+    (100, 2804016): ("user_data was not hashed as Meta expects.", "A bug in leadrelay's hashing: report it."),
+    (100, None): ("Meta refused a parameter of the call.", "Read Meta's title and fbtrace_id; fix the cause, then "
+                                                           "replay."),
+    (2, None): ("Meta's service was temporarily unavailable.", "Nothing: replay once Meta answers again."),
+    (1, None): ("An unknown error at Meta, usually temporary.", "Replay later."),
+    (4, None): ("The app's rate limit was reached.", "Wait for the limit to pass, then replay."),
+    (17, None): ("The user's rate limit was reached.", "Wait for the limit to pass, then replay."),
+    (32, None): ("The Page's rate limit was reached.", "Wait for the limit to pass, then replay."),
+    (613, None): ("Too many calls in a short time.", "Wait, then replay."),
+}
+
+
+def explain(code: int | None, subcode: int | None) -> tuple[str, str] | None:
+    """(meaning, fix) for a Meta error code, or None when we have nothing useful to add."""
+    return MEANINGS.get((code, subcode)) or MEANINGS.get((code, None))
 
 
 def backoff(reason: str, attempt: int, base: float = DEFAULT_BASE_SECONDS, retry_after: int | None = None,

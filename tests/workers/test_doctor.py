@@ -51,7 +51,12 @@ def test_unsubscribed_page_then_subscribe_fixes_it(env, graph):
     assert leadrelay("doctor", "--page-id", PAGE).returncode == 0
 
 
-def test_config_mistake_stops_the_checklist(env, monkeypatch):
+def test_config_mistakes_are_reported_and_every_other_check_still_runs(env, monkeypatch):
     monkeypatch.setenv("META_DATASET_ID", "pixel")
+    monkeypatch.delenv("META_VERIFY_TOKEN")
     out = leadrelay("doctor")
-    assert out.returncode == 1 and "[FAIL] configuration: META_DATASET_ID: must be the numeric" in out.stdout
+    assert out.returncode == 1
+    assert "[FAIL] setting META_DATASET_ID: must be the numeric" in out.stdout
+    assert "[FAIL] setting META_VERIFY_TOKEN: must be set" in out.stdout and "fix: any string you choose" in out.stdout
+    for still_checked in ("[ok] redis: reachable", "[ok] page token: valid", "[ok] api version"):
+        assert still_checked in out.stdout

@@ -1,0 +1,200 @@
+"""The first run: `leadrelay run` with nothing set is a local sandbox, every command finds
+it, and real settings turn it off; settings from .env; every missing setting at once."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+
+from test_service import BIN, ROOT, clean_env, ready, wait_for
+from webhook_app.config import ConfigError, load
+from workers import environment, sandbox
+from workers.embedded_redis import free_port
+
+
+def nothing_set(tmp_path: Path) -> dict:
+    return clean_env(LEADRELAY_DATA_DIR=str(tmp_path / "data"), WEB_CONCURRENCY="1")
+
+
+class Service:
+    """`leadrelay run` as a person starts it, its output read line by line."""
+
+    def __init__(self, env: dict, cwd: Path, port: int):
+        self.base = f"http://127.0.0.1:{port}"
+        self.lines: list[str] = []
+        self.process = subprocess.Popen([str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}"], env=env,
+                                        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True).start()
+
+    def banner(self) -> str:
+        wait_for(lambda: any("Going live" in line for line in list(self.lines)), timeout=60)
+        return "".join(self.lines)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=60)
+
+
+def cli(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "leadrelay"), *args], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
+    env = nothing_set(tmp_path)
+    service = Service(env, tmp_path, free_port())
+    try:
+        out = service.banner()
+        kept = sandbox.read(tmp_path / "data")
+        assert kept["LEADRELAY_SANDBOX"] == "1" and kept["META_DATASET_ID"] == sandbox.DATASET_ID
+        assert all(kept[name].startswith(sandbox.PREFIX) for name in sandbox.GENERATED)
+        assert "META_CAPI_ACCESS_TOKEN" not in kept  # dry-run: nothing can be sent
+        assert stat.S_IMODE((tmp_path / "data" / sandbox.FILE).stat().st_mode) == 0o600
+        assert f"{service.base}/admin   token: {kept['LEADRELAY_ADMIN_TOKEN']}" in out
+        assert "leadrelay send-test meta" in out
+        assert requests.get(f"{service.base}/healthz").status_code == 200 and ready(service.base)
+        admin = requests.Session()
+        assert admin.post(f"{service.base}/admin/login", data={"token": kept["LEADRELAY_ADMIN_TOKEN"]},
+                          allow_redirects=False).status_code == 303
+        assert "sandbox" in admin.get(f"{service.base}/admin").text.lower()
+
+        sent = cli(env, tmp_path, "send-test", "meta")  # no REDIS_URL typed: found in data/
+        assert sent.returncode == 0, sent.stderr
+        leadgen_id = json.loads(sent.stdout.splitlines()[0])["leadgen_id"]
+        assert "job: done" in sent.stdout
+        kept_events = cli(env, tmp_path, "dry-run", "-n", "1")
+        [event] = [json.loads(line)["event"] for line in kept_events.stdout.splitlines()]
+        assert event["event_name"] == "Lead" and event["user_data"]["lead_id"] == int(leadgen_id)
+
+        stages = cli(env, tmp_path, "send-test", "stages")
+        assert stages.returncode == 0 and json.loads(stages.stdout.splitlines()[0])["answer"]["accepted"] == 3
+        for form_tool in ("typeform", "tally"):
+            answer = json.loads(cli(env, tmp_path, "send-test", form_tool).stdout.splitlines()[0])
+            assert answer["status"] == 200 and answer["answer"]["accepted"] == 1, answer
+        doctor = cli(env, tmp_path, "doctor")
+        assert doctor.returncode == 0, doctor.stdout
+        redis_url = (tmp_path / "data" / "redis.url").read_text()
+    finally:
+        assert service.stop() == 0
+    assert "Traceback" not in "".join(service.lines)
+
+    # Nothing running: one line, not a traceback.
+    gone = cli(env, tmp_path, "dead-letters", "list")
+    assert gone.returncode == 1 and "start it with `make run`" in gone.stderr and "Traceback" not in gone.stderr
+
+    # Restarted: the same secrets and the same Redis port (rq info and rq-dashboard stay pointed at it).
+    again = Service(env, tmp_path, free_port())
+    try:
+        assert sandbox.read(tmp_path / "data")["LEADRELAY_ADMIN_TOKEN"] in again.banner()
+        assert (tmp_path / "data" / "redis.url").read_text() == redis_url
+    finally:
+        again.stop()
+
+
+def test_a_failed_lead_read_pauses_the_token_and_an_auth_replay_delivers(tmp_path):
+    env = nothing_set(tmp_path)
+    service = Service(env, tmp_path, free_port())
+    try:
+        service.banner()
+        sent = cli(env, tmp_path, "send-test", "meta", "--fail", "auth")
+        assert sent.returncode == 0, sent.stderr
+        assert "job: dead-lettered" in sent.stdout and "waiting (a retry, or a paused token)" in sent.stdout
+        paused = cli(env, tmp_path, "resume")
+        assert "META_PAGE_ACCESS_TOKEN" in paused.stdout and "1 jobs waiting" in paused.stdout
+        standin = env.copy()
+        # The stand-in refuses the token for AUTH_REFUSED_SECONDS; a replay after that delivers.
+        wait_for(lambda: cli(standin, tmp_path, "doctor").returncode == 0, timeout=30)
+        replay = cli(env, tmp_path, "replay", "--reason", "auth")
+        assert replay.returncode == 0 and "woken now: 1" in replay.stdout, replay.stdout
+        wait_for(lambda: len(cli(env, tmp_path, "dry-run", "-n", "5").stdout.splitlines()) == 2, timeout=30)
+    finally:
+        service.stop()
+
+
+def test_real_meta_settings_turn_the_sandbox_off(tmp_path):
+    data = tmp_path / "data"
+    sandbox.ensure(data)
+    environ = {environment.DATA_DIR: str(data), environment.ENV_FILE: "", "META_CAPI_ACCESS_TOKEN": "EAAB-real"}
+    assert environment.apply(environ) is False
+    assert "META_APP_SECRET" not in environ and "LEADRELAY_SANDBOX" not in environ
+    with pytest.raises(ConfigError) as err:
+        load({**environ, "META_APP_SECRET": sandbox.read(data)["META_APP_SECRET"]})
+    assert err.value.setting == "META_APP_SECRET" and "sandbox" in str(err.value)
+    with pytest.raises(ConfigError) as err:  # a sandbox never sends, whatever is copied into it
+        load({**sandbox.read(data), "META_CAPI_ACCESS_TOKEN": "EAAB-real"})
+    assert err.value.setting == "META_CAPI_ACCESS_TOKEN"
+
+
+def test_the_sandbox_talks_only_to_loopback(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load({**sandbox.ensure(tmp_path), "META_GRAPH_URL": "https://graph.facebook.com"})
+    assert err.value.setting == "META_GRAPH_URL"
+
+
+def test_env_file_fills_in_and_the_environment_wins(tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("# comments and quotes, as foreman and honcho read them\n"
+                      "META_VERIFY_TOKEN='from-file'\nexport LEADRELAY_QUEUE=from-file\n")
+    environ = {environment.ENV_FILE: str(dotenv), "LEADRELAY_QUEUE": "from-env",
+               environment.DATA_DIR: str(tmp_path / "data")}
+    environment.apply(environ)
+    assert environ["META_VERIFY_TOKEN"] == "from-file" and environ["LEADRELAY_QUEUE"] == "from-env"
+
+
+def test_the_cli_reads_dot_env_in_the_working_directory(tmp_path):
+    (tmp_path / ".env").write_text("META_APP_SECRET=s\nMETA_VERIFY_TOKEN=v\nMETA_PAGE_ACCESS_TOKEN=p\n"
+                                   "META_DATASET_ID=77\n")
+    env = {k: v for k, v in clean_env().items() if k != environment.ENV_FILE}
+    out = cli(env, tmp_path, "check-config")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["dataset_id"] == "77"
+
+
+def test_every_missing_setting_is_named_at_once_with_where_to_find_it(tmp_path):
+    out = cli(clean_env(META_APP_SECRET="s"), tmp_path, "run")
+    assert out.returncode == 2
+    for name in ("META_VERIFY_TOKEN", "META_PAGE_ACCESS_TOKEN", "META_DATASET_ID"):
+        assert name in out.stderr
+    assert "Events Manager" in out.stderr and "Traceback" not in out.stderr
+    worker = cli(clean_env(META_DATASET_ID="abc"), tmp_path, "worker")
+    assert worker.returncode == 2
+    assert "META_DATASET_ID: must be the numeric" in worker.stderr and "META_PAGE_ACCESS_TOKEN" in worker.stderr
+
+
+@pytest.mark.parametrize("command", [["run"], ["worker"]])
+def test_a_bad_mapping_file_stops_every_process_with_one_line(tmp_path, command):
+    mapping = tmp_path / "leadrelay.toml"
+    mapping.write_text('[forms.typeform.aBc]\nemial = "email"\n')
+    env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", META_PAGE_ACCESS_TOKEN="p", META_DATASET_ID="1",
+                    LEADRELAY_CONFIG=str(mapping), REDIS_URL="redis://127.0.0.1:1/0")
+    out = cli(env, tmp_path, *command)
+    assert out.returncode == 2 and "forms.typeform.aBc.emial" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_gunicorn_stops_on_a_bad_mapping_file_with_one_line(tmp_path):
+    mapping = tmp_path / "leadrelay.toml"
+    mapping.write_text("[stages.map]\nDemo = 'Shedule'\n")
+    env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", REDIS_URL="redis://127.0.0.1:1/0",
+                    LEADRELAY_CONFIG=str(mapping), LEADRELAY_BIND=f"127.0.0.1:{free_port()}")
+    out = subprocess.run([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"], env=env,
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "stages.map.Demo" in out.stderr and "did you mean Schedule?" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_check_config_names_the_bad_mapping_entry(tmp_path):
+    mapping = tmp_path / "leadrelay.toml"
+    mapping.write_text("[forms.tally.wMq]\nregion = 'Atlantis'\n")
+    env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", META_PAGE_ACCESS_TOKEN="p", META_DATASET_ID="1",
+                    LEADRELAY_CONFIG=str(mapping))
+    out = cli(env, tmp_path, "check-config")
+    assert out.returncode == 1 and "forms.tally.wMq.region" in out.stderr and "Traceback" not in out.stderr
+    missing = cli({**env, "LEADRELAY_CONFIG": str(tmp_path / "nope.toml")}, tmp_path, "check-config")
+    assert missing.returncode == 1 and "cannot read it" in missing.stderr
