@@ -67,6 +67,9 @@ def test_log_in_and_replay_a_dead_letter_with_a_click(served, browser, graph, wo
     row = group.locator(f'tr[data-job="lead-meta-{LEAD}"]')
     expect(row).to_contain_text("code 100/2804016")
     expect(row).to_contain_text("Invalid parameter")
+    expect(row.locator("[data-call]")).to_have_text("event send")
+    expect(row.locator("[data-meaning]")).to_contain_text("not hashed as Meta expects")
+    expect(row.locator("[data-window]")).to_contain_text(" left")
     expect(page.locator('[data-figure="failed"]')).to_have_text("1")
 
     row.get_by_role("button", name="Replay").click()  # the cause is fixed: Meta takes it now
@@ -98,3 +101,16 @@ def test_replay_a_whole_reason_group_with_a_click(served, browser, graph, work, 
     expect(page.get_by_text("None. Every event either went or is still being tried.")).to_be_visible()
     work()
     assert len(graph.events) == 3
+
+
+def test_the_page_fits_a_phone_width_screen(served, browser, graph, work):
+    """Wide tables scroll inside themselves; the page itself never scrolls sideways."""
+    app, base = served
+    invalid_dead_letter(app.test_client(), graph, work)
+    page = browser.new_page(viewport={"width": 375, "height": 740})
+    page.goto(f"{base}/admin")
+    page.fill("#token", ADMIN)
+    page.click("text=Log in")
+    expect(page.locator('section[data-reason="invalid"]')).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    expect(page.get_by_role("button", name="Replay").first).to_be_visible()

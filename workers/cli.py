@@ -44,7 +44,7 @@ def _mapping(settings: Settings) -> dict:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="leadrelay", message="%(prog)s %(version)s")
+@click.version_option(package_name="leadrelay", message="leadrelay %(version)s")
 @click.pass_context
 def main(ctx: click.Context):
     """leadrelay: Meta leads and funnel stages to the Conversions API.
