@@ -29,7 +29,7 @@ class JsonLogger(__import__("gunicorn.glogging", fromlist=["Logger"]).Logger):
 
     def setup(self, cfg):
         super().setup(cfg)
-        from webhook_app import logs
+        from workers import logs
 
         level = os.environ.get("LEADRELAY_LOG_LEVEL", "").strip().upper()
         logs.configure(level if level in ("DEBUG", "WARNING", "ERROR") else "INFO")  # on_starting checks it
@@ -51,8 +51,8 @@ def on_starting(server):
     """Fail at start, naming every bad setting or mapping entry in one message, rather
     than with a traceback in every web process's boot; say once where events go; start
     the counters from zero (files left by an earlier server would be added in)."""
-    from webhook_app import formconfig
-    from webhook_app.config import WEB, ConfigError, load
+    from workers import mappingfile
+    from workers.settings import WEB, ConfigError, load
     from workers import capi
 
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
@@ -63,7 +63,7 @@ def on_starting(server):
 
     try:
         settings = load(role=WEB)
-        formconfig.validate(settings.config_path)
+        mappingfile.validate(settings.config_path)
     except ConfigError as err:
         print(f"leadrelay: configuration error: {err}", file=sys.stderr)
         sys.exit(2)

@@ -18,7 +18,7 @@ from hypothesis import settings
 
 from workers.standin import GraphStandin
 from webhook_app import create_app
-from webhook_app.config import load
+from workers.settings import load
 from workers import runner
 from workers.embedded_redis import EmbeddedRedis
 

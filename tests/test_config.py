@@ -2,7 +2,7 @@
 
 import pytest
 
-from webhook_app.config import WEB, WORKER, ConfigError, load
+from workers.settings import WEB, WORKER, ConfigError, load
 
 BASE = {"REDIS_URL": "redis://127.0.0.1:6379/0", "META_APP_SECRET": "s", "META_VERIFY_TOKEN": "v",
         "META_PAGE_ACCESS_TOKEN": "p", "META_DATASET_ID": "123"}

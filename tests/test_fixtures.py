@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from webhook_app.sources import SOURCES
+from workers.sources import SOURCES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from test_service import BIN, ROOT, clean_env, ready, wait_for
-from webhook_app.config import ConfigError, load
+from workers.settings import ConfigError, load
 from workers import environment, sandbox
 from workers.embedded_redis import free_port
 

@@ -1,20 +1,33 @@
-"""The leadrelay receiver: verify, parse, dedupe, enqueue, answer. Nothing else."""
+"""The leadrelay receiver, the HTTP edge: verify, parse, dedupe, enqueue, answer.
+
+The only package that imports Flask. Blueprints are imported inside `create_app`, so
+importing `workers` (or this package's name) loads no web stack.
+"""
 
 from __future__ import annotations
 
-from flask import Flask
+from typing import TYPE_CHECKING
 
-from workers.queues import connect, queue
+if TYPE_CHECKING:
+    from flask import Flask
 
-from . import admin, admin_page, api, config, errors, formconfig, health, logs, metrics, webhooks
+    from workers.settings import Settings
 
 
-def create_app(settings: config.Settings | None = None) -> Flask:
+def create_app(settings: "Settings | None" = None) -> "Flask":
     """Build the app; settings come from the environment unless given.
 
     Raises:
         ConfigError: a setting the web process needs is missing or malformed.
     """
+    from flask import Flask
+
+    from workers import logs, mappingfile
+    from workers import settings as config
+    from workers.queues import connect, queue
+
+    from . import admin, admin_page, api, errors, health, prometheus, webhooks
+
     if settings is None:
         settings = config.load(role=config.WEB)
     else:
@@ -28,12 +41,12 @@ def create_app(settings: config.Settings | None = None) -> Flask:
         "redis": connection,
         "queue": queue(connection, settings.queue_name),
     }
-    app.extensions["leadrelay"].update(formconfig.validate(settings.config_path))
+    app.extensions["leadrelay"].update(mappingfile.validate(settings.config_path))
     errors.init_app(app)
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(admin.bp)
     admin_page.init_app(app, settings.admin_token)
     app.register_blueprint(api.bp)
-    app.register_blueprint(metrics.bp)
+    app.register_blueprint(prometheus.bp)
     return app

@@ -11,15 +11,15 @@ from flask import Blueprint, current_app, jsonify, request
 
 from workers import deadletters
 
-from . import bearer
-from .errors import ReceiverError
+from . import tokenauth
+from workers.errors import ReceiverError
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
 
 @bp.before_request
 def _authorise():
-    bearer.check(current_app.extensions["leadrelay"]["settings"].admin_token, "LEADRELAY_ADMIN_TOKEN", "admin")
+    tokenauth.check(current_app.extensions["leadrelay"]["settings"].admin_token, "LEADRELAY_ADMIN_TOKEN", "admin")
 
 
 def _filter(values, job_ids=()) -> deadletters.Filter:

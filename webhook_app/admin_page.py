@@ -20,13 +20,13 @@ from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render
                    url_for)
 from rq import Worker
 
-from workers import deadletters, events, metrics
+from workers import counters, deadletters, events, logs
 from workers.pauses import Pauses
 from workers.policy import AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
 
-from . import bearer, logs
-from .sources._signing import matches_any
+from . import tokenauth
+from workers.sources.signing import matches_any
 
 bp = Blueprint("admin_page", __name__, url_prefix="/admin", template_folder="templates")
 log = logs.get(__name__)
@@ -63,7 +63,7 @@ def _ext() -> dict:
 @bp.before_request
 def _enabled():
     if not _ext()["settings"].admin_token:
-        raise bearer.Disabled("set LEADRELAY_ADMIN_TOKEN to enable the admin page", reason="admin_disabled")
+        raise tokenauth.Disabled("set LEADRELAY_ADMIN_TOKEN to enable the admin page", reason="admin_disabled")
 
 
 @bp.after_request
@@ -151,7 +151,7 @@ def overview() -> dict:
     for entry in deadletters.select(connection, queue, deadletters.Filter()):
         groups[entry["reason"]].append(_row(entry, now))
     pauses = Pauses(connection).all()
-    last = connection.hget(metrics.HASH, metrics.LAST_DELIVERED)
+    last = connection.hget(counters.HASH, counters.LAST_DELIVERED)
     return {
         "queue": queue_status(queue),
         "waiting_on_token": sum(p["waiting"] for p in pauses),
@@ -160,9 +160,9 @@ def overview() -> dict:
         "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
         "reason_help": REASON_HELP,
         "not_replayable": {EXPIRED},
-        "recent": metrics.recent(connection, 25),
-        "coverage": metrics.recent_coverage(metrics.recent(connection)),
-        "match_keys": metrics.MATCH_KEYS,
+        "recent": counters.recent(connection, 25),
+        "coverage": counters.recent_coverage(counters.recent(connection)),
+        "match_keys": counters.MATCH_KEYS,
         "last_delivered": float(last) if last else None,
         "config": settings.masked(),
         "dry_run": settings.dry_run,

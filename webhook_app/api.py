@@ -5,8 +5,10 @@ from __future__ import annotations
 import redis
 from flask import Blueprint, current_app, jsonify, request
 
-from . import bearer, logs, metrics, stages
-from .errors import BodyTooLarge, MalformedBody, QueueUnavailable
+from workers import logs, stages
+from workers.errors import BodyTooLarge, MalformedBody, QueueUnavailable
+
+from . import prometheus, tokenauth
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 log = logs.get(__name__)
@@ -14,7 +16,7 @@ log = logs.get(__name__)
 
 @bp.before_request
 def _authorise():
-    bearer.check(current_app.extensions["leadrelay"]["settings"].api_token, "LEADRELAY_API_TOKEN", "api")
+    tokenauth.check(current_app.extensions["leadrelay"]["settings"].api_token, "LEADRELAY_API_TOKEN", "api")
 
 
 @bp.post("/stage-events")
@@ -38,7 +40,7 @@ def stage_events():
     counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "recorded", "rejected")}
     for outcome, number in counts.items():
         if number:
-            metrics.STAGE_EVENTS.labels(outcome).inc(number)
+            prometheus.STAGE_EVENTS.labels(outcome).inc(number)
     log.info("stage_events", outcome="accepted", **counts,
              reasons=sorted({r["reason"] for r in results if r["status"] == "rejected"}))
     return jsonify(results=results, **counts), 202

@@ -1,10 +1,4 @@
-"""The receiver's exception tree, and the one place that maps it to HTTP answers.
-
-    ReceiverError (reason, status)
-    ├── BadSignature      401  missing_signature | bad_signature
-    ├── MalformedBody     400  malformed_json | unexpected_shape
-    ├── BodyTooLarge      413  body_too_large
-    └── QueueUnavailable  503  queue_unavailable (Meta retries on any non-2xx)
+"""The one place that maps errors to HTTP answers (the tree is in workers/errors.py).
 
 Every error answers JSON `{"error": <reason>, "detail": <text>}`; the reason is
 machine-readable and is what gets logged and counted.
@@ -15,40 +9,7 @@ from __future__ import annotations
 from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-
-class ReceiverError(Exception):
-    status = 400
-    reason = "bad_request"
-    outcome = "malformed"  # the coarser class counted in leadrelay_webhooks_received_total
-
-    def __init__(self, detail: str, reason: str | None = None):
-        super().__init__(detail)
-        self.detail = detail
-        if reason:
-            self.reason = reason
-
-
-class BadSignature(ReceiverError):
-    status = 401
-    reason = "bad_signature"
-    outcome = "bad_signature"
-
-
-class MalformedBody(ReceiverError):
-    status = 400
-    reason = "malformed_json"
-
-
-class BodyTooLarge(ReceiverError):
-    status = 413
-    reason = "body_too_large"
-    outcome = "too_large"
-
-
-class QueueUnavailable(ReceiverError):
-    status = 503
-    reason = "queue_unavailable"
-    outcome = "unavailable"
+from workers.errors import BodyTooLarge, ReceiverError
 
 
 def answer(reason: str, detail: str, status: int):

@@ -9,9 +9,11 @@ import uuid
 from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from . import forms, intake, logs, metrics
-from .errors import BadSignature, BodyTooLarge, ReceiverError
-from .sources import FORM_SOURCES, SOURCES, meta
+from workers import forms, intake, logs
+from workers.errors import BadSignature, BodyTooLarge, ReceiverError
+from workers.sources import FORM_SOURCES, SOURCES, meta
+
+from . import prometheus
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 log = logs.get(__name__)
@@ -102,8 +104,8 @@ def _receive(name: str, secrets) -> tuple:
             items = [{**item, "processing": ext["processing"][name]} for item in items]
         counts = intake.enqueue_new(ext["queue"], name, items, _dedupe_key(name), request_id)
     except ReceiverError as err:
-        metrics.WEBHOOKS.labels(name, err.outcome).inc()
-        metrics.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
+        prometheus.WEBHOOKS.labels(name, err.outcome).inc()
+        prometheus.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
         log.warning("webhook", source=name, request_id=request_id, outcome=err.reason, status=err.status,
                     bytes=len(body), elapsed_ms=_ms(started))
         raise
@@ -129,8 +131,8 @@ def _body() -> bytes:
 def _count(name: str, accepted: int, duplicates: int, ignored: int, started: float) -> None:
     for outcome, number in (("accepted", accepted), ("duplicate", duplicates), ("ignored", ignored)):
         if number:
-            metrics.WEBHOOKS.labels(name, outcome).inc(number)
-    metrics.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
+            prometheus.WEBHOOKS.labels(name, outcome).inc(number)
+    prometheus.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
 
 
 def _dedupe_key(name: str):

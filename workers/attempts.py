@@ -17,9 +17,9 @@ import redis
 from rq import Queue, get_current_job
 from rq.job import Job
 
-from webhook_app import logs
+from workers import logs
 
-from . import deadletters, events, metrics, policy
+from . import deadletters, events, counters, policy
 from .pauses import Pauses
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER
@@ -109,9 +109,9 @@ def finished(connection: redis.Redis, subject: dict, outcome: str, **fields) -> 
 def _count(connection: redis.Redis, subject: dict, outcome: str, retry_reason: str | None = None) -> None:
     source = subject.get("source") or "unknown"
     with connection.pipeline(transaction=False) as pipe:
-        metrics.count(pipe, metrics.JOBS, source, outcome)
+        counters.count(pipe, counters.JOBS, source, outcome)
         if retry_reason:
-            metrics.count(pipe, metrics.RETRIES, source, retry_reason)
+            counters.count(pipe, counters.RETRIES, source, retry_reason)
         pipe.execute()
 
 

@@ -7,10 +7,10 @@ import time
 
 import redis
 
-from webhook_app import logs
-from webhook_app.config import Settings
+from workers import logs
+from workers.settings import Settings
 
-from . import metrics
+from . import counters
 from .events import validate
 from .graph import Graph
 from .policy import TRANSIENT, DeliveryError
@@ -73,7 +73,7 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
     with connection.pipeline(transaction=False) as pipe:
         for event in events:
             pipe.set(key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=CONFIRMED_TTL)
-        metrics.record_sent(pipe, events, "delivered")
+        counters.record_sent(pipe, events, "delivered")
         pipe.execute()
     return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}
 
@@ -81,7 +81,7 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
 def _count_failed(connection: redis.Redis, events: list[dict], reason: str) -> None:
     try:
         with connection.pipeline(transaction=False) as pipe:
-            metrics.record_sent(pipe, events, reason)
+            counters.record_sent(pipe, events, reason)
             pipe.execute()
     except redis.RedisError:
         pass  # the delivery error is what matters; it is raised either way
@@ -94,7 +94,7 @@ def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict]
             pipe.lpush(DRY_RUN_LIST, json.dumps({"kept_at": kept_at, "dataset_id": settings.dataset_id,
                                                  "event": event}))
         pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
-        metrics.record_sent(pipe, events, "dry_run")
+        counters.record_sent(pipe, events, "dry_run")
         pipe.execute()
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 import redis
 
-from webhook_app import logs
-from webhook_app.config import WEB, WORKER, ConfigError, Settings, load
-from webhook_app.intake import IGNORED
+from workers import logs
+from workers.settings import WEB, WORKER, ConfigError, Settings, load
+from workers.intake import IGNORED
 
 from . import capi, deadletters, environment, policy, runner, sendtest
 from .pauses import Pauses
@@ -34,10 +34,10 @@ def _settings(*roles: str, skip: tuple[str, ...] = ()) -> Settings:
 
 def _mapping(settings: Settings) -> dict:
     """The mapping file checked (LEADRELAY_CONFIG); a bad entry is one line, exit 2."""
-    from webhook_app import formconfig
+    from workers import mappingfile
 
     try:
-        return formconfig.validate(settings.config_path)
+        return mappingfile.validate(settings.config_path)
     except ConfigError as err:
         click.echo(f"leadrelay: configuration error: {err}", err=True)
         sys.exit(2)
@@ -100,11 +100,11 @@ def dry_run(count: int):
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
 def coverage(as_json: bool):
     """Which match keys each event name carries: since the counters began, and lately."""
-    from . import metrics
+    from . import counters
 
     connection, _ = _queue_context()
-    tables = {"since the counters began": metrics.coverage(metrics.read(connection)),
-              f"the last {metrics.RECENT_KEEP} events": metrics.recent_coverage(metrics.recent(connection))}
+    tables = {"since the counters began": counters.coverage(counters.read(connection)),
+              f"the last {counters.RECENT_KEEP} events": counters.recent_coverage(counters.recent(connection))}
     if as_json:
         click.echo(json.dumps(tables, sort_keys=True))
         return
@@ -116,7 +116,7 @@ def coverage(as_json: bool):
         width = max(8, *(len(n) for n in names))
         click.echo(f"{title}:\n{'key':<18}" + "".join(f"{n:>{width + 2}}" for n in names))
         click.echo(f"{'events':<18}" + "".join(f"{rows[n]['events']:>{width + 2}}" for n in names))
-        for match_key in metrics.MATCH_KEYS:
+        for match_key in counters.MATCH_KEYS:
             click.echo(f"{match_key:<18}" + "".join(f"{rows[n]['keys'][match_key]:>{width + 2}.0%}" for n in names))
 
 
@@ -126,11 +126,11 @@ def check_config():
 
     Exits 1 naming every bad setting, or the bad entry of the mapping file.
     """
-    from webhook_app import formconfig
+    from workers import mappingfile
 
     try:
         settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
-        mapping = formconfig.validate(settings.config_path)
+        mapping = mappingfile.validate(settings.config_path)
     except ConfigError as err:
         click.echo("configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
         sys.exit(1)
@@ -343,7 +343,7 @@ def import_stages(path: str):
     """
     import csv
 
-    from webhook_app import stages
+    from workers import stages
 
     settings = _settings()
     connection, q = _queue_context()

@@ -21,7 +21,7 @@ from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.registry import FailedJobRegistry
 
-from . import capi, events, metrics
+from . import capi, events, counters
 from .pauses import Pauses
 from .policy import AUTH, EXPIRED
 from .queues import key
@@ -45,7 +45,7 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
         pipe.zadd(INDEX, {entry["job_id"]: entry["last_attempt_at"]})
         pipe.hset(REASONS, entry["job_id"], entry["reason"])
         if new:
-            metrics.count(pipe, metrics.DEAD, entry["reason"])
+            counters.count(pipe, counters.DEAD, entry["reason"])
         pipe.execute()
 
 

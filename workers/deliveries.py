@@ -9,7 +9,7 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry
 
-from webhook_app import logs
+from workers import logs
 
 from . import capi, deadletters
 from .policy import EXPIRED, INVALID, DeliveryError

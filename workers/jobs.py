@@ -8,10 +8,10 @@ import time
 
 from rq import get_current_job
 
-from webhook_app import logs
-from webhook_app.config import WORKER, Settings, load
+from workers import logs
+from workers.settings import WORKER, Settings, load
 
-from . import capi, deliveries, events, leadfields, metrics, profiles, userdata
+from . import capi, deliveries, events, leadfields, counters, profiles, userdata
 from .attempts import attempt, finished
 from .graph import Graph
 from .pauses import Pauses
@@ -24,7 +24,7 @@ log = logs.get(__name__)
 def _context(settings: Settings):
     connection = connect(settings.redis_url)
     return connection, Graph(settings, pauses=Pauses(connection),
-                             observe=functools.partial(metrics.observe_graph, connection))
+                             observe=functools.partial(counters.observe_graph, connection))
 
 
 def context():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Callable, Iterable, Iterator
 
-from webhook_app import intake
-from webhook_app.sources import meta
+from workers import intake
+from workers.sources import meta
 
 from . import events
 from .graph import LEAD_FIELDS, Graph

@@ -24,7 +24,7 @@ from rq.exceptions import SchedulerNotFound
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.scheduler import RQScheduler
 
-from webhook_app import logs
+from workers import logs
 
 from . import deadletters
 from .policy import CRASHED

@@ -13,8 +13,8 @@ from pathlib import Path
 import requests
 from rq import SimpleWorker
 
-from webhook_app import logs
-from webhook_app.config import Settings, load
+from workers import logs
+from workers.settings import Settings, load
 
 from . import capi, deadletters, recovery, sandbox
 from .embedded_redis import EmbeddedRedis

@@ -5,7 +5,7 @@ the admin token and the signing secrets stay the same across restarts. The Graph
 is the loopback stand-in (workers/standin.py) on a port chosen once, the dataset is
 the stand-in's, and no CAPI token exists: events are built and kept (dry-run), never
 sent. Setting any Meta setting turns the sandbox off entirely, and the settings check
-refuses a sandbox value beside real ones (webhook_app/config.py).
+refuses a sandbox value beside real ones (workers/settings.py).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 
 import requests
 
-from webhook_app.config import Settings
-from webhook_app.sources import meta, tally, typeform
+from workers.settings import Settings
+from workers.sources import meta, tally, typeform
 
 from . import sandbox
 from .graph import Graph

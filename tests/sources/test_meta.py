@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import APP_SECRET, OLD_APP_SECRET, fixture_bytes, sign
-from webhook_app.errors import BadSignature, MalformedBody
-from webhook_app.sources import meta
+from workers.errors import BadSignature, MalformedBody
+from workers.sources import meta
 
 SECRETS = (APP_SECRET, OLD_APP_SECRET)
 

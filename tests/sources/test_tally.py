@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import fixture_bytes
-from webhook_app.errors import BadSignature, MalformedBody
-from webhook_app.sources import tally
+from workers.errors import BadSignature, MalformedBody
+from workers.sources import tally
 
 SECRET = "3f6c2f4e-8a61-4c2b-9d7e-0b1a2c3d4e5f"
 

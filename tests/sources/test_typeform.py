@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import fixture_bytes
-from webhook_app.errors import BadSignature, MalformedBody
-from webhook_app.sources import typeform
+from workers.errors import BadSignature, MalformedBody
+from workers.sources import typeform
 
 
 def test_typeforms_published_signature_vector():

@@ -10,7 +10,7 @@ import json
 from typing import Mapping, Sequence
 
 from ..errors import BadSignature, MalformedBody
-from ._signing import hmac_hex, matches_any
+from .signing import hmac_hex, matches_any
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 NAME = "meta"

@@ -11,5 +11,5 @@ SOURCES = {
     typeform.NAME: typeform,
     tally.NAME: tally,
 }
-# Sources whose submissions are mapped and hashed on arrival (webhook_app.forms).
+# Sources whose submissions are mapped and hashed on arrival (workers.forms).
 FORM_SOURCES = {typeform.NAME, tally.NAME}

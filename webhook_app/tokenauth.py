@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import request
 
-from .errors import ReceiverError
-from .sources._signing import matches_any
+from workers.errors import ReceiverError
+from workers.sources.signing import matches_any
 
 
 class Disabled(ReceiverError):

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Mapping, Sequence
 
 from ..errors import MalformedBody
-from ._signing import check_header
+from .signing import check_header
 
 NAME = "tally"
 SIGNATURE_HEADER = "Tally-Signature"

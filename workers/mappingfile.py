@@ -32,7 +32,7 @@ import pycountry
 
 from workers import ldu
 
-from .config import ConfigError
+from .settings import ConfigError
 
 SETTING = "LEADRELAY_CONFIG"
 MATCH_FIELDS = ("email", "phone", "first_name", "last_name", "full_name", "city", "state", "zip", "country",

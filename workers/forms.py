@@ -1,6 +1,6 @@
 """Form submissions (Typeform, Tally) to job payloads, hashed on arrival.
 
-The receiver maps answers to match keys by the form's settings (formconfig), checks
+The receiver maps answers to match keys by the form's settings (mappingfile), checks
 consent, hashes every identifier and builds the click and browser ids. The job
 payload it enqueues holds hashes, ids and the browser fields Meta needs for website
 events, never a raw email, phone or name: jobs live on in Redis as dedupe records and
@@ -13,7 +13,7 @@ import re
 
 from workers import browserids, events, userdata
 
-from .formconfig import HIDDEN_FIELDS
+from .mappingfile import HIDDEN_FIELDS
 
 # Match-key setting names to Conversions API keys.
 KEY_FOR = {"email": "em", "phone": "ph", "first_name": "fn", "last_name": "ln", "city": "ct", "state": "st",

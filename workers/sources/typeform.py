@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Mapping, Sequence
 
 from ..errors import MalformedBody
-from ._signing import check_header
+from .signing import check_header
 
 NAME = "typeform"
 SIGNATURE_HEADER = "Typeform-Signature"

@@ -3,7 +3,7 @@
 The receiver's counters are prometheus-client metrics. Under gunicorn each web
 process counts on its own, so gunicorn.conf.py points PROMETHEUS_MULTIPROC_DIR at a
 directory every process writes to and a scrape adds them up (prometheus-client's
-multiprocess mode). What workers count lives in Redis (workers/metrics.py).
+multiprocess mode). What workers count lives in Redis (workers/counters.py).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from rq import Worker
 
 from workers import deadletters
-from workers import metrics as stored
+from workers import counters
 from workers.pauses import Pauses
 from workers.queues import queue_status
 
-from . import bearer
+from . import tokenauth
 
 bp = Blueprint("metrics", __name__)
 
@@ -63,8 +63,8 @@ class RedisCollector:
         return [up, *families]
 
     def _families(self):
-        values = stored.read(self.connection)
-        for family in stored.COUNTERS:
+        values = counters.read(self.connection)
+        for family in counters.COUNTERS:
             out = CounterMetricFamily(family.name, family.doc, labels=family.labels)
             for labels, value in _rows(values, family.name):
                 out.add_metric(labels, value)
@@ -73,7 +73,7 @@ class RedisCollector:
         yield _graph_latency(values)
         last = GaugeMetricFamily("leadrelay_last_event_delivered_timestamp_seconds",
                                  "When Meta last confirmed an event (0: never). Alert when it stops moving.")
-        last.add_metric([], values.get((stored.LAST_DELIVERED,), 0.0))
+        last.add_metric([], values.get((counters.LAST_DELIVERED,), 0.0))
         yield last
         yield from _queue_gauges(queue_status(self.queue))
         workers = GaugeMetricFamily("leadrelay_workers", "Live RQ workers listening on the queue (0: nothing is "
@@ -99,20 +99,20 @@ def _coverage(values: dict) -> GaugeMetricFamily:
     out = GaugeMetricFamily("leadrelay_match_key_coverage_ratio", "Share of sent events carrying each match key, "
                             "by event name: a local stand-in for Meta's Event Match Quality.",
                             labels=["event_name", "key"])
-    for event_name, row in stored.coverage(values).items():
+    for event_name, row in counters.coverage(values).items():
         for match_key, share in row["keys"].items():
             out.add_metric([event_name, match_key], round(share, 4))
     return out
 
 
 def _graph_latency(values: dict) -> HistogramMetricFamily:
-    out = HistogramMetricFamily(stored.GRAPH.name, stored.GRAPH.doc, labels=stored.GRAPH.labels)
+    out = HistogramMetricFamily(counters.GRAPH.name, counters.GRAPH.doc, labels=counters.GRAPH.labels)
     series: dict[tuple, dict[str, float]] = {}
-    for (operation, outcome, bucket), value in _rows(values, stored.GRAPH.name):
+    for (operation, outcome, bucket), value in _rows(values, counters.GRAPH.name):
         series.setdefault((operation, outcome), {})[bucket] = value
     for labels, counts in sorted(series.items()):
         cumulative, buckets = 0.0, []
-        for bound in stored.GRAPH_BUCKETS:
+        for bound in counters.GRAPH_BUCKETS:
             cumulative += counts.get(str(bound), 0)
             buckets.append(("+Inf" if bound == float("inf") else str(bound), cumulative))
         out.add_metric(list(labels), buckets, counts.get("sum", 0.0))
@@ -138,7 +138,7 @@ def scrape():
     """Prometheus text format; behind LEADRELAY_METRICS_TOKEN when that is set."""
     ext = current_app.extensions["leadrelay"]
     if ext["settings"].metrics_token:
-        bearer.check(ext["settings"].metrics_token, "LEADRELAY_METRICS_TOKEN", "metrics")
+        tokenauth.check(ext["settings"].metrics_token, "LEADRELAY_METRICS_TOKEN", "metrics")
     stored_registry = CollectorRegistry(auto_describe=False)
     stored_registry.register(RedisCollector(ext["redis"], ext["queue"]))
     return Response(generate_latest(_web_registry()) + generate_latest(stored_registry), mimetype=CONTENT_TYPE_LATEST)

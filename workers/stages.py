@@ -31,7 +31,7 @@ from workers import capi, events, ldu, profiles, userdata
 from workers.queues import key
 
 from . import intake
-from .config import ConfigError
+from .settings import ConfigError
 
 STANDARD_EVENTS = ("AddPaymentInfo AddToCart AddToWishlist CompleteRegistration Contact CustomizeProduct Donate "
                    "FindLocation InitiateCheckout Lead Purchase Schedule Search StartTrial SubmitApplication "

@@ -1,0 +1,48 @@
+"""The house's arrows run one way: webhook_app (the HTTP edge) imports workers (the core),
+never the reverse, and the core loads no web stack."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB_STACK = ("flask", "jinja2", "werkzeug", "prometheus_client", "webhook_app")
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_no_module_under_workers_imports_webhook_app():
+    offenders = {str(path.relative_to(ROOT)): sorted(n for n in _imports(path) if n.split(".")[0] == "webhook_app")
+                 for path in sorted((ROOT / "workers").rglob("*.py"))}
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_check_sees_an_import_of_webhook_app(tmp_path):
+    module = tmp_path / "bad.py"
+    module.write_text("import os\nfrom webhook_app.errors import answer\n\ndef f():\n    import webhook_app\n")
+    assert {"webhook_app", "webhook_app.errors"} <= _imports(module)
+
+
+def test_importing_the_core_loads_no_web_stack():
+    """A fresh interpreter: this test process has Flask loaded already."""
+    code = ("import sys, workers.jobs, workers.cli, workers.sources, workers.settings, workers.stages\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(WEB_STACK)!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_importing_the_web_package_builds_nothing():
+    code = "import sys, webhook_app\nprint('flask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
