@@ -19,7 +19,7 @@ from hypothesis import settings
 from workers.standin import GraphStandin
 from webhook_app import create_app
 from workers.settings import load
-from workers import runner
+from workers import jobs, runner
 from workers.embedded_redis import EmbeddedRedis
 
 # Property tests count examples, not milliseconds: a slow CI machine must not fail them.
@@ -95,6 +95,7 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("LEADRELAY_ENV_FILE", "")
     monkeypatch.setenv("LEADRELAY_DATA_DIR", str(tmp_path / "data"))
+    jobs.install(load())  # as a worker process does at start: no test runs jobs with another test's settings
     return values
 
 

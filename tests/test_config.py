@@ -53,7 +53,8 @@ def test_masked_summary_never_shows_secrets():
     summary = load({**BASE, "META_CAPI_ACCESS_TOKEN": "EAAB-secret"}).masked()
     assert summary["capi_access_token"] == "set"
     assert summary["verify_token"] == "set"
-    assert "EAAB-secret" not in repr(summary) and "'s'" not in repr(summary["app_secrets"])
+    assert "EAAB-secret" not in repr(summary) and summary["source_secrets"]["meta"] == "set"
+    assert "'s'" not in repr(summary["source_secrets"])
 
 
 @pytest.mark.parametrize("url, shown", [

@@ -20,7 +20,7 @@ from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render
                    url_for)
 from rq import Worker
 
-from workers import counters, deadletters, events, logs
+from workers import counters, deadletters, events, logs, matchkeys
 from workers.pauses import Pauses
 from workers.policy import AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
@@ -162,7 +162,7 @@ def overview() -> dict:
         "not_replayable": {EXPIRED},
         "recent": counters.recent(connection, 25),
         "coverage": counters.recent_coverage(counters.recent(connection)),
-        "match_keys": counters.MATCH_KEYS,
+        "match_keys": matchkeys.ALL,
         "last_delivered": float(last) if last else None,
         "config": settings.masked(),
         "dry_run": settings.dry_run,

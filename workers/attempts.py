@@ -17,12 +17,11 @@ import redis
 from rq import Queue, get_current_job
 from rq.job import Job
 
-from workers import logs
-
-from . import deadletters, events, counters, policy
+from . import counters, deadletters, events, logs, policy
 from .pauses import Pauses
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER
+from .work import Work, dead_letter
 
 log = logs.get(__name__)
 
@@ -39,11 +38,9 @@ def _no_retry(job: Job) -> None:
 
 
 @contextmanager
-def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
-    """Run one attempt of the job described by `subject`.
-
-    `subject` holds job_id, source, key, event_name, event_id, args and, once known,
-    event_time (what the 7-day deadline counts from). The body may update it.
+def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
+    """Run one attempt of `work`; the body may fill in `work.event_time` once it knows it
+    (what the 7-day deadline counts from).
 
     Raises:
         DeliveryError, Paused: re-raised after the job was set to retry or dead-lettered.
@@ -58,16 +55,15 @@ def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
     meta["host"], meta["pid"] = socket.gethostname(), os.getpid()
     if job:
         job.save_meta()
-    fields = {"job_id": subject["job_id"], "event_id": subject.get("event_id"), "attempt": meta["attempts"],
-              "request_id": meta.get("request_id")}
+    fields = {"job_id": work.job_id, "event_id": work.event_id, "attempt": meta["attempts"],
+              "request_id": work.request_id}
     started = time.monotonic()
-    subject["request_id"] = meta.get("request_id")
     try:
-        yield subject
+        yield work
     except Paused as paused:
         meta["attempts"] -= 1  # waiting for a token is not a try
         pauses = Pauses(connection)
-        pauses.wait(paused.fingerprint, subject["job_id"])
+        pauses.wait(paused.fingerprint, work.job_id)
         delay = policy.PAUSE_RECHECK_SECONDS
         if pauses.probe_due(paused.fingerprint) and graph.probe(paused.fingerprint):
             pauses.resume(paused.fingerprint, _queue(job))
@@ -75,39 +71,39 @@ def attempt(connection: redis.Redis, graph, subject: dict, retry_base: float):
         if job:
             job.save_meta()
             _retry_in(job, delay)
-        _count(connection, subject, "waiting_for_token")
+        _count(connection, work, "waiting_for_token")
         log.info("job_attempt", outcome="waiting_for_token", fingerprint=paused.fingerprint, retry_in=delay, **fields)
         raise
     except DeliveryError as err:
-        deadline = events.deadline(subject.get("event_time") or now)
+        deadline = events.deadline(work.event_time or now)
         decision = policy.decide(err, meta["attempts"], deadline, time.time(), base=retry_base)
         elapsed = round((time.monotonic() - started) * 1000, 1)
         if decision.retry_in is not None:
             if job:
                 _retry_in(job, decision.retry_in)
-            _count(connection, subject, "retry", retry_reason=err.reason)
+            _count(connection, work, "retry", retry_reason=err.reason)
             log.warning("job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed,
                         **fields, **err.as_dict())
         else:
             if job:
                 _no_retry(job)
-            deadletters.record(connection, _dead_letter(subject, meta, err, decision.reason))
-            _count(connection, subject, "dead_letter")
+            deadletters.record(connection, _dead_letter(work, meta, err, decision.reason))
+            _count(connection, work, "dead_letter")
             log.warning("job_attempt", outcome="dead_letter", elapsed_ms=elapsed,
                         **fields, **{**err.as_dict(), "reason": decision.reason})
         raise
 
 
-def finished(connection: redis.Redis, subject: dict, outcome: str, **fields) -> None:
+def finished(connection: redis.Redis, work: Work, outcome: str, **fields) -> None:
     """The log line and the count of a job run that ended without error (delivered,
     dry_run, already_confirmed)."""
-    _count(connection, subject, outcome)
-    log.info("job_attempt", outcome=outcome, job_id=subject["job_id"], event_id=subject.get("event_id"),
-             request_id=subject.get("request_id"), **fields)
+    _count(connection, work, outcome)
+    log.info("job_attempt", outcome=outcome, job_id=work.job_id, event_id=work.event_id,
+             request_id=work.request_id, **fields)
 
 
-def _count(connection: redis.Redis, subject: dict, outcome: str, retry_reason: str | None = None) -> None:
-    source = subject.get("source") or "unknown"
+def _count(connection: redis.Redis, work: Work, outcome: str, retry_reason: str | None = None) -> None:
+    source = work.source or "unknown"
     with connection.pipeline(transaction=False) as pipe:
         counters.count(pipe, counters.JOBS, source, outcome)
         if retry_reason:
@@ -119,26 +115,9 @@ def _queue(job: Job) -> Queue:
     return Queue(job.origin, connection=job.connection, serializer=SERIALIZER)
 
 
-def _dead_letter(subject: dict, meta: dict, err: DeliveryError, reason: str) -> dict:
+def _dead_letter(work: Work, meta: dict, err: DeliveryError, reason: str) -> dict:
     detail = err.detail
     if reason == policy.EXPIRED and err.reason != policy.EXPIRED:
         detail = f"{err.reason} ({err.detail}); no retry fits before Meta's 7-day window closes"
-    return {
-        "job_id": subject["job_id"],
-        "source": subject.get("source"),
-        "key": subject.get("key"),
-        "event_name": subject.get("event_name"),
-        "event_id": subject.get("event_id"),
-        "event_time": subject.get("event_time"),
-        "args": subject.get("args"),
-        "reason": reason,
-        "detail": detail,
-        "code": err.code,
-        "subcode": err.subcode,
-        "user_title": err.user_title,
-        "fbtrace_id": err.fbtrace_id,
-        "call": err.call,
-        "attempts": meta["attempts"],
-        "first_attempt_at": meta["first_attempt_at"],
-        "last_attempt_at": meta["last_attempt_at"],
-    }
+    return dead_letter(work, reason, detail, error=err, attempts=meta["attempts"],
+                       first_attempt_at=meta["first_attempt_at"], last_attempt_at=meta["last_attempt_at"])

@@ -7,16 +7,16 @@ import time
 
 import redis
 
-from workers import logs
-from workers.settings import Settings
+from . import logs
+from .settings import Settings
 
-from . import counters
+from . import counters, policy
 from .events import validate
 from .graph import Graph
 from .policy import TRANSIENT, DeliveryError
 from .queues import key
 
-CONFIRMED_TTL = 30 * 24 * 3600  # past Meta's 7-day window nothing could be resent anyway
+
 DRY_RUN_LIST = key("dry-run", "events")
 log = logs.get(__name__)
 
@@ -72,7 +72,7 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
                             fbtrace_id=answer.get("fbtrace_id"))
     with connection.pipeline(transaction=False) as pipe:
         for event in events:
-            pipe.set(key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=CONFIRMED_TTL)
+            pipe.set(key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL)
         counters.record_sent(pipe, events, "delivered")
         pipe.execute()
     return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}

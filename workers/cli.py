@@ -12,13 +12,14 @@ from pathlib import Path
 import click
 import redis
 
-from workers import logs
-from workers.settings import WEB, WORKER, ConfigError, Settings, load
-from workers.intake import IGNORED
+from . import logs
+from .settings import WEB, WORKER, ConfigError, Settings, load
+from .intake import IGNORED
 
-from . import capi, deadletters, environment, policy, runner, sendtest
+from . import capi, deadletters, environment, policy, runner, sendtest, times
 from .pauses import Pauses
 from .queues import connect, queue
+from .sources import EVENT_SOURCES
 
 
 def _settings(*roles: str, skip: tuple[str, ...] = ()) -> Settings:
@@ -34,7 +35,7 @@ def _settings(*roles: str, skip: tuple[str, ...] = ()) -> Settings:
 
 def _mapping(settings: Settings) -> dict:
     """The mapping file checked (LEADRELAY_CONFIG); a bad entry is one line, exit 2."""
-    from workers import mappingfile
+    from . import mappingfile
 
     try:
         return mappingfile.validate(settings.config_path)
@@ -100,7 +101,7 @@ def dry_run(count: int):
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
 def coverage(as_json: bool):
     """Which match keys each event name carries: since the counters began, and lately."""
-    from . import counters
+    from . import counters, matchkeys
 
     connection, _ = _queue_context()
     tables = {"since the counters began": counters.coverage(counters.read(connection)),
@@ -116,7 +117,7 @@ def coverage(as_json: bool):
         width = max(8, *(len(n) for n in names))
         click.echo(f"{title}:\n{'key':<18}" + "".join(f"{n:>{width + 2}}" for n in names))
         click.echo(f"{'events':<18}" + "".join(f"{rows[n]['events']:>{width + 2}}" for n in names))
-        for match_key in counters.MATCH_KEYS:
+        for match_key in matchkeys.ALL:
             click.echo(f"{match_key:<18}" + "".join(f"{rows[n]['keys'][match_key]:>{width + 2}.0%}" for n in names))
 
 
@@ -126,7 +127,7 @@ def check_config():
 
     Exits 1 naming every bad setting, or the bad entry of the mapping file.
     """
-    from workers import mappingfile
+    from . import mappingfile
 
     try:
         settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
@@ -165,7 +166,7 @@ DEAD_LETTER_REASONS = (policy.TRANSIENT, policy.THROTTLED, policy.AUTH, policy.I
 def _filter_options(command):
     for option in reversed([
         click.option("--reason", type=click.Choice(DEAD_LETTER_REASONS), help="Why the job failed for good."),
-        click.option("--source", type=click.Choice(("meta", "typeform", "tally", "crm")), help="Where it came from."),
+        click.option("--source", type=click.Choice(EVENT_SOURCES), help="Where it came from."),
         click.option("--event", "event_name", help="Event name, e.g. Lead."),
         click.option("--since", help="Last attempt at or after: 30m, 6h, 2d, or an ISO date/time."),
     ]):
@@ -343,7 +344,7 @@ def import_stages(path: str):
     """
     import csv
 
-    from workers import stages
+    from . import stages
 
     settings = _settings()
     connection, q = _queue_context()
@@ -389,7 +390,7 @@ def reconcile_command(form_id: str, since: str):
 
     settings = _settings(WORKER)
     try:
-        cutoff = int(deadletters.parse_since(since))
+        cutoff = int(times.since(since))
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--since") from None
     processing = _mapping(settings)["processing"].get("meta")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import redis
 
+from . import matchkeys
 from .queues import key
 
 HASH = key("metrics")
@@ -25,9 +26,6 @@ RECENT = key("recent-events")
 RECENT_KEEP = 200  # recent coverage looks at these
 LAST_DELIVERED = "last_delivered_at"
 GRAPH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, float("inf"))
-# The keys Meta matches a person on; counted per event name for local match-quality figures.
-MATCH_KEYS = ("lead_id", "em", "ph", "fn", "ln", "db", "ge", "ct", "st", "zp", "country", "external_id", "fbc",
-              "fbp", "client_ip_address", "client_user_agent")
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,7 @@ def record_sent(pipe, events: list[dict], outcome: str, now: float | None = None
         count(pipe, EVENTS, event["event_name"], outcome)
         if outcome not in ("delivered", "dry_run"):
             continue
-        carried = sorted(k for k in event.get("user_data", {}) if k in MATCH_KEYS)
+        carried = sorted(k for k in event.get("user_data", {}) if k in matchkeys.ALL)
         for match_key in carried:
             count(pipe, MATCH, event["event_name"], match_key)
         pipe.lpush(RECENT, json.dumps({"event_id": event["event_id"], "event_name": event["event_name"],
@@ -105,7 +103,7 @@ def coverage(values: dict[tuple, float]) -> dict[str, dict]:
             sent[labels[1]] = sent.get(labels[1], 0) + value
         elif labels[0] == MATCH.name:
             carried.setdefault(labels[1], {})[labels[2]] = value
-    return {name: {"events": int(total), "keys": {k: carried.get(name, {}).get(k, 0) / total for k in MATCH_KEYS}}
+    return {name: {"events": int(total), "keys": {k: carried.get(name, {}).get(k, 0) / total for k in matchkeys.ALL}}
             for name, total in sorted(sent.items()) if total}
 
 
@@ -113,7 +111,7 @@ def recent_coverage(events: list[dict]) -> dict[str, dict]:
     """The same shares over the recent events only, where a form change shows at once."""
     out: dict[str, dict] = {}
     for event in events:
-        row = out.setdefault(event["event_name"], {"events": 0, "keys": dict.fromkeys(MATCH_KEYS, 0.0)})
+        row = out.setdefault(event["event_name"], {"events": 0, "keys": dict.fromkeys(matchkeys.ALL, 0.0)})
         row["events"] += 1
         for match_key in event.get("match_keys", []):
             if match_key in row["keys"]:

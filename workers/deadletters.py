@@ -10,18 +10,16 @@ would still accept it).
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 import redis
 from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.registry import FailedJobRegistry
 
-from . import capi, events, counters
+from . import capi, counters, events, times
 from .pauses import Pauses
 from .policy import AUTH, EXPIRED
 from .queues import key
@@ -135,26 +133,6 @@ def redact(value):
     return value
 
 
-def parse_since(text: str, now: float | None = None) -> float:
-    """`30m`, `6h`, `2d` ago, or an ISO date/time (UTC unless it says otherwise).
-
-    Raises:
-        ValueError: neither form.
-    """
-    text = text.strip()
-    relative = re.fullmatch(r"(\d+)\s*([mhd])", text)
-    if relative:
-        seconds = int(relative.group(1)) * {"m": 60, "h": 3600, "d": 86400}[relative.group(2)]
-        return (time.time() if now is None else now) - seconds
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"since must be like 30m, 6h, 2d or 2026-11-20T09:00, got {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
 @dataclass(frozen=True)
 class Filter:
     job_ids: tuple[str, ...] = ()
@@ -174,7 +152,7 @@ class Filter:
         return cls(job_ids=tuple(job_ids), reason=values.get("reason") or None,
                    source=values.get("source") or None,
                    event_name=values.get("event_name") or values.get("event") or None,
-                   since=parse_since(str(since)) if since else None)
+                   since=times.since(str(since)) if since else None)
 
     @property
     def empty(self) -> bool:

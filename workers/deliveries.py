@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import redis
 from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry
 
-from workers import logs
+from . import logs
 
-from . import capi, deadletters
+from . import capi, deadletters, policy
 from .policy import EXPIRED, INVALID, DeliveryError
 from .queues import SERIALIZER
+from .work import Work, dead_letter
 
 MAX_BATCH = 1000  # Meta's limit per Conversions API request
 log = logs.get(__name__)
@@ -47,21 +49,22 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     return delivered, isolated
 
 
-def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError):
-    """Park one refused event as a job of its own, so it can be listed and replayed alone."""
-    queue = Queue(parent.origin if parent else "leadrelay", connection=connection, serializer=SERIALIZER)
+def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError,
+                    job_function: Callable[[dict], dict]):
+    """Park one refused event as a job of its own (running `job_function`, the stage
+    events job), so it can be listed and replayed alone."""
+    queue = Queue(parent.origin if parent else policy.QUEUE_NAME, connection=connection, serializer=SERIALIZER)
     job_id = "stage-" + item["event_id"].replace(":", "-")
-    job = queue.create_job("workers.jobs.send_stage_events", args=({"events": [item]},), job_id=job_id,
-                           failure_ttl=30 * 86400, description=f"stage event {item['event_id']}")
+    args = {"events": [item]}
+    job = queue.create_job(job_function, args=(args,), job_id=job_id, failure_ttl=policy.FAILURE_TTL,
+                           description=f"stage event {item['event_id']}")
     job.origin = queue.name
     job.save()
     now = time.time()
-    deadletters.record(connection, {
-        "job_id": job_id, "source": item.get("source"), "key": item.get("key"), "event_name": item["event_name"],
-        "event_id": item["event_id"], "event_time": item["event_time"], "args": {"events": [item]},
-        "reason": err.reason, "detail": err.detail, "code": err.code, "subcode": err.subcode,
-        "user_title": err.user_title, "fbtrace_id": err.fbtrace_id, "call": err.call, "attempts": 1,
-        "first_attempt_at": now, "last_attempt_at": now, "batch_job": parent.id if parent else None,
-    })
+    work = Work(job_id=job_id, source=item.get("source"), key=item.get("key"), event_name=item["event_name"],
+                event_id=item["event_id"], event_time=item["event_time"], args=args)
+    deadletters.record(connection, dead_letter(work, err.reason, err.detail, error=err, attempts=1,
+                                               first_attempt_at=now, last_attempt_at=now,
+                                               batch_job=parent.id if parent else None))
     FailedJobRegistry(queue=queue).add(job, exc_string=f"{err.reason}: {err.detail}")
     log.warning("event_isolated", event_id=item["event_id"], reason=err.reason, code=err.code, subcode=err.subcode)

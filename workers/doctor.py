@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import redis
 
-from workers.settings import WEB, WHERE, WORKER, ConfigError, Settings, load
+from .settings import WEB, WHERE, WORKER, ConfigError, Settings, load
 
 from .graph import Graph
 from .policy import DeliveryError

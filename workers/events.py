@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
 from .policy import EXPIRED, INVALID, DeliveryError
 
@@ -30,18 +29,6 @@ def event_id(source: str, key: str, event_name: str) -> str:
     return f"{source}:{key}:{event_name}"
 
 
-def parse_time(value) -> int | None:
-    """Unix seconds from Graph's `2015-02-28T08:49:14+0000` or a unix number."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, str) and value:
-        try:
-            return int(datetime.strptime(value, "%Y-%m-%dT%H:%M:%S%z").timestamp())
-        except ValueError:
-            return None
-    return None
-
-
 def event_time(created: int, now: float | None = None) -> int:
     """The lead's creation time, clamped to now: Meta's handling of future times is unconfirmed.
 
@@ -55,7 +42,7 @@ def event_time(created: int, now: float | None = None) -> int:
     return min(created, now)
 
 
-def build(*, name: str, time_: int, event_id_: str, user_data: dict, lead_event_source: str | None,
+def build(*, name: str, time: int, event_id: str, user_data: dict, lead_event_source: str | None,
           action_source: str = "system_generated", value: float | None = None, currency: str | None = None,
           event_source_url: str | None = None, processing: dict | None = None) -> dict:
     """One event. System-generated events carry the Conversion Leads markers (spec §5);
@@ -68,9 +55,9 @@ def build(*, name: str, time_: int, event_id_: str, user_data: dict, lead_event_
         custom.update(value=value, currency=currency)
     event = {
         "event_name": name,
-        "event_time": time_,
+        "event_time": time,
         "action_source": action_source,
-        "event_id": event_id_,
+        "event_id": event_id,
         "user_data": user_data,
     }
     if event_source_url:

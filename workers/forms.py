@@ -11,22 +11,10 @@ from __future__ import annotations
 
 import re
 
-from workers import browserids, events, userdata
+from . import browserids, events, matchkeys, userdata
 
 from .mappingfile import HIDDEN_FIELDS
 
-# Match-key setting names to Conversions API keys.
-KEY_FOR = {"email": "em", "phone": "ph", "first_name": "fn", "last_name": "ln", "city": "ct", "state": "st",
-           "zip": "zp", "country": "country", "date_of_birth": "db", "gender": "ge", "external_id": "external_id"}
-# Without a mapping: answers found by type, then by a conventional ref or label.
-_BY_TYPE = {"email": {"email", "INPUT_EMAIL"}, "phone": {"phone_number", "INPUT_PHONE_NUMBER"}}
-_CONVENTIONAL = {
-    "email": {"email", "email_address", "work_email"}, "phone": {"phone", "phone_number", "mobile"},
-    "first_name": {"first_name", "firstname"}, "last_name": {"last_name", "lastname", "surname"},
-    "full_name": {"name", "full_name", "your_name"}, "city": {"city"}, "state": {"state", "province", "region"},
-    "zip": {"zip", "zip_code", "postcode", "post_code", "postal_code"}, "country": {"country"},
-    "date_of_birth": {"date_of_birth", "dob", "birthday"}, "gender": {"gender"}, "external_id": {"external_id"},
-}
 _TRUE = {"true", "yes", "1", "on", "checked"}
 
 
@@ -43,11 +31,13 @@ def _answer(answers: list[dict], ref: str):
 
 
 def _default_answer(answers: list[dict], field: str):
+    """Without a mapping: an answer found by its type, then by a conventional ref or label."""
     for answer in answers:
-        if answer.get("type") in _BY_TYPE.get(field, ()):
+        if answer.get("type") in matchkeys.FORM_TYPES.get(field, ()):
             return answer.get("value")
+    refs = matchkeys.FORM_REFS[field]
     for answer in answers:
-        if _slug(answer.get("ref")) in _CONVENTIONAL[field] or _slug(answer.get("id")) in _CONVENTIONAL[field]:
+        if _slug(answer.get("ref")) in refs or _slug(answer.get("id")) in refs:
             return answer.get("value")
     return None
 
@@ -70,7 +60,7 @@ def _text(value) -> list[str]:
     return []
 
 
-def prepare(submission: dict, form: dict | None, region: str, dedupe_key: str,
+def prepare(submission: dict, form: dict | None, region: str, lead_key: str,
             processing: dict | None = None) -> tuple[dict | None, str | None]:
     """The job payload for a submission, or None with the reason it is not sent.
 
@@ -82,18 +72,13 @@ def prepare(submission: dict, form: dict | None, region: str, dedupe_key: str,
     if "consent" in form and not _consented(_answer(answers, form["consent"])):
         return None, "no_consent"
     raw: dict[str, list[str]] = {}
-    for field in (*KEY_FOR, "full_name"):
+    for field in matchkeys.SETTINGS:
         value = _answer(answers, form[field]) if field in form else _default_answer(answers, field)
         if _text(value):
             raw[field] = _text(value)
-    if "first_name" not in raw and "last_name" not in raw:
-        for full in raw.get("full_name", []):
-            first, _, rest = full.strip().partition(" ")
-            raw.setdefault("first_name", []).append(first)
-            if rest.strip():
-                raw.setdefault("last_name", []).append(rest.strip())
-    user_data, dropped = userdata.build({KEY_FOR[f]: v for f, v in raw.items() if f in KEY_FOR}, region,
-                                        form.get("region"))
+    values = {matchkeys.KEY_FOR[f]: v for f, v in raw.items() if f in matchkeys.KEY_FOR}
+    matchkeys.split_full_name(values, raw.get("full_name", []))
+    user_data, dropped = userdata.build(values, region, form.get("region"))
 
     names = {name: name for name in HIDDEN_FIELDS} | {"client_ip": "client_ip"} | form.get("hidden", {})
     # Placeholders a script left behind (`undefined`, `{{fbclid}}`) count as absent.
@@ -112,14 +97,13 @@ def prepare(submission: dict, form: dict | None, region: str, dedupe_key: str,
         action_source = "website" if hidden["user_agent"] and page_url else "system_generated"
     payload = {
         "source": submission["source"],
-        "key": dedupe_key.split(":", 1)[1],
+        "key": lead_key,
         "form_id": submission["form_id"],
         "submission_id": submission["submission_id"],
         "submitted_at": submitted,
         "event_name": event_name,
         # The pixel's id for the same Lead, so Meta counts one conversion; else our own.
-        "event_id": hidden["event_id"] or events.event_id(submission["source"], dedupe_key.split(":", 1)[1],
-                                                          event_name),
+        "event_id": hidden["event_id"] or events.event_id(submission["source"], lead_key, event_name),
         "action_source": action_source,
         "event_source_url": page_url,
         "user_data": user_data,

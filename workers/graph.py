@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import requests
 
-from workers import logs
-from workers.settings import Settings
+from . import logs
+from .settings import Settings
 
 from .pauses import Pauses, fingerprint
 from .policy import AUTH, THROTTLED, TRANSIENT, DeliveryError, Paused, classify

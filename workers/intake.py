@@ -1,53 +1,111 @@
-"""Dedupe and durable enqueue: the one place the receiver touches Redis."""
+"""What the receiver does with a delivery, for every source alike: verify, parse, turn
+items into job arguments, dedupe and enqueue durably, record what is not sent."""
 
 from __future__ import annotations
 
 import json
 import time
+from typing import Mapping
 
 import redis
 from rq import Queue
 from rq.exceptions import DuplicateJobError
 
-from workers import policy
-from workers.queues import key
+from . import forms, policy
+from .errors import BadSignature, QueueUnavailable
+from .queues import key
+from .settings import Settings
+from .sources import FORM, SOURCES, Source
 
-from .errors import QueueUnavailable
-
-JOB_FUNCTIONS = {"meta": "workers.jobs.process_meta_lead", "typeform": "workers.jobs.send_form_lead",
-                 "tally": "workers.jobs.send_form_lead"}
 IGNORED = key("ignored")
 IGNORED_KEEP = 1000
 
 
-def job_id(dedupe_key: str) -> str:
-    """A readable, deterministic job id: `meta:123` becomes `lead-meta-123`."""
-    return "lead-" + dedupe_key.replace(":", "-")
+def job_id(source: str, lead_key: str) -> str:
+    """A readable, deterministic job id: meta lead 123 is `lead-meta-123`."""
+    return f"lead-{source}-{lead_key.replace(':', '-')}"
 
 
-def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key, request_id: str | None = None) -> dict:
-    """Enqueue one job per item not seen before; return counts and the new job ids.
+def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, mapping: dict,
+            queue: Queue, request_id: str | None = None) -> dict:
+    """Verify, parse, prepare and enqueue one delivery; counts, new job ids and what was skipped.
 
-    The job id is derived from the item's dedupe key, and RQ's unique enqueue checks
-    for that id, saves the job and pushes it in one Lua script: a lead is either
-    queued or already known, never marked seen without a job. A job's hash outlives
-    Meta's 36-hour redelivery window (policy.RESULT_TTL, policy.FAILURE_TTL).
+    `mapping` is the mapping file as `mappingfile.validate` reads it.
+
+    Raises:
+        BadSignature, MalformedBody: see the source's verify and parse; `source_disabled`
+            when it has no secret and unsigned delivery is not allowed for it.
+        QueueUnavailable: Redis could not be reached or refused the write.
+    """
+    _verify(source, body, headers, settings)
+    parsed = source.parse(body)
+    processing = mapping["processing"].get(source.name)
+    if source.kind == FORM:
+        jobs, not_sent = _form_jobs(source, parsed["leads"], mapping["forms"][source.name], settings, processing)
+        record_ignored(queue.connection, source.name, not_sent)
+    else:
+        # Decided when the lead arrives, so a later change of the file never reaches it.
+        jobs = [(source.lead_key(item), {**item, "processing": processing} if processing else item)
+                for item in parsed["leads"]]
+        not_sent = []
+    counts = enqueue_new(queue, source, jobs, request_id)
+    return {**counts, "skipped": parsed["skipped"] + not_sent}
+
+
+def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings) -> None:
+    """Fail closed: a form source without a secret refuses deliveries, unless the
+    operator allowed unsigned delivery for it (LEADRELAY_ALLOW_UNSIGNED)."""
+    secrets = settings.source_secrets.get(source.name)
+    if secrets:
+        source.verify(body, headers, secrets)
+    elif source.name not in settings.allow_unsigned:
+        raise BadSignature(f"no secret is configured for {source.name} and unsigned delivery is not allowed",
+                           reason="source_disabled")
+
+
+def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Settings,
+               processing: dict | None) -> tuple[list[tuple[str, dict]], list[dict]]:
+    """Form submissions to (lead key, hashed job argument); what is not sent, with its reason."""
+    jobs, not_sent = [], []
+    for item in items:
+        if item["test"]:
+            reason = "test_delivery"  # never to a production dataset
+        elif configured and item["form_id"] not in configured:
+            reason = "unknown_form"
+        else:
+            lead_key = source.lead_key(item)
+            payload, reason = forms.prepare(item, configured.get(item["form_id"]), settings.default_region,
+                                            lead_key, processing)
+            if payload:
+                jobs.append((lead_key, payload))
+                continue
+        not_sent.append({"reason": reason, "form_id": item["form_id"], "submission_id": item["submission_id"]})
+    return jobs, not_sent
+
+
+def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], request_id: str | None = None) -> dict:
+    """Enqueue one job per (lead key, job argument) not seen before; counts and new job ids.
+
+    The job id is derived from the lead key, and RQ's unique enqueue checks for that
+    id, saves the job and pushes it in one Lua script: a lead is either queued or
+    already known, never marked seen without a job. A job's hash outlives Meta's
+    36-hour redelivery window (policy.RESULT_TTL, policy.FAILURE_TTL).
 
     Raises:
         QueueUnavailable: Redis could not be reached or refused the write.
     """
     new_ids, duplicates = [], 0
     try:
-        for item in items:
+        for lead_key, argument in jobs:
             try:
                 job = queue.enqueue(
-                    JOB_FUNCTIONS[source],
-                    item,
-                    job_id=job_id(dedupe_key(item)),
+                    source.job,
+                    argument,
+                    job_id=job_id(source.name, lead_key),
                     unique=True,
                     result_ttl=policy.RESULT_TTL,
                     failure_ttl=policy.FAILURE_TTL,
-                    description=f"{source} {dedupe_key(item)}",
+                    description=f"{source.name} {lead_key}",
                     meta={"request_id": request_id} if request_id else None,
                 )
             except DuplicateJobError:
@@ -61,7 +119,7 @@ def enqueue_new(queue: Queue, source: str, items: list[dict], dedupe_key, reques
 
 def record_ignored(connection: redis.Redis, source: str, skipped: list[dict]) -> None:
     """Keep what was acknowledged but not sent (unknown form, no consent, test delivery,
-    other event types), newest first, for `leadrelay ignored`. Ids and reasons only.
+    negative stages), newest first, for `leadrelay ignored`. Ids and reasons only.
 
     Raises:
         QueueUnavailable: Redis could not be reached.

@@ -1,37 +1,78 @@
-"""RQ job functions. Each takes one plain JSON dict and logs one line per attempt."""
+"""RQ job functions. Each takes one plain JSON dict, runs on one skeleton (`_run`) and
+logs one line per attempt.
+
+Settings come from the worker that runs the job (`install`, called by `leadrelay
+worker` before it takes jobs), not from the environment at every job.
+"""
 
 from __future__ import annotations
 
 import functools
-import os
 import time
+from dataclasses import dataclass
+from typing import Callable
 
+import redis
 from rq import get_current_job
 
-from workers import logs
-from workers.settings import WORKER, Settings, load
-
-from . import capi, deliveries, events, leadfields, counters, profiles, userdata
+from . import capi, counters, deliveries, events, logs, matchkeys, profiles, times, userdata
 from .attempts import attempt, finished
 from .graph import Graph
 from .pauses import Pauses
 from .queues import connect
+from .settings import Settings
+from .work import Work
 
 log = logs.get(__name__)
 
 
-@functools.lru_cache(maxsize=4)
-def _context(settings: Settings):
+@dataclass(frozen=True)
+class Context:
+    """What every job of this worker process shares."""
+    settings: Settings
+    connection: redis.Redis
+    graph: Graph
+
+
+_context: Context | None = None
+
+
+def install(settings: Settings) -> Context:
+    """Set the settings this process's jobs run with, and their Redis and Graph clients."""
+    global _context
     connection = connect(settings.redis_url)
-    return connection, Graph(settings, pauses=Pauses(connection),
-                             observe=functools.partial(counters.observe_graph, connection))
+    _context = Context(settings, connection, Graph(settings, pauses=Pauses(connection),
+                                                   observe=functools.partial(counters.observe_graph, connection)))
+    return _context
 
 
-def context():
-    """Settings, Redis and a Graph client for this worker process."""
-    settings = load(os.environ, role=WORKER)
-    connection, graph = _context(settings)
-    return settings, connection, graph
+def context() -> Context:
+    """This process's context; a plain `rq worker` (not `leadrelay worker`) reads the
+    environment once, at its first job.
+
+    Raises:
+        ConfigError: a setting the worker needs is missing or malformed.
+    """
+    if _context is None:
+        from .settings import WORKER, load
+
+        install(load(role=WORKER))
+    return _context
+
+
+def _run(ctx: Context, work: Work, body: Callable[[], tuple[dict, dict]]) -> dict:
+    """The skeleton of every job: skip what Meta already confirmed, run the body as one
+    attempt (retry, wait or dead-letter on failure), log and count how it ended.
+    `body` returns (result, fields for the log line)."""
+    if work.event_id and capi.confirmed(ctx.connection, work.event_id):
+        finished(ctx.connection, work, "already_confirmed")
+        return {"outcome": "already_confirmed", "event_id": work.event_id}
+    started = time.monotonic()
+    with attempt(ctx.connection, ctx.graph, work, ctx.settings.retry_base_seconds):
+        result, fields = body()
+    finished(ctx.connection, work, result["outcome"], elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+             **fields)
+    return {**result, "event_id": work.event_id} if work.event_id else result
 
 
 def process_meta_lead(change: dict) -> dict:
@@ -41,47 +82,33 @@ def process_meta_lead(change: dict) -> dict:
         DeliveryError, Paused: after attempts.attempt set the job to retry, wait or
             dead-letter.
     """
-    settings, connection, graph = context()
+    ctx = context()
     leadgen_id = change["leadgen_id"]
-    job = get_current_job()
-    subject = {
-        "job_id": job.id if job else f"inline-{leadgen_id}",
-        "source": "meta",
-        "key": leadgen_id,
-        "event_name": events.LEAD,
-        "event_id": events.event_id("meta", leadgen_id, events.LEAD),
-        "event_time": change.get("created_time"),
-        "args": change,
-    }
-    if capi.confirmed(connection, subject["event_id"]):
-        finished(connection, subject, "already_confirmed")
-        return {"outcome": "already_confirmed", "event_id": subject["event_id"]}
-    started = time.monotonic()
-    with attempt(connection, graph, subject, settings.retry_base_seconds):
-        lead = graph.read_lead(leadgen_id)
-        created = events.parse_time(lead.get("created_time")) or change.get("created_time") or int(time.time())
-        subject["event_time"] = created
-        user_data, dropped = userdata.build(leadfields.match_values(lead.get("field_data")),
-                                            settings.default_region)
+    work = Work.of_job(get_current_job(), f"inline-{leadgen_id}", source="meta", key=leadgen_id,
+                       event_name=events.LEAD, event_id=events.event_id("meta", leadgen_id, events.LEAD),
+                       event_time=change.get("created_time"), args=change)
+
+    def body():
+        lead = ctx.graph.read_lead(leadgen_id)
+        created = times.unix_time(lead.get("created_time")) or change.get("created_time") or int(time.time())
+        work.event_time = created
+        user_data, dropped = userdata.build(matchkeys.from_lead_ads(lead.get("field_data")),
+                                            ctx.settings.default_region)
         for item in dropped:
             log.info("match_key_dropped", leadgen_id=leadgen_id, **item)
-        profiles.save(connection, _profile(change, lead, created, user_data), settings.profile_retention_days)
-        event = events.build(
-            name=events.LEAD,
-            time_=events.event_time(created),
-            event_id_=subject["event_id"],
-            user_data={**user_data, "lead_id": int(leadgen_id)},
-            lead_event_source=settings.lead_event_source,
-            processing=change.get("processing"),
-        )
-        profiles.keep_lead_event(connection, event)
-        result = capi.deliver(graph, connection, settings, [event])
-    finished(connection, subject, result["outcome"], match_keys=sorted(event["user_data"]),
-             elapsed_ms=round((time.monotonic() - started) * 1000, 1), leadgen_id=leadgen_id)
-    return {**result, "event_id": subject["event_id"]}
+        profiles.save(ctx.connection, _profile(change, lead, created, user_data),
+                      ctx.settings.profile_retention_days)
+        event = events.build(name=events.LEAD, time=events.event_time(created), event_id=work.event_id,
+                             user_data={**user_data, "lead_id": int(leadgen_id)},
+                             lead_event_source=ctx.settings.lead_event_source, processing=change.get("processing"))
+        profiles.keep_lead_event(ctx.connection, event)
+        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event])
+        return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
+
+    return _run(ctx, work, body)
 
 
-def send_form_lead(payload: dict) -> dict:
+def send_form_lead(submission: dict) -> dict:
     """Send the event for a form submission (already mapped and hashed on arrival) and
     keep its profile for later stage events.
 
@@ -89,53 +116,39 @@ def send_form_lead(payload: dict) -> dict:
         DeliveryError, Paused: after attempts.attempt set the job to retry, wait or
             dead-letter.
     """
-    settings, connection, graph = context()
-    job = get_current_job()
-    subject = {
-        "job_id": job.id if job else f"inline-{payload['key']}",
-        "source": payload["source"],
-        "key": payload["key"],
-        "event_name": payload["event_name"],
-        "event_id": payload["event_id"],
-        "event_time": payload.get("submitted_at"),
-        "args": payload,
-    }
-    if capi.confirmed(connection, payload["event_id"]):
-        finished(connection, subject, "already_confirmed")
-        return {"outcome": "already_confirmed", "event_id": payload["event_id"]}
-    for item in payload.get("dropped", []):
-        log.info("match_key_dropped", source=payload["source"], submission_id=payload["submission_id"], **item)
-    started = time.monotonic()
-    submitted = payload.get("submitted_at") or int(time.time())
-    with attempt(connection, graph, subject, settings.retry_base_seconds):
-        profiles.save(connection, {
-            "source": payload["source"], "key": payload["key"], "lead_id": None, "created_time": submitted,
-            "form_id": payload["form_id"], "submission_id": payload["submission_id"],
-            "user_data": {k: v for k, v in payload["user_data"].items() if k in userdata.HASHED_KEYS},
-            "fbc": payload["user_data"].get("fbc"),
-        }, settings.profile_retention_days)
+    ctx = context()
+    work = Work.of_job(get_current_job(), f"inline-{submission['key']}", source=submission["source"],
+                       key=submission["key"], event_name=submission["event_name"], event_id=submission["event_id"],
+                       event_time=submission.get("submitted_at"), args=submission)
+
+    def body():
+        for item in submission.get("dropped", []):
+            log.info("match_key_dropped", source=submission["source"], submission_id=submission["submission_id"],
+                     **item)
+        submitted = submission.get("submitted_at") or int(time.time())
+        profiles.save(ctx.connection, {
+            "source": submission["source"], "key": submission["key"], "lead_id": None, "created_time": submitted,
+            "form_id": submission["form_id"], "submission_id": submission["submission_id"],
+            "user_data": {k: v for k, v in submission["user_data"].items() if k in matchkeys.HASHED},
+            "fbc": submission["user_data"].get("fbc"),
+        }, ctx.settings.profile_retention_days)
         event = events.build(
-            name=payload["event_name"],
-            time_=events.event_time(submitted),
-            event_id_=payload["event_id"],
-            user_data=payload["user_data"],
-            lead_event_source=payload["source"].capitalize(),
-            action_source=payload["action_source"],
-            value=payload.get("value"),
-            currency=payload.get("currency"),
-            event_source_url=payload.get("event_source_url"),
-            processing=payload.get("processing"),
-        )
-        profiles.keep_lead_event(connection, event)
-        result = capi.deliver(graph, connection, settings, [event])
-    finished(connection, subject, result["outcome"], match_keys=sorted(event["user_data"]),
-             elapsed_ms=round((time.monotonic() - started) * 1000, 1), source=payload["source"])
-    return {**result, "event_id": payload["event_id"]}
+            name=submission["event_name"], time=events.event_time(submitted), event_id=submission["event_id"],
+            user_data=submission["user_data"], lead_event_source=submission["source"].capitalize(),
+            action_source=submission["action_source"], value=submission.get("value"),
+            currency=submission.get("currency"), event_source_url=submission.get("event_source_url"),
+            processing=submission.get("processing"))
+        profiles.keep_lead_event(ctx.connection, event)
+        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event])
+        return result, {"match_keys": sorted(event["user_data"]), "source": submission["source"]}
+
+    return _run(ctx, work, body)
 
 
-def send_stage_events(batch: dict) -> dict:
+def send_stage_events(stage_events: dict) -> dict:
     """Send funnel stage events many per Conversions API request; a lead's raw `Lead`
-    goes first when it was never sent.
+    goes first when it was never sent. `stage_events` is `{"events": [...]}`, each item
+    as workers/stages.py checked it.
 
     Meta rejects a whole request for one invalid event, so a rejected request is split
     in halves until the offending events stand alone; each is dead-lettered with its
@@ -145,25 +158,28 @@ def send_stage_events(batch: dict) -> dict:
         DeliveryError, Paused: a failure of the whole batch (transient, auth...), after
             attempts.attempt set the job to retry, wait or dead-letter.
     """
-    settings, connection, graph = context()
+    ctx = context()
     job = get_current_job()
-    items = [i for i in batch["events"] if not capi.confirmed(connection, i["event_id"])]
-    subject = {"job_id": job.id if job else "inline-stages", "source": "crm", "key": None,
-               "event_name": items[0]["event_name"] if len(items) == 1 else "stages",
-               "event_id": items[0]["event_id"] if len(items) == 1 else None,
-               "event_time": min((i["event_time"] for i in items), default=None), "args": batch}
+    items = [i for i in stage_events["events"] if not capi.confirmed(ctx.connection, i["event_id"])]
+    work = Work.of_job(job, "inline-stages", source="crm", key=None,
+                       event_name=items[0]["event_name"] if len(items) == 1 else "stages",
+                       event_id=items[0]["event_id"] if len(items) == 1 else None,
+                       event_time=min((i["event_time"] for i in items), default=None), args=stage_events)
     if not items:
-        finished(connection, subject, "already_confirmed")
+        finished(ctx.connection, work, "already_confirmed")
         return {"outcome": "already_confirmed", "events": 0}
-    started = time.monotonic()
-    with attempt(connection, graph, subject, settings.retry_base_seconds):
-        outgoing = _stage_events(connection, items)
-        delivered, isolated = deliveries.deliver_isolating(graph, connection, settings, outgoing)
-    for item, err in isolated:
-        deliveries.dead_letter_one(connection, job, item, err)
-    finished(connection, subject, "dry_run" if settings.dry_run else "delivered", events=delivered,
-             isolated=len(isolated), elapsed_ms=round((time.monotonic() - started) * 1000, 1))
-    return {"outcome": "delivered", "events": delivered, "dead_lettered": len(isolated)}
+
+    def body():
+        outgoing = _stage_events(ctx.connection, items)
+        delivered, isolated = deliveries.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, outgoing)
+        for item, err in isolated:
+            deliveries.dead_letter_one(ctx.connection, job, item, err, send_stage_events)
+        outcome = "dry_run" if ctx.settings.dry_run else "delivered"
+        return ({"outcome": outcome, "events": delivered, "dead_lettered": len(isolated)},
+                {"events": delivered, "isolated": len(isolated)})
+
+    result = _run(ctx, work, body)
+    return {**result, "outcome": "delivered"}
 
 
 def _stage_events(connection, items: list[dict]) -> list[tuple[dict, dict]]:
@@ -187,8 +203,8 @@ def _stage_events(connection, items: list[dict]) -> list[tuple[dict, dict]]:
 
 
 def _stage_event(item: dict) -> dict:
-    return events.build(name=item["event_name"], time_=events.event_time(item["event_time"]),
-                        event_id_=item["event_id"], user_data=item["user_data"],
+    return events.build(name=item["event_name"], time=events.event_time(item["event_time"]),
+                        event_id=item["event_id"], user_data=item["user_data"],
                         lead_event_source=item["lead_event_source"], value=item.get("value"),
                         currency=item.get("currency"), processing=item.get("processing"))
 

@@ -30,18 +30,13 @@ from pathlib import Path
 import phonenumbers
 import pycountry
 
-from workers import ldu
-
+from . import ldu, matchkeys
 from .settings import ConfigError
+from .sources import EVENT_SOURCES, FORM_SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
-MATCH_FIELDS = ("email", "phone", "first_name", "last_name", "full_name", "city", "state", "zip", "country",
-                "date_of_birth", "gender", "external_id")
 HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")
 ACTION_SOURCES = ("auto", "website", "system_generated")
-SOURCES = ("typeform", "tally")
-# What `[sources.<name>]` may set, per source of events.
-EVENT_SOURCES = ("meta", "typeform", "tally", "crm")
 
 
 def _fail(where: str, problem: str):
@@ -51,12 +46,12 @@ def _fail(where: str, problem: str):
 def _form(where: str, raw) -> dict:
     if not isinstance(raw, dict):
         _fail(where, "must be a table")
-    allowed = set(MATCH_FIELDS) | {"consent", "event_name", "value", "currency", "action_source", "hidden",
+    allowed = set(matchkeys.SETTINGS) | {"consent", "event_name", "value", "currency", "action_source", "hidden",
                                    "region", "ldu"}
     for name, value in raw.items():
         if name not in allowed:
             _fail(f"{where}.{name}", f"unknown setting (known: {', '.join(sorted(allowed))})")
-        if name in MATCH_FIELDS or name in ("consent", "event_name"):
+        if name in matchkeys.SETTINGS or name in ("consent", "event_name"):
             if not isinstance(value, str) or not value:
                 _fail(f"{where}.{name}", "must be a non-empty string")
     hidden = raw.get("hidden", {})
@@ -107,11 +102,11 @@ def load(doc: dict) -> dict:
         ConfigError: a bad setting (named with its path).
     """
     forms = doc.get("forms", {})
-    if not isinstance(forms, dict) or any(s not in SOURCES for s in forms):
-        _fail("forms", f"sources must be among {', '.join(SOURCES)}")
+    if not isinstance(forms, dict) or any(s not in FORM_SOURCES for s in forms):
+        _fail("forms", f"sources must be among {', '.join(FORM_SOURCES)}")
     loaded = {source: {str(form_id): _form(f"forms.{source}.{form_id}", raw)
                        for form_id, raw in forms.get(source, {}).items()}
-              for source in SOURCES}
+              for source in FORM_SOURCES}
     for source, table in loaded.items():
         for form_id, form in table.items():
             if "ldu" in form:

@@ -16,7 +16,7 @@ import redis
 from rq import Queue
 from rq.registry import ScheduledJobRegistry
 
-from workers import logs
+from . import logs
 
 from .queues import key
 

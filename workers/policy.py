@@ -24,8 +24,14 @@ CRASHED = "crashed"  # the worker died under the job too often (see recovery)
 
 RETRYABLE = frozenset({TRANSIENT, THROTTLED})
 
-RESULT_TTL = 7 * 24 * 3600  # a finished job's hash is also its lead's dedupe record
-FAILURE_TTL = 30 * 24 * 3600
+# Every queue name and time-to-live in Redis, in one place.
+QUEUE_NAME = "leadrelay"  # the default; LEADRELAY_QUEUE names another
+DAY = 24 * 3600
+RESULT_TTL = 7 * DAY  # a finished lead job's hash is also its lead's dedupe record (Meta redelivers for 36 h)
+FAILURE_TTL = 30 * DAY  # a failed job, so a dead letter can be replayed for a month
+CONFIRMED_TTL = 30 * DAY  # what Meta confirmed; past its 7-day window nothing could be resent anyway
+STAGE_RESULT_TTL = DAY  # a finished stage batch: stages dedupe on their own claims, below
+STAGE_SEEN_TTL = 90 * DAY  # each stage is sent once per lead
 
 # Backoff: step n waits base * 2**(n-1), capped; throttling starts ten times slower.
 # Equal jitter: between half and all of the step, so workers retrying together spread

@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 from typing import Callable, Iterable, Iterator
 
-from workers import intake
-from workers.sources import meta
-
-from . import events
+from . import intake, times
+from .sources import SOURCES, meta
 from .graph import LEAD_FIELDS, Graph
 
 PAGE_SIZE = 100
@@ -42,8 +40,8 @@ def reconcile(graph: Graph, queue, form_id: str, since: int, processing: dict | 
     `watch` wraps the lead stream (the CLI's progress bar)."""
     changes = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": None, "form_id": form_id,
                 "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
-                "created_time": events.parse_time(lead.get("created_time"))}
+                "created_time": times.unix_time(lead.get("created_time"))}
                | ({"processing": processing} if processing else {})
                for lead in watch(form_leads(graph, form_id, since))]
-    counts = intake.enqueue_new(queue, meta.NAME, changes, meta.dedupe_key)
+    counts = intake.enqueue_new(queue, SOURCES[meta.NAME], [(meta.lead_key(c), c) for c in changes])
     return {"found": len(changes), "enqueued": counts["accepted"], "already_known": counts["duplicates"]}

@@ -24,10 +24,11 @@ from rq.exceptions import SchedulerNotFound
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.scheduler import RQScheduler
 
-from workers import logs
+from . import logs
 
 from . import deadletters
 from .policy import CRASHED
+from .work import Work, dead_letter
 
 MAX_CRASHES = 3
 log = logs.get(__name__)
@@ -101,15 +102,13 @@ def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
             continue
         last_line = ((job.latest_result().exc_string if job.latest_result() else "") or "").strip().splitlines()
         now = time.time()
-        deadletters.record(connection, {
-            "job_id": job_id, "source": (job.args[0] or {}).get("source") if job.args else None,
-            "key": None, "event_name": None, "event_id": None, "event_time": None,
-            "args": job.args[0] if job.args else None, "reason": CRASHED,
-            "detail": last_line[-1] if last_line else "the worker died under this job",
-            "code": None, "subcode": None, "user_title": None, "fbtrace_id": None,
-            "attempts": job.meta.get("attempts", 0) + job.meta["crashes"],
-            "first_attempt_at": job.meta.get("first_attempt_at", now), "last_attempt_at": now,
-        })
+        args = job.args[0] if job.args else None
+        work = Work(job_id=job_id, source=(args or {}).get("source"), key=None, event_name=None, event_id=None,
+                    event_time=None, args=args)
+        deadletters.record(connection, dead_letter(
+            work, CRASHED, last_line[-1] if last_line else "the worker died under this job",
+            attempts=job.meta.get("attempts", 0) + job.meta["crashes"],
+            first_attempt_at=job.meta.get("first_attempt_at", now), last_attempt_at=now))
         counts["crashed"] += 1
         log.error("job_dead_letter", job_id=job_id, reason=CRASHED, crashes=job.meta["crashes"])
     return counts

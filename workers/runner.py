@@ -13,10 +13,10 @@ from pathlib import Path
 import requests
 from rq import SimpleWorker
 
-from workers import logs
-from workers.settings import Settings, load
+from . import logs
+from .settings import Settings, load
 
-from . import capi, deadletters, recovery, sandbox
+from . import capi, deadletters, jobs, recovery, sandbox
 from .embedded_redis import EmbeddedRedis
 from .standin import GraphStandin
 from .policy import DeliveryError, Paused
@@ -43,7 +43,7 @@ class LeadrelayWorker(SimpleWorker):
 
     def run_maintenance_tasks(self):
         super().run_maintenance_tasks()
-        retention = load().dead_letter_retention_days
+        retention = self.settings.dead_letter_retention_days
         for q in self.queues:
             recovery.sweep(self.connection, q)
             deadletters.scrub(self.connection, q, retention)
@@ -63,6 +63,8 @@ def work(settings: Settings, burst: bool = False) -> bool:
     q = queue(connection, settings.queue_name)
     worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,
                              maintenance_interval=MAINTENANCE_SECONDS, worker_ttl=WORKER_TTL_SECONDS)
+    worker.settings = settings
+    jobs.install(settings)  # the jobs this process runs use these settings, read once
     capi.warn_at_start(settings, "worker")
     swept = recovery.sweep(connection, q)
     if any(swept.values()):

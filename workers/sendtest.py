@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 
 import requests
 
-from workers.settings import Settings
-from workers.sources import meta, tally, typeform
+from .settings import Settings
+from .sources import SOURCES
 
 from . import sandbox
 from .graph import Graph
@@ -49,6 +49,13 @@ def _post(url: str, body: bytes, headers: dict) -> requests.Response:
     return requests.post(url, data=body, headers={"Content-Type": "application/json", **headers}, timeout=10)
 
 
+def _signed(source: str, settings: Settings, body: bytes) -> dict:
+    """The source's signature header over `body`, with its first secret (none without one)."""
+    secrets = settings.source_secrets.get(source)
+    module = SOURCES[source].module
+    return {module.SIGNATURE_HEADER: module.signature(secrets[0], body)} if secrets else {}
+
+
 def _answer(response: requests.Response) -> dict:
     try:
         return response.json()
@@ -67,8 +74,7 @@ def meta_lead(settings: Settings, web: str, fail: str | None = None) -> dict:
         {"field": "leadgen", "value": {"leadgen_id": lead["id"], "page_id": sandbox.PAGE_ID,
                                        "form_id": sandbox.FORM_ID, "ad_id": "777", "adgroup_id": "777",
                                        "created_time": created}}]}]}).encode()
-    response = _post(f"{web}/webhooks/meta", body,
-                     {"X-Hub-Signature-256": meta.signature(settings.app_secrets[0], body)})
+    response = _post(f"{web}/webhooks/meta", body, _signed("meta", settings, body))
     return {"source": "meta", "leadgen_id": lead["id"], "status": response.status_code,
             "answer": _answer(response), "next": AFTER[fail]}
 
@@ -107,9 +113,7 @@ def typeform_submission(settings: Settings, web: str) -> dict:
              "field": {"id": "em", "type": "email", "ref": "email"}},
             {"type": "phone_number", "phone_number": "+16505551212",
              "field": {"id": "ph", "type": "phone_number", "ref": "phone"}}]}}).encode()
-    headers = {"Typeform-Signature": typeform.signature(settings.typeform_secrets[0], body)} \
-        if settings.typeform_secrets else {}
-    response = _post(f"{web}/webhooks/typeform", body, headers)
+    response = _post(f"{web}/webhooks/typeform", body, _signed("typeform", settings, body))
     return {"source": "typeform", "status": response.status_code, "answer": _answer(response),
             "next": "a Lead event with action_source website; `leadrelay dry-run`"}
 
@@ -123,8 +127,7 @@ def tally_submission(settings: Settings, web: str) -> dict:
                                      "value": f"sample.tally+{tag}@example.com"},
                                     {"key": "question_ph", "label": "Phone number", "type": "INPUT_PHONE_NUMBER",
                                      "value": "+16505551212"}]}}).encode()
-    headers = {"Tally-Signature": tally.signature(settings.tally_secrets[0], body)} if settings.tally_secrets else {}
-    response = _post(f"{web}/webhooks/tally", body, headers)
+    response = _post(f"{web}/webhooks/tally", body, _signed("tally", settings, body))
     return {"source": "tally", "status": response.status_code, "answer": _answer(response),
             "next": "a Lead event; `leadrelay dry-run`"}
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
 import phonenumbers
 
-from workers import sandbox
+from .policy import QUEUE_NAME
+
+from . import sandbox
 
 DEFAULT_GRAPH_URL = "https://graph.facebook.com"
 # v26.0 shipped 2026-07-29 (spec §6); Marketing API versions expire within a year.
@@ -56,7 +58,9 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     redis_url: str = ""
-    app_secrets: tuple[str, ...] = ()
+    # Each webhook source's signing secrets, by source name, read from the setting the
+    # source registry names (META_APP_SECRET, TYPEFORM_SECRET...).
+    source_secrets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     verify_token: str = ""
     page_access_token: str = ""
     dataset_id: str = ""
@@ -72,16 +76,19 @@ class Settings:
     dry_run_keep: int = 200
     retry_base_seconds: float = 30.0
     admin_token: str = ""
-    typeform_secrets: tuple[str, ...] = ()
-    tally_secrets: tuple[str, ...] = ()
     allow_unsigned: tuple[str, ...] = ()
     config_path: str = ""
     dead_letter_retention_days: int = 7
     api_token: str = ""
     metrics_token: str = ""
-    queue_name: str = "leadrelay"
+    queue_name: str = QUEUE_NAME
     log_level: str = "INFO"
     sandbox: bool = False  # the local sandbox's generated settings (workers/sandbox.py)
+
+    @property
+    def app_secrets(self) -> tuple[str, ...]:
+        """The Meta app's secrets: they sign its webhooks."""
+        return self.source_secrets.get("meta", ())
 
     @property
     def dry_run(self) -> bool:
@@ -90,12 +97,13 @@ class Settings:
 
     def masked(self) -> dict:
         """A summary safe to print: secrets reduced to whether they are set."""
-        secret = {"app_secrets", "verify_token", "page_access_token", "capi_access_token", "admin_token",
-                  "typeform_secrets", "tally_secrets", "api_token", "metrics_token"}
+        secret = {"verify_token", "page_access_token", "capi_access_token", "admin_token", "api_token",
+                  "metrics_token"}
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             out[name] = ("set" if value else "unset") if name in secret else value
+        out["source_secrets"] = {name: "set" if value else "unset" for name, value in self.source_secrets.items()}
         out["redis_url"] = _without_password(self.redis_url)
         return out
 
@@ -148,6 +156,8 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
     Raises:
         ConfigError: naming every setting that is missing (for the role) or malformed.
     """
+    from .sources import FORM_SOURCES, SOURCES  # the registry imports the jobs, which import this module
+
     env = os.environ if env is None else env
     errors: list[ConfigError] = []
 
@@ -161,8 +171,9 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
     def allow_unsigned():
         names = tuple(s.lower() for s in _list(env, "LEADRELAY_ALLOW_UNSIGNED"))
         for source in names:
-            if source not in ("typeform", "tally"):
-                raise ConfigError("LEADRELAY_ALLOW_UNSIGNED", f"names form sources (typeform, tally), got {source!r}")
+            if source not in FORM_SOURCES:
+                raise ConfigError("LEADRELAY_ALLOW_UNSIGNED",
+                                  f"names form sources ({', '.join(FORM_SOURCES)}), got {source!r}")
         return names
 
     def dataset_id():
@@ -198,7 +209,7 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
 
     settings = Settings(
         redis_url=checked(redis_url),
-        app_secrets=_list(env, "META_APP_SECRET"),
+        source_secrets={name: _list(env, source.secret_setting) for name, source in SOURCES.items()},
         verify_token=_text(env, "META_VERIFY_TOKEN"),
         page_access_token=_text(env, "META_PAGE_ACCESS_TOKEN"),
         dataset_id=checked(dataset_id),
@@ -215,14 +226,12 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
         dry_run_keep=number("LEADRELAY_DRY_RUN_KEEP", 200),
         retry_base_seconds=number("LEADRELAY_RETRY_BASE_SECONDS", 30.0, kind=float, minimum=0.01),
         admin_token=_text(env, "LEADRELAY_ADMIN_TOKEN"),
-        typeform_secrets=_list(env, "TYPEFORM_SECRET"),
-        tally_secrets=_list(env, "TALLY_SIGNING_SECRET"),
         allow_unsigned=checked(allow_unsigned, ()),
         config_path=_text(env, "LEADRELAY_CONFIG"),
         dead_letter_retention_days=number("LEADRELAY_DEAD_LETTER_RETENTION_DAYS", 7),
         api_token=_text(env, "LEADRELAY_API_TOKEN"),
         metrics_token=_text(env, "LEADRELAY_METRICS_TOKEN"),
-        queue_name=_text(env, "LEADRELAY_QUEUE", "leadrelay"),
+        queue_name=_text(env, "LEADRELAY_QUEUE", QUEUE_NAME),
         log_level=checked(log_level, "INFO"),
         sandbox=_text(env, "LEADRELAY_SANDBOX") == "1",
     )

@@ -22,13 +22,12 @@ import difflib
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 import pycountry
 import redis
 
-from workers import capi, events, ldu, profiles, userdata
-from workers.queues import key
+from . import capi, events, jobs, ldu, policy, profiles, times, userdata
+from .queues import key
 
 from . import intake
 from .settings import ConfigError
@@ -47,7 +46,6 @@ DEFAULT_MAP = {
 DEFAULT_NEGATIVE = ("disqualified", "junk", "unqualified", "spam", "lost", "closed lost")
 MAX_ITEMS = 1000
 CLOCK_SKEW_SECONDS = 300  # a CRM clock a little ahead is not "the future"
-SEEN_TTL = 90 * 86400
 
 
 def _norm(text: str) -> str:
@@ -130,20 +128,6 @@ def _suggest(name: str) -> str | None:
     return None
 
 
-def _when(value) -> int | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\d{9,11}(\.\d+)?", value.strip()):
-        return int(float(value))  # unix seconds, as sheets export them
-    if isinstance(value, str) and value.strip():
-        try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return int((moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp())
-    return None
-
-
 class Rejected(Exception):
     def __init__(self, reason: str, detail: str):
         super().__init__(detail)
@@ -199,7 +183,7 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
     if event_name is None:
         reason, _, detail = problem.partition(": ")
         raise Rejected(reason, detail or f"{stage!r} is a negative stage: recorded, not sent")
-    occurred = _when(item.get("occurred_at") if item.get("occurred_at") is not None else item.get("time"))
+    occurred = times.unix_time(item.get("occurred_at") if item.get("occurred_at") is not None else item.get("time"))
     if occurred is None:
         raise Rejected("missing_time", "give `occurred_at`: when the stage changed (ISO 8601 or unix seconds)")
     if occurred > now + CLOCK_SKEW_SECONDS:
@@ -258,7 +242,7 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
 
 def claim(connection: redis.Redis, checked: dict) -> bool:
     """Each stage is sent once per lead: True the first time, False for a repeat."""
-    return bool(connection.set(key("stage", checked["event_id"]), 1, nx=True, ex=SEEN_TTL))
+    return bool(connection.set(key("stage", checked["event_id"]), 1, nx=True, ex=policy.STAGE_SEEN_TTL))
 
 
 def release(connection: redis.Redis, checked: dict) -> None:
@@ -295,8 +279,8 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
     intake.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
     if accepted:
         try:
-            queue.enqueue("workers.jobs.send_stage_events", {"events": accepted}, result_ttl=86400,
-                          failure_ttl=30 * 86400, description=f"{len(accepted)} stage events")
+            queue.enqueue(jobs.send_stage_events, {"events": accepted}, result_ttl=policy.STAGE_RESULT_TTL,
+                          failure_ttl=policy.FAILURE_TTL, description=f"{len(accepted)} stage events")
         except redis.RedisError:
             for checked in accepted:
                 release(connection, checked)

@@ -22,6 +22,8 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
+from .times import unix_time
+
 SAMPLE_FIELDS = [
     {"name": "full_name", "values": ["Joe Example"]},
     {"name": "email", "values": ["Joe@Example.com"]},
@@ -270,7 +272,7 @@ class GraphStandin:
             if rule.get("field") == "time_created" and rule.get("operator") == "GREATER_THAN":
                 since = int(rule["value"])
         leads = sorted((lead for lead in self.leads.values() if lead["form_id"] == form_id
-                        and datetime.strptime(lead["created_time"], "%Y-%m-%dT%H:%M:%S%z").timestamp() > since),
+                        and unix_time(lead["created_time"]) > since),
                        key=lambda lead: lead["created_time"], reverse=True)
         start = int(query.get("after", ["0"])[0])
         limit = int(query.get("limit", ["25"])[0])

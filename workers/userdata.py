@@ -31,8 +31,8 @@ import unicodedata
 from typing import Iterable, Mapping, NamedTuple
 
 from . import birthdates, phones, places
+from .matchkeys import HASHED
 
-HASHED_KEYS = ("em", "ph", "fn", "ln", "db", "ge", "ct", "st", "zp", "country", "external_id")
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 EMPTY_MD5 = hashlib.md5(b"").hexdigest()
@@ -240,7 +240,7 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     user_data: dict[str, list[str]] = {}
     dropped: list[dict] = []
     lead = _Lead.of(lead_country(fields), form_region, region)
-    for key in HASHED_KEYS:
+    for key in HASHED:
         given = fields.get(key)
         for raw in (given,) if isinstance(given, str) else _values(given):
             try:

@@ -46,7 +46,7 @@ def test_form_response__hidden_fields_resolves_option_ids_and_reads_hidden_field
     assert answers["Consent"] == "I agree to be contacted"
     assert lead["hidden"] == {"fbclid": "IwAR2xYzAbC", "fbp": "fb.1.1731575555123.1098115397"}
     assert lead["submitted_at"] == 1795252443
-    assert tally.dedupe_key(lead) == "tally:mO4xQe"
+    assert tally.lead_key(lead) == "mO4xQe"
 
 
 def test_form_response__unanswered_keeps_nulls_out_of_the_way():

@@ -35,7 +35,7 @@ def test_form_response__hidden_fields_parses_answers_by_field_and_hidden_fields(
     assert lead["submitted_at"] == 1795252443  # 2026-11-21T09:14:03Z, not the delivery time
     assert {a["ref"]: a["value"] for a in lead["answers"]}["country"] == "Germany"  # choice label
     assert lead["hidden"]["fbclid"] == "IwAR2xYzAbC" and lead["test"] is False
-    assert typeform.dedupe_key(lead) == "typeform:aBc123Xy:9q3v9bp5alonta6239q3q1rfly2c2ukh"
+    assert typeform.lead_key(lead) == "aBc123Xy:9q3v9bp5alonta6239q3q1rfly2c2ukh"
 
 
 def test_form_response__test_request_is_marked_as_test():

@@ -114,6 +114,6 @@ def _lead(value) -> dict | None:
     }
 
 
-def dedupe_key(lead: dict) -> str:
-    """Meta redelivers the same leadgen_id for up to 36 hours."""
-    return f"meta:{lead['leadgen_id']}"
+def lead_key(lead: dict) -> str:
+    """Meta redelivers the same leadgen_id for up to 36 hours: it dedupes them."""
+    return lead["leadgen_id"]

@@ -6,10 +6,10 @@ import base64
 import hashlib
 import hmac
 import json
-from datetime import datetime
 from typing import Mapping, Sequence
 
 from ..errors import MalformedBody
+from ..times import unix_time
 from .signing import check_header
 
 NAME = "tally"
@@ -56,10 +56,7 @@ def parse(body: bytes) -> dict:
         raise MalformedBody("expected data with a responseId and a fields list", reason="unexpected_shape")
     if doc.get("eventType") not in (None, "FORM_RESPONSE"):
         return {"leads": [], "skipped": [{"reason": "not_form_response", "event_type": str(doc.get("eventType"))}]}
-    try:
-        submitted = int(datetime.fromisoformat(str(data.get("createdAt")).replace("Z", "+00:00")).timestamp())
-    except ValueError:
-        submitted = None
+    submitted = unix_time(data.get("createdAt"))
     answers, hidden = [], {}
     for field in data["fields"]:
         if not isinstance(field, dict):
@@ -76,5 +73,6 @@ def parse(body: bytes) -> dict:
             "skipped": []}
 
 
-def dedupe_key(item: dict) -> str:
-    return f"{NAME}:{item['submission_id']}"
+def lead_key(item: dict) -> str:
+    """Response ids are unique across forms."""
+    return item["submission_id"]

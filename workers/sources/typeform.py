@@ -9,10 +9,10 @@ import base64
 import hashlib
 import hmac
 import json
-from datetime import datetime
 from typing import Mapping, Sequence
 
 from ..errors import MalformedBody
+from ..times import unix_time
 from .signing import check_header
 
 NAME = "typeform"
@@ -31,13 +31,6 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> N
         BadSignature: `missing_signature` or `bad_signature`.
     """
     check_header(headers, SIGNATURE_HEADER, (signature(s, body) for s in secrets), "Typeform")
-
-
-def _unix(text) -> int | None:
-    try:
-        return int(datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp())
-    except ValueError:
-        return None
 
 
 def _value(answer: dict):
@@ -69,7 +62,7 @@ def parse(body: bytes) -> dict:
     if not isinstance(response, dict) or not response.get("form_id") or not response.get("token") \
             or not isinstance(response.get("answers", []), list):
         raise MalformedBody("form_response needs form_id, token and an answers list", reason="unexpected_shape")
-    submitted = _unix(response.get("submitted_at"))
+    submitted = unix_time(response.get("submitted_at"))
     # "Send test request" in Typeform's UI: dummy answers, event_id equal to the token.
     test = doc.get("event_id") == response["token"] or (
         response.get("landed_at") is not None and response.get("landed_at") == response.get("submitted_at"))
@@ -86,6 +79,6 @@ def parse(body: bytes) -> dict:
             "skipped": []}
 
 
-def dedupe_key(item: dict) -> str:
+def lead_key(item: dict) -> str:
     """The token is unique only within a form."""
-    return f"{NAME}:{item['form_id']}:{item['submission_id']}"
+    return f"{item['form_id']}:{item['submission_id']}"

@@ -1,0 +1,80 @@
+"""Every registered source answers the same way through the one webhook route: bad
+signatures, bad bodies, test deliveries, redeliveries. A new source is covered here by
+registering it and giving it fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workers.sources import SOURCES
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _deliveries(name: str) -> list[Path]:
+    """The source's fixtures that carry a lead (not ignored, not a test request)."""
+    return [p for p in sorted((FIXTURES / name).glob("*.json"))
+            if not p.stem.endswith(("__ignored", "__test_request"))]
+
+
+@pytest.fixture
+def deliver(client, env):
+    def post(name: str, body: bytes, signed: bool = True, secret: str | None = None):
+        module = SOURCES[name].module
+        secret = secret or env[SOURCES[name].secret_setting].split(",")[0]
+        headers = {"Content-Type": "application/json"}
+        if signed:
+            headers[module.SIGNATURE_HEADER] = module.signature(secret, body)
+        return client.post(f"/webhooks/{name}", data=body, headers=headers)
+    return post
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_missing_signature_returns_401(deliver, name):
+    answer = deliver(name, _deliveries(name)[0].read_bytes(), signed=False)
+    assert answer.status_code == 401 and answer.get_json()["error"] == "missing_signature"
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_bad_signature_returns_401(deliver, name):
+    answer = deliver(name, _deliveries(name)[0].read_bytes(), secret="not-the-secret")
+    assert answer.status_code == 401 and answer.get_json()["error"] == "bad_signature"
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_signed_malformed_body_returns_400(deliver, name):
+    answer = deliver(name, b"{not json")
+    assert answer.status_code == 400 and answer.get_json()["error"] == "malformed_json"
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_signed_wrong_shape_returns_400(deliver, name):
+    answer = deliver(name, b"[]")
+    assert answer.status_code == 400 and answer.get_json()["error"] == "unexpected_shape"
+
+
+@pytest.mark.parametrize("path", [p for name in sorted(SOURCES) for p in _deliveries(name)],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_is_accepted_once_then_a_duplicate(deliver, path):
+    body = path.read_bytes()
+    first = deliver(path.parent.name, body).get_json()
+    again = deliver(path.parent.name, body).get_json()
+    sent = first["accepted"] + len([s for s in first["skipped"] if s["reason"] == "no_consent"])
+    assert sent >= 1
+    assert again["accepted"] == 0 and again["duplicates"] == first["accepted"]
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*__test_request.json")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_test_delivery_is_acknowledged_and_never_sent(deliver, path):
+    answer = deliver(path.parent.name, path.read_bytes())
+    assert answer.status_code == 200
+    assert answer.get_json()["accepted"] == 0
+    assert [s["reason"] for s in answer.get_json()["skipped"]] == ["test_delivery"]
+
+
+def test_unknown_source_returns_404(client):
+    answer = client.post("/webhooks/jotform", data=b"{}", headers={"Content-Type": "application/json"})
+    assert answer.status_code == 404 and answer.get_json()["error"] == "unknown_source"
