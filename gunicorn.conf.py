@@ -52,7 +52,8 @@ def on_starting(server):
     than with a traceback in every web process's boot; say once where events go; start
     the counters from zero (files left by an earlier server would be added in)."""
     from workers import mappingfile
-    from workers.settings import WEB, ConfigError, load
+    from workers.required import WEB, ConfigError
+    from workers.settings import load
     from workers import capi
 
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]

@@ -2,7 +2,8 @@
 
 import pytest
 
-from workers.settings import WEB, WORKER, ConfigError, load
+from workers.required import WEB, WORKER, ConfigError
+from workers.settings import load
 
 BASE = {"REDIS_URL": "redis://127.0.0.1:6379/0", "META_APP_SECRET": "s", "META_VERIFY_TOKEN": "v",
         "META_PAGE_ACCESS_TOKEN": "p", "META_DATASET_ID": "123"}

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import OLD_FORM_SECRET, TALLY_SECRET, TYPEFORM_SECRET, fixture_bytes
 from webhook_app import create_app
-from workers.settings import ConfigError
+from workers.required import ConfigError
 from workers import profiles
 
 FIXTURE_SUBMITTED = 1795252443  # the hidden_fields fixtures' submitted_at, 2026-11-21T09:14:03Z

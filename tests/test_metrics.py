@@ -13,7 +13,7 @@ from conftest import CAPI_TOKEN, leadgen_body, fast_forward, sign
 from test_forms import fixture, typeform_sig
 from test_service import BIN, clean_env, wait_for
 from webhook_app import create_app
-from workers import deadletters
+from workers import deadletters, replay
 from workers.embedded_redis import free_port
 from workers.queues import queue
 
@@ -152,7 +152,7 @@ def test_dead_letters_are_counted_by_reason_and_leave_the_gauge_when_replayed(cl
     assert value(dead, "leadrelay_queue_jobs", queue="leadrelay", state="failed") == 1
 
     q = queue(redis_conn, "leadrelay")
-    assert deadletters.run_replay(redis_conn, q, deadletters.Filter(reason="invalid"))["counts"]["requeued"] == 1
+    assert replay.run_replay(redis_conn, q, deadletters.Filter(reason="invalid"))["counts"]["requeued"] == 1
     work()
     replayed = scrape(client)
     assert value(replayed, "leadrelay_dead_letters", reason="invalid") == 0

@@ -13,7 +13,8 @@ import pytest
 import requests
 
 from test_service import BIN, ROOT, clean_env, ready, wait_for
-from workers.settings import ConfigError, load
+from workers.required import ConfigError
+from workers.settings import load
 from workers import environment, sandbox
 from workers.embedded_redis import free_port
 

@@ -141,7 +141,7 @@ def test_a_bad_ldu_item_is_rejected_with_its_reason(configured, item, detail):
     ('[forms.typeform.f1]\nregion = "XX"\n', "forms.typeform.f1.region"),
 ])
 def test_mapping_file_ldu_and_region_mistakes_name_the_entry(configured, toml, where):
-    from workers.settings import ConfigError
+    from workers.required import ConfigError
     with pytest.raises(ConfigError) as err:
         configured(toml)
     assert str(err.value).startswith(f"LEADRELAY_CONFIG: {where}")

@@ -22,16 +22,16 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     """
     from flask import Flask
 
-    from workers import logs, mappingfile
-    from workers import settings as config
+    from workers import logs, mappingfile, required
+    from workers.settings import load
     from workers.queues import connect, queue
 
     from . import admin, admin_page, api, errors, health, prometheus, webhooks
 
     if settings is None:
-        settings = config.load(role=config.WEB)
+        settings = load(role=required.WEB)
     else:
-        config.require(settings, config.WEB)
+        required.require(settings, required.WEB)
     logs.configure(settings.log_level)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes

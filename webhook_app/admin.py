@@ -10,9 +10,10 @@ from collections import Counter
 from flask import Blueprint, current_app, jsonify, request
 
 from workers import deadletters
+from workers.replay import run_replay
+from workers.errors import ReceiverError
 
 from . import tokenauth
-from workers.errors import ReceiverError
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -49,6 +50,6 @@ def replay():
     if where.empty and body.get("all") is not True:
         raise ReceiverError("say which: job_ids, reason, source, event_name, since, or all: true",
                             reason="no_selection")
-    result = deadletters.run_replay(ext["redis"], ext["queue"], where, everything=body.get("all") is True,
+    result = run_replay(ext["redis"], ext["queue"], where, everything=body.get("all") is True,
                                     dry_run=bool(body.get("dry_run")))
     return jsonify(result), 200

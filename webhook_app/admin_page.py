@@ -21,12 +21,13 @@ from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render
 from rq import Worker
 
 from workers import counters, deadletters, events, logs, matchkeys
+from workers.replay import run_replay
 from workers.pauses import Pauses
 from workers.policy import AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
+from workers.sources.signing import matches_any
 
 from . import tokenauth
-from workers.sources.signing import matches_any
 
 bp = Blueprint("admin_page", __name__, url_prefix="/admin", template_folder="templates")
 log = logs.get(__name__)
@@ -116,7 +117,7 @@ def replay():
     if bool(job_id) == bool(reason):
         abort(400, "give a job_id or a reason")
     where = deadletters.Filter(job_ids=(job_id,)) if job_id else deadletters.Filter(reason=reason)
-    result = deadletters.run_replay(_ext()["redis"], _ext()["queue"], where)
+    result = run_replay(_ext()["redis"], _ext()["queue"], where)
     log.info("admin_replay", job_id=job_id, reason=reason, **result["counts"], woken=result["woken"])
     flash(_replay_message(result), "error" if result["counts"]["failed"] else "ok")
     return redirect(url_for("admin_page.page") + "#dead-letters", code=303)

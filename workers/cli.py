@@ -13,10 +13,12 @@ import click
 import redis
 
 from . import logs
-from .settings import WEB, WORKER, ConfigError, Settings, load
+from .required import WEB, WORKER, ConfigError
+from .settings import Settings, load
 from .intake import IGNORED
 
 from . import capi, deadletters, environment, policy, runner, sendtest, times
+from .replay import run_replay
 from .pauses import Pauses
 from .queues import connect, queue
 from .sources import EVENT_SOURCES
@@ -263,7 +265,7 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
         with click.progressbar(length=length, label="replaying", file=sys.stderr) as progress:
             yield progress.update
 
-    result = deadletters.run_replay(connection, q, where, everything, dry_run, progress_factory=bar)
+    result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar)
     counts = result["counts"]
     verb = "would requeue" if dry_run else "requeued"
     click.echo(f"{result['selected']} selected: {verb} {counts['requeued']}, already delivered "

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import redis
 
-from .settings import WEB, WHERE, WORKER, ConfigError, Settings, load
+from .required import WEB, WHERE, WORKER, ConfigError
+from .settings import Settings, load
 
 from .graph import Graph
 from .policy import DeliveryError

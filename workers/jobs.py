@@ -54,7 +54,8 @@ def context() -> Context:
         ConfigError: a setting the worker needs is missing or malformed.
     """
     if _context is None:
-        from .settings import WORKER, load
+        from .required import WORKER
+        from .settings import load
 
         install(load(role=WORKER))
     return _context

@@ -31,8 +31,9 @@ import phonenumbers
 import pycountry
 
 from . import ldu, matchkeys
-from .settings import ConfigError
+from .required import ConfigError
 from .sources import EVENT_SOURCES, FORM_SOURCES
+from .stagemap import StageMap
 
 SETTING = "LEADRELAY_CONFIG"
 HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")
@@ -138,8 +139,6 @@ def validate(path: str) -> dict:
     Raises:
         ConfigError: the first bad entry, named with its path in the file.
     """
-    from .stages import StageMap
-
     doc = read(path)
     forms = load(doc)
     by_source = processing(doc)

@@ -16,7 +16,7 @@ from rq import SimpleWorker
 from . import logs
 from .settings import Settings, load
 
-from . import capi, deadletters, jobs, recovery, sandbox
+from . import capi, jobs, recovery, retention, sandbox
 from .embedded_redis import EmbeddedRedis
 from .standin import GraphStandin
 from .policy import DeliveryError, Paused
@@ -43,11 +43,11 @@ class LeadrelayWorker(SimpleWorker):
 
     def run_maintenance_tasks(self):
         super().run_maintenance_tasks()
-        retention = self.settings.dead_letter_retention_days
+        days = self.settings.dead_letter_retention_days
         for q in self.queues:
             recovery.sweep(self.connection, q)
-            deadletters.scrub(self.connection, q, retention)
-            deadletters.prune(self.connection, q)
+            retention.scrub(self.connection, q, days)
+            retention.prune(self.connection, q)
 
 
 # RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from conftest import leadgen_body, sign
 from webhook_app import create_app
-from workers import deadletters
+from workers import deadletters, replay
 from workers.cli import main
 from workers.pauses import Pauses
 
@@ -79,7 +79,7 @@ def test_an_auth_replay_lifts_the_pause_before_the_jobs_run_again(env, redis_con
             return False
 
     q = queue(connect(env["REDIS_URL"]), "leadrelay")
-    result = deadletters.run_replay(redis_conn, q, deadletters.Filter(reason="auth"), progress_factory=Progress)
+    result = replay.run_replay(redis_conn, q, deadletters.Filter(reason="auth"), progress_factory=Progress)
     assert result["counts"]["requeued"] == 1 and paused_at_requeue == [False], result
     work()
     assert [e["event_id"] for e in graph.events] == ["meta:5550002:Lead"]

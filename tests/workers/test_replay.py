@@ -12,7 +12,7 @@ from rq import Queue
 from rq.registry import FailedJobRegistry
 
 from conftest import CAPI_TOKEN, leadgen_body
-from workers import deadletters
+from workers import deadletters, retention
 from workers.queues import SERIALIZER
 
 BIN = Path(sys.executable).parent
@@ -124,8 +124,8 @@ def test_dead_letters_lose_ip_and_user_agent_after_the_retention(env, redis_conn
     FailedJobRegistry(queue=queue(redis_conn)).add(job, exc_string="invalid")
     old = time.time() - 8 * 86400
     deadletters.record(redis_conn, {"job_id": job.id, "args": args, "reason": "invalid", "last_attempt_at": old})
-    assert deadletters.scrub(redis_conn, queue(redis_conn), retention_days=30) == 0
-    assert deadletters.scrub(redis_conn, queue(redis_conn), retention_days=7) == 1
+    assert retention.scrub(redis_conn, queue(redis_conn), retention_days=30) == 0
+    assert retention.scrub(redis_conn, queue(redis_conn), retention_days=7) == 1
     kept = deadletters.get(redis_conn, job.id)
     assert kept["args"]["user_data"] == {"em": ["ab" * 32]} and kept["scrubbed"] is True
     assert Job.fetch(job.id, connection=redis_conn, serializer=SERIALIZER).args[0]["user_data"] == {"em": ["ab" * 32]}
@@ -153,9 +153,9 @@ def test_dead_letters_whose_job_left_rqs_registry_are_forgotten(graph, post_meta
     post_meta(leadgen_body(BROKEN, created_time=now))
     work()
     job_id = f"lead-meta-{BROKEN}"
-    assert deadletters.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 0  # still failed: kept
+    assert retention.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 0  # still failed: kept
     FailedJobRegistry(queue=queue(redis_conn)).remove(job_id)  # as `rq` tools or its 30-day expiry would
-    assert deadletters.prune(redis_conn, queue(redis_conn)) == 0  # too fresh to judge
+    assert retention.prune(redis_conn, queue(redis_conn)) == 0  # too fresh to judge
     assert deadletters.by_reason(redis_conn) == {"invalid": 1}
-    assert deadletters.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 1
+    assert retention.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 1
     assert deadletters.by_reason(redis_conn) == {} and deadletters.get(redis_conn, job_id) is None
