@@ -72,8 +72,9 @@ class Pauses:
         woken = 0
         for job_id in job_ids:
             job = queue.fetch_job(job_id)
-            if job is not None and job_id in scheduled:
-                scheduled.remove(job)
+            # Only the caller that took it off the schedule enqueues it: two resumes at once
+            # must not run a job twice.
+            if job is not None and scheduled.remove(job):
                 queue.enqueue_job(job)
                 woken += 1
         with self.connection.pipeline() as pipe:
