@@ -178,3 +178,21 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
                 release(connection, checked)
             raise
     return results
+
+
+SHEET_NUMBERS = ("value",)
+
+
+def from_sheet_row(row: dict) -> dict:
+    """A sheet row to a stage change: empty cells dropped, value as a number."""
+    item = {k.strip(): v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()}
+    if "ldu" in item:
+        item["ldu"] = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(
+            item["ldu"].lower(), item["ldu"])  # anything else is rejected with bad_ldu
+    for name in SHEET_NUMBERS:
+        if name in item:
+            try:
+                item[name] = float(item[name])
+            except ValueError:
+                pass  # left as text: the check rejects it with bad_value
+    return item

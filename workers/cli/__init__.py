@@ -1,0 +1,36 @@
+"""The `leadrelay` command: a thin layer over the runner and the stores.
+
+    service.py   run, worker, check-config, doctor, subscribe
+    failures.py  dead-letters (list, show, purge), replay, resume, ignored
+    sent.py      dry-run, coverage
+    imports.py   import-stages, reconcile
+    samples.py   send-test
+    common.py    settings and mapping checked, the running queue, progress, filters
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import environment
+from . import failures, imports, samples, sent, service
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="leadrelay", message="leadrelay %(version)s")
+@click.pass_context
+def main(ctx: click.Context):
+    """leadrelay: Meta leads and funnel stages to the Conversions API.
+
+    Settings come from the environment, then a .env file in this folder; with no Meta
+    setting at all, from the local sandbox that `leadrelay run` sets up in data/.
+    """
+    if ctx.invoked_subcommand != "run":  # run decides about the sandbox itself, after --data-dir
+        environment.apply()
+
+
+for command in (service.run, service.worker, sent.dry_run, sent.coverage, service.check_config,
+                failures.dead_letters_group, failures.replay, failures.resume, failures.ignored,
+                imports.import_stages, imports.reconcile_command, service.doctor, service.subscribe,
+                samples.send_test):
+    main.add_command(command)

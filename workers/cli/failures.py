@@ -1,0 +1,150 @@
+"""What failed and what waits: dead letters, replay, paused tokens, ignored deliveries."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from contextlib import contextmanager
+
+import click
+
+from .. import deadletters
+from ..intake import IGNORED
+from ..pauses import Pauses
+from ..replay import run_replay
+from .common import dead_letter_filter, filter_options, running_queue
+
+
+@click.group("dead-letters", short_help="List, show and purge failed jobs.")
+def dead_letters_group():
+    """Jobs that failed for good, with their reasons."""
+
+
+@dead_letters_group.command("list")
+@filter_options
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def dead_letters_list(as_json: bool, **options):
+    """List dead letters (personal data redacted), grouped by reason."""
+    connection, q = running_queue()
+    entries = deadletters.select(connection, q, dead_letter_filter(**options))
+    if as_json:
+        for entry in entries:
+            click.echo(json.dumps(deadletters.summary(entry), sort_keys=True))
+        return
+    by_reason = Counter(e["reason"] for e in entries)
+    for pause in Pauses(connection).all():
+        click.echo(f"paused: {pause['token']} (fingerprint {pause['fingerprint']}) refused with code "
+                   f"{pause.get('code')}/{pause.get('subcode')}; {pause['waiting']} jobs waiting on it")
+    click.echo(f"{len(entries)} dead letters" + (": " + ", ".join(f"{n} {r}" for r, n in by_reason.most_common())
+                                                 if entries else ""))
+    for entry in entries:
+        row = deadletters.summary(entry)
+        meta = f"code {row['code']}/{row['subcode']}" if row.get("code") else ""
+        click.echo(f"  {row['job_id']:<32} {row['reason']:<10} {row.get('event_name') or '-':<14} "
+                   f"attempts {row['attempts']:<3} {row['age_hours']:>6}h ago  {meta} {row.get('detail') or ''}")
+
+
+@dead_letters_group.command("show")
+@click.argument("job_id")
+def dead_letters_show(job_id: str):
+    """One dead letter in full, personal data redacted.
+
+    Exits 1 when there is no such dead letter.
+    """
+    connection, _ = running_queue()
+    entry = deadletters.get(connection, job_id)
+    if entry is None:
+        raise click.ClickException(f"no dead letter {job_id} (`leadrelay dead-letters list` shows them)")
+    click.echo(json.dumps(deadletters.summary(entry), indent=2, sort_keys=True))
+
+
+@dead_letters_group.command("purge")
+@filter_options
+@click.option("--all", "everything", is_flag=True, help="Every dead letter.")
+@click.option("--dry-run", is_flag=True, help="Count what would go; change nothing.")
+def dead_letters_purge(everything: bool, dry_run: bool, **options):
+    """Delete dead letters for good (they cannot be replayed after)."""
+    where = dead_letter_filter(**options)
+    if where.empty and not everything:
+        raise click.UsageError("say which: --reason/--source/--event/--since, or --all")
+    connection, q = running_queue()
+    entries = deadletters.select(connection, q, where)
+    if not dry_run:
+        with click.progressbar(entries, label="purging", file=sys.stderr) as bar:
+            for entry in bar:
+                deadletters.purge(connection, q, entry["job_id"])
+    click.echo(f"{'would purge' if dry_run else 'purged'} {len(entries)} dead letters")
+
+
+@click.command(short_help="Requeue dead letters once fixed.")
+@click.argument("job_ids", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every dead letter.")
+@filter_options
+@click.option("--dry-run", is_flag=True, help="Count what would go and what can no longer be sent; change nothing.")
+def replay(job_ids, everything: bool, dry_run: bool, **options):
+    """Requeue dead letters once their cause is fixed: by id, by filter, or --all.
+
+    Each job is handled on its own; an event Meta already confirmed is not sent again,
+    and one past Meta's 7-day window is refused. Exits 1 if any job was not requeued.
+    """
+    where = dead_letter_filter(job_ids, **options)
+    if where.empty and not everything:
+        raise click.UsageError("say which: JOB_ID..., --reason/--source/--event/--since, or --all")
+    connection, q = running_queue()
+
+    @contextmanager
+    def bar(length):
+        with click.progressbar(length=length, label="replaying", file=sys.stderr) as progress:
+            yield progress.update
+
+    result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar)
+    counts = result["counts"]
+    verb = "would requeue" if dry_run else "requeued"
+    click.echo(f"{result['selected']} selected: {verb} {counts['requeued']}, already delivered "
+               f"{counts['already_delivered']}, expired (past Meta's 7 days) {counts['expired']}, "
+               f"failed {counts['failed']}")
+    if result["woken"] or result["waiting_on_paused_tokens"]:
+        click.echo(f"jobs waiting on paused tokens: {result['waiting_on_paused_tokens']}, woken now: {result['woken']}")
+    if counts["not_found"]:
+        click.echo(f"not found (no such dead letter): {counts['not_found']}")
+    for item in result["results"]:
+        if item["outcome"] in ("expired", "failed", "not_found"):
+            click.echo(f"  {item['job_id']}: {item['outcome']} {item.get('error') or ''}".rstrip())
+    if counts["not_found"] or (not dry_run and (counts["expired"] or counts["failed"])):
+        sys.exit(1)
+
+
+@click.command(short_help="Lift token pauses; run waiting jobs.")
+@click.argument("fingerprints", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every paused token.")
+def resume(fingerprints, everything: bool):
+    """Lift token pauses (after an auth failure) and run the jobs waiting on them.
+
+    Without arguments, lists the paused tokens.
+    """
+    connection, q = running_queue()
+    board = Pauses(connection)
+    paused = board.all()
+    if not fingerprints and not everything:
+        if not paused:
+            click.echo("no token is paused")
+        for item in paused:
+            click.echo(f"{item['fingerprint']}  {item['token']}  code {item.get('code')}/{item.get('subcode')}  "
+                       f"{item['waiting']} jobs waiting")
+        return
+    targets = [p["fingerprint"] for p in paused] if everything else list(fingerprints)
+    for fp in targets:
+        click.echo(f"{fp}: resumed, {board.resume(fp, q)} waiting jobs requeued")
+
+
+@click.command(short_help="Show deliveries acknowledged, not sent.")
+@click.option("-n", "--count", default=20, show_default=True, help="How many of the newest to show.")
+def ignored(count: int):
+    """Deliveries acknowledged but not sent, newest first: unknown form, no consent, test request."""
+    connection, _ = running_queue()
+    rows = connection.lrange(IGNORED, 0, count - 1)
+    if not rows:
+        click.echo("nothing ignored", err=True)
+    for raw in rows:
+        click.echo(raw.decode())

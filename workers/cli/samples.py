@@ -1,0 +1,99 @@
+"""Correctly signed samples sent to the running service: `send-test`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .. import environment, runner, sendtest
+from .common import running_queue, settings_or_exit
+
+
+LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
+
+
+@click.command("send-test", short_help="Send a signed sample to the running service.")
+@click.argument("what", type=click.Choice(["meta", "typeform", "tally", "stages"]))
+@click.option("--fail", type=click.Choice(sendtest.FAILURES),
+              help="Sandbox, meta: make the lead fail this way (see the README's sandbox section).")
+@click.option("--form-id", help="A real Meta app: the Lead Ads form to create Meta's test lead on.")
+@click.option("--leadgen-id", help="stages: the lead to move (default: the last `send-test meta` lead).")
+@click.option("--url", help="The service (default: where `leadrelay run` listens, from data/web.url).")
+def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str | None, url: str | None):
+    """Send a correctly signed sample to the running service and say what to look at.
+
+    meta: in the sandbox, a lead in the stand-in and its signed leadgen webhook
+    (--fail auth|invalid|transient|expired to see a paused token, a dead letter, a
+    retry, the 7-day window); with a real Meta app, Meta's test lead on --form-id.
+    typeform, tally: a signed submission. stages: QualifiedLead, Schedule and
+    Purchase for the last sample lead, through the stage API.
+    """
+    import requests
+
+    from ..policy import DeliveryError
+
+    settings = settings_or_exit()
+    data = environment.data_dir()
+    web_file = data / runner.WEB_URL_FILE
+    web = (url or (web_file.read_text().strip() if web_file.is_file() else "http://127.0.0.1:8000")).rstrip("/")
+    if fail and (what != "meta" or not settings.sandbox):
+        raise click.UsageError("--fail works with `send-test meta` in the sandbox (no Meta settings set)")
+    try:
+        if what == "meta" and not settings.sandbox:
+            if not form_id:
+                raise click.UsageError("with a real Meta app, give --form-id: Meta's test lead is made on that form")
+            result = sendtest.meta_test_lead(settings, form_id)
+        elif what == "meta":
+            result = sendtest.meta_lead(settings, web, fail)
+        elif what == "stages":
+            last = data / LAST_SENT
+            leadgen_id = leadgen_id or (json.loads(last.read_text())["leadgen_id"] if last.is_file() else None)
+            if not leadgen_id:
+                raise click.UsageError("no sample lead yet: run `leadrelay send-test meta` first, or give --leadgen-id")
+            if not settings.api_token:
+                raise click.UsageError("the stage API is off: set LEADRELAY_API_TOKEN")
+            result = sendtest.stage_events(settings, web, leadgen_id)
+        else:
+            result = getattr(sendtest, f"{what}_submission")(settings, web)
+    except requests.ConnectionError:
+        raise click.ClickException(f"nothing answers at {web} (or at the Graph stand-in): is `make run` "
+                                   f"running? (--url names another address)") from None
+    except DeliveryError as err:
+        raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail})") from None
+    if what == "meta" and result.get("leadgen_id"):
+        (data / LAST_SENT).write_text(json.dumps({"leadgen_id": result["leadgen_id"]}) + "\n")
+    click.echo(json.dumps({k: v for k, v in result.items() if k != "next"}, sort_keys=True))
+    if result.get("status", 200) >= 300:
+        sys.exit(1)
+    if settings.sandbox and what == "meta":
+        click.echo(f"job: {_settled('lead-meta-' + result['leadgen_id'])}")
+        if fail == "auth":  # a second lead, to see a job waiting on the paused token
+            second = sendtest.meta_lead(settings, web)
+            click.echo(f"second lead {second['leadgen_id']}: {_settled('lead-meta-' + second['leadgen_id'])}")
+    click.echo(f"next: {result['next']}")
+
+
+def _settled(job_id: str, timeout: float = 15.0) -> str:
+    """Where the job stands once the worker has had a go at it (or after `timeout`)."""
+    import time
+
+    from rq.job import Job, JobStatus
+    from rq.exceptions import NoSuchJobError
+
+    connection, q = running_queue()
+    deadline = time.monotonic() + timeout
+    status = "not found"
+    while time.monotonic() < deadline:
+        try:
+            job = Job.fetch(job_id, connection=connection, serializer=q.serializer)
+            status = job.get_status()
+        except NoSuchJobError:
+            status = "not found"
+        if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.SCHEDULED, JobStatus.STOPPED):
+            break
+        time.sleep(0.2)
+    status = getattr(status, "value", status)
+    return {"finished": "done", "failed": "dead-lettered", "scheduled": "waiting (a retry, or a paused token)"}.get(
+        status, status)

@@ -1,0 +1,94 @@
+"""Running and checking the service: run, worker, check-config, doctor, subscribe."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from .. import environment, mappingfile, runner
+from ..required import WEB, WORKER, ConfigError
+from ..settings import load
+from .common import mapping_or_exit, settings_or_exit
+
+
+@click.command(short_help="Run web, worker and Redis (a sandbox if unset).")
+@click.option("--bind", default="127.0.0.1:8000", show_default=True, help="Address the web process listens on.")
+@click.option("--data-dir", default=None, type=click.Path(file_okay=False),
+              help="Embedded Redis and sandbox files (default: data, or LEADRELAY_DATA_DIR).")
+def run(bind: str, data_dir: str | None):
+    """Run web, worker and Redis together (the sandbox if nothing is set)."""
+    if data_dir:
+        os.environ[environment.DATA_DIR] = data_dir
+    environment.apply(start_sandbox=True)
+    settings = settings_or_exit(WEB, WORKER, skip=("REDIS_URL",))
+    mapping_or_exit(settings)
+    try:
+        status = runner.run_all(settings, bind, environment.data_dir())
+    except RuntimeError as err:  # the embedded Redis or the stand-in could not start
+        click.echo(f"leadrelay: {err}", err=True)
+        status = 1
+    sys.exit(status)
+
+
+@click.command(short_help="Run an RQ worker on leadrelay's queue.")
+@click.option("--burst", is_flag=True, help="Process everything queued, then exit.")
+def worker(burst: bool):
+    """Run an RQ worker (with its scheduler) on leadrelay's queue."""
+    settings = settings_or_exit(WORKER)
+    mapping_or_exit(settings)  # the same mistake stops every process the same way
+    runner.work(settings, burst=burst)
+
+
+@click.command("check-config", short_help="Check settings and the mapping file.")
+def check_config():
+    """Check settings and the mapping file; print them, secrets masked.
+
+    Exits 1 naming every bad setting, or the bad entry of the mapping file.
+    """
+    try:
+        settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
+        mapping = mappingfile.validate(settings.config_path)
+    except ConfigError as err:
+        click.echo("configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
+        sys.exit(1)
+    summary = {**settings.masked(), "mapping": {
+        "forms": {source: sorted(forms) for source, forms in mapping["forms"].items()},
+        "negative_stages": sorted(mapping["stages"].negative),
+        "sources_with_ldu": sorted(name for name, fields in mapping["processing"].items() if fields)}}
+    click.echo(json.dumps(summary, indent=2, default=list))
+
+
+@click.command(short_help="Check the whole setup; a fix for each.")
+@click.option("--page-id", help="Also check that this Page sends leadgen webhooks to the app.")
+def doctor(page_id: str | None):
+    """Check configuration, Redis, tokens, permissions, dataset, Page subscription and API version."""
+    from .. import doctor as checkup
+
+    checks = checkup.run(page_id=page_id)
+    for check in checks:
+        click.echo(f"[{'ok' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
+        if not check.ok and check.fix:
+            click.echo(f"       fix: {check.fix}")
+    failed = sum(1 for c in checks if not c.ok)
+    click.echo(f"{len(checks) - failed} of {len(checks)} checks passed")
+    if failed:
+        sys.exit(1)
+
+
+@click.command(short_help="Subscribe the app to a Page's leadgen.")
+@click.option("--page-id", required=True, help="The Facebook Page whose leads should reach leadrelay.")
+def subscribe(page_id: str):
+    """Install the app on the Page for `leadgen` (Meta sends no lead webhooks before this)."""
+    from ..doctor import subscribe as install
+    from ..policy import DeliveryError
+
+    settings = settings_or_exit(WORKER)
+    try:
+        install(settings, page_id)
+    except DeliveryError as err:
+        raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "
+                                   f"a Page token with pages_manage_metadata is needed") from None
+    click.echo(f"page {page_id}: subscribed to leadgen")
