@@ -6,44 +6,23 @@ test: point it at a disposable one), otherwise an embedded server this session s
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import os
-from pathlib import Path
 
 import pytest
 import redis
 from hypothesis import settings
 
-from workers.standin import GraphStandin
+from helpers import APP_SECRET, CAPI_TOKEN, DATASET_ID, OLD_APP_SECRET, OLD_FORM_SECRET, PAGE_TOKEN, TALLY_SECRET, \
+    TYPEFORM_SECRET, VERIFY_TOKEN, sign
 from webhook_app import create_app
-from workers.settings import load
 from workers import jobs, runner
 from workers.embedded_redis import EmbeddedRedis
+from workers.settings import load
+from workers.standin import GraphStandin
 
 # Property tests count examples, not milliseconds: a slow CI machine must not fail them.
 settings.register_profile("leadrelay", deadline=None)
 settings.load_profile("leadrelay")
-
-FIXTURES = Path(__file__).parent / "fixtures"
-APP_SECRET = "test-app-secret"
-OLD_APP_SECRET = "rotated-out-secret"
-VERIFY_TOKEN = "test-verify-token"
-PAGE_TOKEN = "test-page-token"
-CAPI_TOKEN = "test-capi-token"
-DATASET_ID = "4242424242"
-TYPEFORM_SECRET = "typeform-test-secret"
-TALLY_SIGNING_SECRET = TALLY_SECRET = "3f6c2f4e-8a61-4c2b-9d7e-0b1a2c3d4e5f"
-OLD_FORM_SECRET = "typeform-rotated-out"
-
-
-def fixture_bytes(source: str, name: str) -> bytes:
-    return (FIXTURES / source / name).read_bytes()
-
-
-def sign(body: bytes, secret: str = APP_SECRET) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
 @pytest.fixture(scope="session")
@@ -120,37 +99,10 @@ def post_meta(client):
 
 @pytest.fixture
 def work(env):
-    """Run a burst worker (forking, as in production) until the queue is empty."""
+    """Run our burst worker (RQ's SimpleWorker: jobs in its own process, as in production) until the
+    queue is empty."""
 
     def run():
         return runner.work(load(), burst=True)
 
     return run
-
-
-def fast_forward(connection) -> int:
-    """Let time pass for RQ's scheduler: every scheduled retry becomes due now."""
-    from rq.registry import ScheduledJobRegistry
-
-    registry = ScheduledJobRegistry("leadrelay", connection=connection)
-    due = {job_id: 0 for job_id in registry.get_job_ids()}
-    if due:
-        connection.zadd(registry.key, due, xx=True)
-    return len(due)
-
-
-def scheduled_in(connection, job_id: str) -> float:
-    """Seconds from now until RQ's scheduler runs this job again."""
-    import time
-
-    from rq.registry import ScheduledJobRegistry
-
-    score = connection.zscore(ScheduledJobRegistry("leadrelay", connection=connection).key, job_id)
-    return score - time.time()
-
-
-def leadgen_body(*leadgen_ids: str, created_time: int | None = None) -> bytes:
-    changes = [{"field": "leadgen", "value": {"leadgen_id": lid, "page_id": "111", "form_id": "555",
-                                              "ad_id": "777", "created_time": created_time or 1700000000}}
-               for lid in leadgen_ids]
-    return json.dumps({"object": "page", "entry": [{"id": "111", "time": 1700000001, "changes": changes}]}).encode()

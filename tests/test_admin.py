@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from conftest import leadgen_body
+from helpers import leadgen_body
 from webhook_app import create_app
 
 LEAD = "1234567890123456"

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import CAPI_TOKEN, PAGE_TOKEN, fast_forward, leadgen_body, sign
+from helpers import CAPI_TOKEN, PAGE_TOKEN, fast_forward, leadgen_body, sign
 from webhook_app import create_app
 
 ADMIN = "admin-token-for-tests"

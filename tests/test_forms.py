@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import OLD_FORM_SECRET, TALLY_SECRET, TYPEFORM_SECRET, fixture_bytes
+from helpers import OLD_FORM_SECRET, TALLY_SECRET, TYPEFORM_SECRET, fixture_bytes, leadrelay
 from webhook_app import create_app
 from workers.required import ConfigError
 from workers import profiles
@@ -247,14 +247,8 @@ def test_mapping_file_mistakes_fail_at_start_naming_the_setting(env, monkeypatch
 
 
 def test_ignored_command_lists_what_was_not_sent(mapped, redis_conn):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     mapped("form_response__no_consent.json")
-    out = subprocess.run([str(Path(sys.executable).parent / "leadrelay"), "ignored"], env=dict(os.environ),
-                         capture_output=True, text=True, timeout=30)
+    out = leadrelay("ignored")
     assert out.returncode == 0
     [row] = [json.loads(line) for line in out.stdout.splitlines()]
     assert row["reason"] == "no_consent" and row["source"] == "typeform" and row["form_id"] == "aBc123Xy"

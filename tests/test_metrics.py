@@ -9,9 +9,9 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import CAPI_TOKEN, leadgen_body, fast_forward, sign
+from helpers import CAPI_TOKEN, leadgen_body, fast_forward, sign
 from test_forms import fixture, typeform_sig
-from test_service import BIN, clean_env, wait_for
+from helpers import BIN, clean_env, wait_for
 from webhook_app import create_app
 from workers import deadletters, replay
 from workers.embedded_redis import free_port

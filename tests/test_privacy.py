@@ -6,7 +6,7 @@ import hmac
 import json
 import time
 
-from conftest import APP_SECRET, CAPI_TOKEN, PAGE_TOKEN, TYPEFORM_SECRET, leadgen_body
+from helpers import APP_SECRET, CAPI_TOKEN, PAGE_TOKEN, TYPEFORM_SECRET, leadgen_body
 from webhook_app import create_app
 
 RAW = ["Joe@Example.com", "joe@example.com", "6505551212", "Joe Example", "Example",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from test_service import BIN, ROOT, clean_env, ready, wait_for
+from helpers import BIN, ROOT, clean_env, ready, wait_for
 from workers.required import ConfigError
 from workers.settings import load
 from workers import environment, sandbox

@@ -15,36 +15,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import APP_SECRET, leadgen_body, sign
+from helpers import APP_SECRET, BIN, ROOT, clean_env, leadgen_body, ready, sign, wait_for
 from workers.embedded_redis import free_port
-
-BIN = Path(sys.executable).parent
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def clean_env(**values) -> dict:
-    """The test's settings only: no .env, and a data folder of its own."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_", "REDIS_URL"))}
-    return {**env, "LEADRELAY_ENV_FILE": "", "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-data-"),
-            **values}
-
-
-def wait_for(check, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError("timed out")
-
-
-def ready(base: str) -> bool:
-    try:
-        return requests.get(f"{base}/readyz", timeout=1).status_code == 200
-    except requests.ConnectionError:
-        return False
-
 
 def port_open(url: str) -> bool:
     host, port = url.split("//")[1].split("/")[0].split(":")

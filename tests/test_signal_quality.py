@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import leadgen_body, sign
+from helpers import leadgen_body, leadrelay, sign
 from test_forms import SUBMITTED, fixture, typeform_sig
 from test_stages import LEAD, TOKEN
 from webhook_app import create_app
@@ -203,10 +203,6 @@ def test_without_a_test_event_code_nothing_is_announced(env, capfd, client, work
 
 
 def test_match_key_coverage_per_event_name_in_the_cli_and_on_the_admin_page(env, monkeypatch, graph, work):
-    from click.testing import CliRunner
-
-    from workers.cli import main
-
     monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token")
     client = create_app().test_client()
     created = int(time.time()) - 600
@@ -215,14 +211,14 @@ def test_match_key_coverage_per_event_name_in_the_cli_and_on_the_admin_page(env,
         body = leadgen_body(leadgen_id, created_time=created)
         client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
     work()
-    answer = CliRunner().invoke(main, ["coverage", "--json"])
-    assert answer.exit_code == 0, answer.output
-    tables = json.loads(answer.output)
+    answer = leadrelay("coverage", "--json")
+    assert answer.returncode == 0, answer.stderr
+    tables = json.loads(answer.stdout)
     for rows in tables.values():
         assert rows["Lead"]["events"] == 2
         assert rows["Lead"]["keys"]["em"] == 1.0 and rows["Lead"]["keys"]["ph"] == 0.5
         assert rows["Lead"]["keys"]["lead_id"] == 1.0 and rows["Lead"]["keys"]["db"] == 0.0
-    text = CliRunner().invoke(main, ["coverage"]).output
+    text = leadrelay("coverage").stdout
     assert "since the counters began" in text and "50%" in text
     client.post("/admin/login", data={"token": "admin-token"})
     page = client.get("/admin").get_data(as_text=True)

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import leadgen_body
+from helpers import leadgen_body, leadrelay
 from webhook_app import create_app
 from workers import deadletters
 
@@ -168,11 +168,6 @@ def _queue(redis_conn):
 
 
 def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph, tmp_path):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     now = int(time.time())
     sheet = tmp_path / "stages.csv"
     sheet.write_text("leadgen_id,email,stage,occurred_at,value,currency\n"
@@ -180,8 +175,7 @@ def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph
                      f",new@example.com,won,{now},1200,EUR\n"
                      f"{LEAD},,qualified_lead,{now},,\n"
                      f"{LEAD},,won,{now - 9 * 86400},99,EUR\n")
-    out = subprocess.run([str(Path(sys.executable).parent / "leadrelay"), "import-stages", str(sheet)],
-                         env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    out = leadrelay("import-stages", str(sheet))
     assert out.returncode == 1  # rows were rejected
     lines = out.stdout.splitlines()
     assert lines[0] == "row 2: accepted QualifiedLead" and lines[1] == "row 3: accepted Purchase"

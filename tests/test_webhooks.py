@@ -5,7 +5,7 @@ import zlib
 
 from rq import Queue
 
-from conftest import VERIFY_TOKEN, fixture_bytes, leadgen_body, sign
+from helpers import VERIFY_TOKEN, fixture_bytes, leadgen_body, sign
 from webhook_app import create_app
 from workers.queues import SERIALIZER
 
@@ -68,7 +68,7 @@ def test_leadgen__non_ascii_signed_over_raw_bytes_is_accepted(post_meta, redis_c
 
 
 def test_signature_from_second_configured_secret_is_accepted(post_meta):
-    from conftest import OLD_APP_SECRET
+    from helpers import OLD_APP_SECRET
 
     assert post_meta(leadgen_body("43"), secret=OLD_APP_SECRET).status_code == 200
 
@@ -91,7 +91,7 @@ def test_sha1_only_signature_returns_401(client):
     import hashlib
     import hmac
 
-    from conftest import APP_SECRET
+    from helpers import APP_SECRET
 
     sha1 = "sha1=" + hmac.new(APP_SECRET.encode(), body, hashlib.sha1).hexdigest()
     answer = client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature": sha1})

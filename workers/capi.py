@@ -14,10 +14,10 @@ from . import counters, policy
 from .events import validate
 from .graph import Graph
 from .policy import TRANSIENT, DeliveryError
-from .queues import key
+from .queues import redis_key
 
 
-DRY_RUN_LIST = key("dry-run", "events")
+DRY_RUN_LIST = redis_key("dry-run", "events")
 log = logs.get(__name__)
 
 
@@ -35,7 +35,7 @@ def warn_at_start(settings: Settings, process: str) -> None:
 
 def confirmed(connection: redis.Redis, event_id: str) -> bool:
     """Meta already counted this event: never send it again."""
-    return bool(connection.exists(key("confirmed", event_id)))
+    return bool(connection.exists(redis_key("confirmed", event_id)))
 
 
 def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict]) -> dict:
@@ -72,7 +72,7 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
                             fbtrace_id=answer.get("fbtrace_id"))
     with connection.pipeline(transaction=False) as pipe:
         for event in events:
-            pipe.set(key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL)
+            pipe.set(redis_key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL)
         counters.record_sent(pipe, events, "delivered")
         pipe.execute()
     return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}

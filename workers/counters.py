@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import redis
 
 from . import matchkeys
-from .queues import key
+from .queues import redis_key
 
-HASH = key("metrics")
-RECENT = key("recent-events")
+HASH = redis_key("metrics")
+RECENT = redis_key("recent-events")
 RECENT_KEEP = 200  # recent coverage looks at these
 LAST_DELIVERED = "last_delivered_at"
 GRAPH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, float("inf"))

@@ -20,17 +20,17 @@ from rq import Queue
 from rq.registry import FailedJobRegistry
 
 from . import counters, times
-from .queues import key
+from .queues import redis_key
 
-INDEX = key("dead")
-REASONS = key("dead-reasons")  # job id -> reason, so the metrics count without reading records
+INDEX = redis_key("dead")
+REASONS = redis_key("dead-reasons")  # job id -> reason, so the metrics count without reading records
 # Keys whose values may be personal data; never shown in a listing.
 _PII_KEYS = {"email", "phone", "first_name", "last_name", "full_name", "name", "answers", "fields", "field_data",
              "raw", "em", "ph", "fn", "ln", "db", "client_ip_address"}
 
 
 def record_key(job_id: str) -> str:
-    return key("dead", job_id)
+    return redis_key("dead", job_id)
 
 
 def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:

@@ -13,11 +13,11 @@ from rq.exceptions import DuplicateJobError
 
 from . import forms, policy
 from .errors import BadSignature, QueueUnavailable
-from .queues import key
+from .queues import redis_key
 from .settings import Settings
 from .sources import FORM, SOURCES, Source
 
-IGNORED = key("ignored")
+IGNORED = redis_key("ignored")
 IGNORED_KEEP = 1000
 
 

@@ -76,32 +76,33 @@ def _run(ctx: Context, work: Work, body: Callable[[], tuple[dict, dict]]) -> dic
     return {**result, "event_id": work.event_id} if work.event_id else result
 
 
-def process_meta_lead(change: dict) -> dict:
-    """Read a Lead Ads lead, keep its profile, and send its `Lead` event.
+def process_meta_lead(leadgen: dict) -> dict:
+    """Read a Lead Ads lead, keep its profile, and send its `Lead` event. `leadgen` is
+    the lead's webhook change as workers/sources/meta.py parsed it.
 
     Raises:
         DeliveryError, Paused: after attempts.attempt set the job to retry, wait or
             dead-letter.
     """
     ctx = context()
-    leadgen_id = change["leadgen_id"]
+    leadgen_id = leadgen["leadgen_id"]
     work = Work.of_job(get_current_job(), f"inline-{leadgen_id}", source="meta", key=leadgen_id,
                        event_name=events.LEAD, event_id=events.event_id("meta", leadgen_id, events.LEAD),
-                       event_time=change.get("created_time"), args=change)
+                       event_time=leadgen.get("created_time"), args=leadgen)
 
     def body():
         lead = ctx.graph.read_lead(leadgen_id)
-        created = times.unix_time(lead.get("created_time")) or change.get("created_time") or int(time.time())
+        created = times.unix_time(lead.get("created_time")) or leadgen.get("created_time") or int(time.time())
         work.event_time = created
         user_data, dropped = userdata.build(matchkeys.from_lead_ads(lead.get("field_data")),
                                             ctx.settings.default_region)
         for item in dropped:
             log.info("match_key_dropped", leadgen_id=leadgen_id, **item)
-        profiles.save(ctx.connection, _profile(change, lead, created, user_data),
+        profiles.save(ctx.connection, _profile(leadgen, lead, created, user_data),
                       ctx.settings.profile_retention_days)
         event = events.build(name=events.LEAD, time=events.event_time(created), event_id=work.event_id,
                              user_data={**user_data, "lead_id": int(leadgen_id)},
-                             lead_event_source=ctx.settings.lead_event_source, processing=change.get("processing"))
+                             lead_event_source=ctx.settings.lead_event_source, processing=leadgen.get("processing"))
         profiles.keep_lead_event(ctx.connection, event)
         result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event])
         return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
@@ -210,15 +211,15 @@ def _stage_event(item: dict) -> dict:
                         currency=item.get("currency"), processing=item.get("processing"))
 
 
-def _profile(change: dict, lead: dict, created: int, user_data: dict) -> dict:
+def _profile(leadgen: dict, lead: dict, created: int, user_data: dict) -> dict:
     return {
         "source": "meta",
-        "key": change["leadgen_id"],
-        "lead_id": int(change["leadgen_id"]),
+        "key": leadgen["leadgen_id"],
+        "lead_id": int(leadgen["leadgen_id"]),
         "created_time": created,
-        "page_id": change.get("page_id"),
-        "form_id": lead.get("form_id") or change.get("form_id"),
-        "ad_id": lead.get("ad_id") or change.get("ad_id"),
+        "page_id": leadgen.get("page_id"),
+        "form_id": lead.get("form_id") or leadgen.get("form_id"),
+        "ad_id": lead.get("ad_id") or leadgen.get("ad_id"),
         "adset_id": lead.get("adset_id"),
         "campaign_id": lead.get("campaign_id"),
         "platform": lead.get("platform"),

@@ -18,7 +18,7 @@ from rq.registry import ScheduledJobRegistry
 
 from . import logs
 
-from .queues import key
+from .queues import redis_key
 
 PROBE_EVERY = 300
 log = logs.get(__name__)
@@ -33,16 +33,16 @@ class Pauses:
         self.connection = connection
 
     def get(self, token: str) -> dict | None:
-        raw = self.connection.get(key("pause", fingerprint(token)))
+        raw = self.connection.get(redis_key("pause", fingerprint(token)))
         return json.loads(raw) if raw else None
 
     def pause(self, token: str, error: dict, label: str) -> bool:
         """Park the token; True when this call parked it (so it is logged once, loudly)."""
         fp = fingerprint(token)
         record = {"fingerprint": fp, "token": label, "since": int(time.time()), **error}
-        parked = bool(self.connection.set(key("pause", fp), json.dumps(record), nx=True))
+        parked = bool(self.connection.set(redis_key("pause", fp), json.dumps(record), nx=True))
         if parked:
-            self.connection.sadd(key("pauses"), fp)
+            self.connection.sadd(redis_key("pauses"), fp)
             log.error("token_paused", token=label, fingerprint=fp, code=error.get("code"),
                       subcode=error.get("subcode"), fbtrace_id=error.get("fbtrace_id"),
                       detail="Meta refused this token; jobs that need it wait. Fix the token, then "
@@ -50,23 +50,23 @@ class Pauses:
         return parked
 
     def wait(self, fp: str, job_id: str) -> None:
-        self.connection.sadd(key("pause", fp, "waiting"), job_id)
+        self.connection.sadd(redis_key("pause", fp, "waiting"), job_id)
 
     def probe_due(self, fp: str) -> bool:
         """One waking job per PROBE_EVERY seconds gets to test the token."""
-        return bool(self.connection.set(key("pause", fp, "probe"), 1, nx=True, ex=PROBE_EVERY))
+        return bool(self.connection.set(redis_key("pause", fp, "probe"), 1, nx=True, ex=PROBE_EVERY))
 
     def all(self) -> list[dict]:
         out = []
-        for fp in sorted(self.connection.smembers(key("pauses"))):
-            raw = self.connection.get(key("pause", fp.decode()))
+        for fp in sorted(self.connection.smembers(redis_key("pauses"))):
+            raw = self.connection.get(redis_key("pause", fp.decode()))
             if raw:
-                out.append({**json.loads(raw), "waiting": self.connection.scard(key("pause", fp.decode(), "waiting"))})
+                out.append({**json.loads(raw), "waiting": self.connection.scard(redis_key("pause", fp.decode(), "waiting"))})
         return out
 
     def resume(self, fp: str, queue: Queue) -> int:
         """Lift the pause and run its waiting jobs now; how many were woken."""
-        waiting_key = key("pause", fp, "waiting")
+        waiting_key = redis_key("pause", fp, "waiting")
         job_ids = [j.decode() for j in self.connection.smembers(waiting_key)]
         scheduled = ScheduledJobRegistry(queue=queue)
         woken = 0
@@ -78,8 +78,8 @@ class Pauses:
                 queue.enqueue_job(job)
                 woken += 1
         with self.connection.pipeline() as pipe:
-            pipe.delete(key("pause", fp), waiting_key, key("pause", fp, "probe"))
-            pipe.srem(key("pauses"), fp)
+            pipe.delete(redis_key("pause", fp), waiting_key, redis_key("pause", fp, "probe"))
+            pipe.srem(redis_key("pauses"), fp)
             pipe.execute()
         log.warning("token_resumed", fingerprint=fp, woken=woken)
         return woken

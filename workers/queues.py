@@ -15,7 +15,8 @@ SERIALIZER = JSONSerializer
 PREFIX = "leadrelay:"
 
 
-def key(*parts: str) -> str:
+def redis_key(*parts: str) -> str:
+    """A Redis key of ours: `leadrelay:` and the parts, colon-separated."""
     return PREFIX + ":".join(parts)
 
 

@@ -19,7 +19,8 @@ def sendable(entry: dict, now: float | None = None) -> bool:
     return event_time is None or event_time > events.oldest_acceptable(now)
 
 
-def replay_one(connection: redis.Redis, queue: Queue, entry: dict, dry_run: bool = False) -> str:
+def replay_one(connection: redis.Redis, queue: Queue, entry: dict, dry_run: bool = False,
+               now: float | None = None) -> str:
     """Requeue one dead letter; the outcome: requeued, already_delivered or expired.
 
     Raises:
@@ -31,7 +32,7 @@ def replay_one(connection: redis.Redis, queue: Queue, entry: dict, dry_run: bool
             FailedJobRegistry(queue=queue).remove(entry["job_id"])
             forget(connection, entry["job_id"])
         return "already_delivered"
-    if not sendable(entry):
+    if not sendable(entry, now):
         if not dry_run and entry.get("reason") != EXPIRED:
             record(connection, {**entry, "reason": EXPIRED, "detail": f"was {entry.get('reason')}: "
                                 f"past Meta's 7-day window, refused at replay"}, new=False)
@@ -50,7 +51,7 @@ def replay_one(connection: redis.Redis, queue: Queue, entry: dict, dry_run: bool
 
 
 def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: bool = False,
-           progress=None) -> dict:
+           progress=None, now: float | None = None) -> dict:
     """Replay each entry on its own; one job's error never stops the others.
 
     Returns counts per outcome (requeued, already_delivered, expired, failed) and
@@ -60,7 +61,7 @@ def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: 
     results = []
     for entry in entries:
         try:
-            outcome, error = replay_one(connection, queue, entry, dry_run), None
+            outcome, error = replay_one(connection, queue, entry, dry_run, now), None
         except (redis.RedisError, NoSuchJobError, InvalidJobOperation) as err:
             outcome, error = "failed", f"{type(err).__name__}: {err}"
         counts[outcome] += 1
@@ -72,12 +73,13 @@ def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: 
 
 
 def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything: bool = False,
-               dry_run: bool = False, progress_factory=None) -> dict:
+               dry_run: bool = False, progress_factory=None, now: float | None = None) -> dict:
     """What `leadrelay replay` and `POST /admin/replay` do: select, replay each on its own.
 
     When auth failures are replayed (the token is fixed), the token pauses are lifted
     first, so the replayed jobs and those that waited run now rather than wait another
-    recheck. A job id named but not dead-lettered counts as `not_found`.
+    recheck. A job id named but not dead-lettered counts as `not_found`. `now` is when
+    Meta's 7-day window is judged (the current time unless given).
     """
     entries = select(connection, queue, where)
     pauses = Pauses(connection)
@@ -87,9 +89,9 @@ def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything:
         woken = sum(pauses.resume(p["fingerprint"], queue) for p in paused)
     if progress_factory and not dry_run:
         with progress_factory(len(entries)) as update:
-            result = replay(connection, queue, entries, progress=update)
+            result = replay(connection, queue, entries, progress=update, now=now)
     else:
-        result = replay(connection, queue, entries, dry_run=dry_run)
+        result = replay(connection, queue, entries, dry_run=dry_run, now=now)
     found = {e["job_id"] for e in entries}
     missing = [job_id for job_id in where.job_ids if job_id not in found]
     result["counts"]["not_found"] = len(missing)

@@ -13,7 +13,7 @@ import pycountry
 import redis
 
 from . import capi, events, intake, jobs, ldu, policy, profiles, times, userdata
-from .queues import key
+from .queues import redis_key
 from .stagemap import StageMap
 
 MAX_ITEMS = 1000
@@ -134,11 +134,11 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
 
 def claim(connection: redis.Redis, checked: dict) -> bool:
     """Each stage is sent once per lead: True the first time, False for a repeat."""
-    return bool(connection.set(key("stage", checked["event_id"]), 1, nx=True, ex=policy.STAGE_SEEN_TTL))
+    return bool(connection.set(redis_key("stage", checked["event_id"]), 1, nx=True, ex=policy.STAGE_SEEN_TTL))
 
 
 def release(connection: redis.Redis, checked: dict) -> None:
-    connection.delete(key("stage", checked["event_id"]))
+    connection.delete(redis_key("stage", checked["event_id"]))
 
 
 def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, region: str,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import APP_SECRET, OLD_APP_SECRET, fixture_bytes, sign
+from helpers import APP_SECRET, OLD_APP_SECRET, fixture_bytes, sign
 from workers.errors import BadSignature, MalformedBody
 from workers.sources import meta
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import fixture_bytes
+from helpers import fixture_bytes
 from workers.errors import BadSignature, MalformedBody
 from workers.sources import typeform
 

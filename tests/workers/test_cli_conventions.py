@@ -7,7 +7,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from conftest import leadgen_body, sign
+from helpers import leadgen_body, sign
 from webhook_app import create_app
 from workers import deadletters, replay
 from workers.cli import main
@@ -55,7 +55,7 @@ def test_show_and_purge_a_dead_letter(env, redis_conn, graph, work):
 def test_an_auth_replay_lifts_the_pause_before_the_jobs_run_again(env, redis_conn, graph, work):
     """Replayed jobs must find the token free the moment they are requeued: a worker
     may take them at once. Checked at each job's requeue, through the progress hook."""
-    from conftest import PAGE_TOKEN
+    from helpers import PAGE_TOKEN
     from workers.queues import connect, queue
 
     client = create_app().test_client()

@@ -7,7 +7,7 @@ import time
 import pytest
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
-from conftest import CAPI_TOKEN, fast_forward, leadgen_body, scheduled_in
+from helpers import CAPI_TOKEN, fast_forward, leadgen_body, scheduled_in
 from workers import capi, deadletters
 from workers.pauses import Pauses, fingerprint
 from workers.embedded_redis import free_port

@@ -1,19 +1,8 @@
 """`leadrelay doctor` and `leadrelay subscribe` against the stand-in."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from helpers import PAGE_TOKEN, leadrelay
 
-from conftest import PAGE_TOKEN
-
-BIN = Path(sys.executable).parent
 PAGE = "111222333"
-
-
-def leadrelay(*args):
-    return subprocess.run([str(BIN / "leadrelay"), *args], env=dict(os.environ), capture_output=True, text=True,
-                          timeout=60)
 
 
 def test_healthy_setup_passes_every_check(env, graph):

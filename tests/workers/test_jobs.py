@@ -1,4 +1,5 @@
-"""The Lead job end to end: webhook in, real Redis, a forking RQ worker, Graph over HTTP."""
+"""The Lead job end to end: webhook in, real Redis, our RQ worker (a SimpleWorker, as in production), Graph
+over HTTP."""
 
 import hashlib
 import hmac
@@ -7,7 +8,7 @@ import time
 from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
-from conftest import APP_SECRET, CAPI_TOKEN, DATASET_ID, PAGE_TOKEN, leadgen_body
+from helpers import APP_SECRET, CAPI_TOKEN, DATASET_ID, PAGE_TOKEN, leadgen_body
 from workers import capi, profiles
 from workers.graph import LEAD_FIELDS
 from workers.queues import SERIALIZER

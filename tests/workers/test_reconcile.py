@@ -1,19 +1,8 @@
 """Reconcile: leads whose webhook never came are read from the form and enqueued once."""
 
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-from conftest import leadgen_body
-
-BIN = Path(sys.executable).parent
-
-
-def leadrelay(*args):
-    return subprocess.run([str(BIN / "leadrelay"), *args], env=dict(os.environ), capture_output=True, text=True,
-                          timeout=60)
+from helpers import leadgen_body, leadrelay
 
 
 def test_reconcile_enqueues_only_the_leads_the_webhook_missed(graph, post_meta, work):

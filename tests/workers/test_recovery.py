@@ -11,7 +11,7 @@ import psutil
 from rq import Queue
 from rq.registry import FailedJobRegistry
 
-from conftest import leadgen_body
+from helpers import leadgen_body
 from workers import deadletters, recovery
 from workers.queues import SERIALIZER
 

@@ -1,29 +1,20 @@
-"""Replay after the cause is fixed, through the real `leadrelay` command: each event is
+"""Replay after the cause is fixed, through the `leadrelay` command: each event is
 delivered exactly once, the expired ones are refused with their reason."""
 
-import os
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 from rq import Queue
 from rq.registry import FailedJobRegistry
 
-from conftest import CAPI_TOKEN, leadgen_body
+from helpers import BIN, CAPI_TOKEN, leadgen_body, leadrelay
 from workers import deadletters, retention
 from workers.queues import SERIALIZER
 
-BIN = Path(sys.executable).parent
 FRESH = "1000000000000001"  # arrives while the token is parked: waits
 EDGE = "1000000000000002"  # inside Meta's window when it failed, past it at replay
 BROKEN = "1000000000000004"  # Meta refused the event (2804016) before the token expired
-
-
-def leadrelay(*args):
-    return subprocess.run([str(BIN / "leadrelay"), *args], env=dict(os.environ), capture_output=True, text=True,
-                          timeout=60)
 
 
 def queue(redis_conn):
@@ -62,18 +53,18 @@ def test_replay_after_fixing_the_token_delivers_each_event_exactly_once(graph, p
                                                                        monkeypatch):
     weekend(graph, post_meta, work)
     monkeypatch.setenv("META_CAPI_ACCESS_TOKEN", "a-new-token")  # Monday: the engineer fixes the token
-    time.sleep(7)  # ...and by now EDGE's event is past Meta's 7 days
+    monday = lambda: time.time() + 7  # noqa: E731  ...and by then EDGE's event is past Meta's 7 days
 
-    dry = leadrelay("replay", "--all", "--dry-run")
+    dry = leadrelay("replay", "--all", "--dry-run", clock=monday)
     assert dry.returncode == 0
     assert "2 selected: would requeue 1" in dry.stdout and "expired (past Meta's 7 days) 1" in dry.stdout
     assert len(deadletters.select(redis_conn, queue(redis_conn), deadletters.Filter())) == 2  # untouched
 
-    auth = leadrelay("replay", "--reason", "auth")
+    auth = leadrelay("replay", "--reason", "auth", clock=monday)
     assert auth.returncode == 1  # something could not be replayed: say so
     assert f"lead-meta-{EDGE}: expired" in auth.stdout
     assert "woken now: 1" in auth.stdout
-    invalid = leadrelay("replay", "--reason", "invalid")
+    invalid = leadrelay("replay", "--reason", "invalid", clock=monday)
     assert invalid.returncode == 0 and "requeued 1" in invalid.stdout
     work()
 
@@ -81,7 +72,7 @@ def test_replay_after_fixing_the_token_delivers_each_event_exactly_once(graph, p
     assert sent == {f"meta:{FRESH}:Lead": 1, f"meta:{BROKEN}:Lead": 1}
     [left] = deadletters.select(redis_conn, queue(redis_conn), deadletters.Filter())
     assert left["job_id"] == f"lead-meta-{EDGE}" and left["reason"] == "expired"
-    again = leadrelay("replay", "--all")
+    again = leadrelay("replay", "--all", clock=monday)
     assert again.returncode == 1 and "requeued 0" in again.stdout
     work()
     assert sum(Counter(event["event_id"] for event in graph.events).values()) == 2

@@ -25,6 +25,7 @@ def main(ctx: click.Context):
     Settings come from the environment, then a .env file in this folder; with no Meta
     setting at all, from the local sandbox that `leadrelay run` sets up in data/.
     """
+    ctx.ensure_object(dict)  # {"clock": ...} from a caller that runs commands in its own process
     if ctx.invoked_subcommand != "run":  # run decides about the sandbox itself, after --data-dir
         environment.apply()
 

@@ -98,7 +98,9 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
         with click.progressbar(length=length, label="replaying", file=sys.stderr) as progress:
             yield progress.update
 
-    result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar)
+    clock = (click.get_current_context().find_root().obj or {}).get("clock")
+    result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar,
+                        now=clock() if clock else None)
     counts = result["counts"]
     verb = "would requeue" if dry_run else "requeued"
     click.echo(f"{result['selected']} selected: {verb} {counts['requeued']}, already delivered "

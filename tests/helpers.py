@@ -1,0 +1,107 @@
+"""What several test modules share: the test secrets, signed bodies, fixtures, clean
+environments for processes, waiting, and the `leadrelay` command run in-process."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import requests
+from click.testing import CliRunner
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def clean_env(**values) -> dict:
+    """The test's settings only: no .env, and a data folder of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_", "REDIS_URL"))}
+    return {**env, "LEADRELAY_ENV_FILE": "", "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-data-"),
+            **values}
+
+
+def wait_for(check, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def ready(base: str) -> bool:
+    try:
+        return requests.get(f"{base}/readyz", timeout=1).status_code == 200
+    except requests.ConnectionError:
+        return False
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+APP_SECRET = "test-app-secret"
+OLD_APP_SECRET = "rotated-out-secret"
+VERIFY_TOKEN = "test-verify-token"
+PAGE_TOKEN = "test-page-token"
+CAPI_TOKEN = "test-capi-token"
+DATASET_ID = "4242424242"
+TYPEFORM_SECRET = "typeform-test-secret"
+TALLY_SIGNING_SECRET = TALLY_SECRET = "3f6c2f4e-8a61-4c2b-9d7e-0b1a2c3d4e5f"
+OLD_FORM_SECRET = "typeform-rotated-out"
+
+
+def fixture_bytes(source: str, name: str) -> bytes:
+    return (FIXTURES / source / name).read_bytes()
+
+
+def sign(body: bytes, secret: str = APP_SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def fast_forward(connection) -> int:
+    """Let time pass for RQ's scheduler: every scheduled retry becomes due now."""
+    from rq.registry import ScheduledJobRegistry
+
+    registry = ScheduledJobRegistry("leadrelay", connection=connection)
+    due = {job_id: 0 for job_id in registry.get_job_ids()}
+    if due:
+        connection.zadd(registry.key, due, xx=True)
+    return len(due)
+
+
+def scheduled_in(connection, job_id: str) -> float:
+    """Seconds from now until RQ's scheduler runs this job again."""
+    from rq.registry import ScheduledJobRegistry
+
+    score = connection.zscore(ScheduledJobRegistry("leadrelay", connection=connection).key, job_id)
+    return score - time.time()
+
+
+def leadgen_body(*leadgen_ids: str, created_time: int | None = None) -> bytes:
+    changes = [{"field": "leadgen", "value": {"leadgen_id": lid, "page_id": "111", "form_id": "555",
+                                              "ad_id": "777", "created_time": created_time or 1700000000}}
+               for lid in leadgen_ids]
+    return json.dumps({"object": "page", "entry": [{"id": "111", "time": 1700000001, "changes": changes}]}).encode()
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def leadrelay(*args: str, clock: Callable[[], float] | None = None) -> Ran:
+    """The `leadrelay` command run in this process, with this test's environment; `clock`
+    stands for the time where a command judges time (Meta's 7-day window at replay)."""
+    from workers.cli import main
+
+    result = CliRunner().invoke(main, list(args), obj={"clock": clock} if clock else None, catch_exceptions=False)
+    return Ran(result.exit_code, result.stdout, result.stderr)
