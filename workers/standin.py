@@ -18,40 +18,12 @@ import random
 import threading
 import time
 from collections import deque
-from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-from .times import unix_time
+from .standin_leads import FAILURES, LeadAds
 
-SAMPLE_FIELDS = [
-    {"name": "full_name", "values": ["Joe Example"]},
-    {"name": "email", "values": ["Joe@Example.com"]},
-    {"name": "phone_number", "values": ["+16505551212"]},
-]
-
-
-# How a lead's reads fail, for trying leadrelay's failure paths by hand (send-test --fail).
-# Each is (times, answer): the first `times` reads of the lead get `answer`, later ones succeed.
-# An auth failure also refuses the token on every call for AUTH_REFUSED_SECONDS, as while
-# a person re-grants a permission: long enough to see the pause, short enough to fix.
-AUTH_REFUSED_SECONDS = 10
-FAILURES = {
-    "auth": (1, (401, {"message": "Error validating access token: Session has expired", "type": "OAuthException",
-                       "code": 190, "error_subcode": 463, "fbtrace_id": "standin-auth"})),
-    "invalid": (1, (400, {"message": "(#100) Tried accessing nonexisting field (lead)", "type": "OAuthException",
-                          "code": 100, "fbtrace_id": "standin-invalid"})),
-    "transient": (1, (500, {"message": "An unexpected error has occurred. Please retry your request later.",
-                            "type": "OAuthException", "code": 2, "is_transient": True,
-                            "fbtrace_id": "standin-transient"})),
-}
-
-
-def graph_time(unix: int) -> str:
-    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+0000")
-
-
-class GraphStandin:
+class GraphStandin(LeadAds):
     def __init__(self, any_lead: bool = False):
         self.leads: dict[str, dict] = {}
         self.events: list[dict] = []  # every event Meta "received", with its dataset
@@ -74,25 +46,6 @@ class GraphStandin:
         self.server: ThreadingHTTPServer | None = None
 
     # -- scripting ---------------------------------------------------------
-    def add_lead(self, leadgen_id: str, field_data=None, created_time: int | None = None, **extra) -> dict:
-        lead = {"id": str(leadgen_id), "created_time": graph_time(created_time or int(time.time())),
-                "form_id": "555", "ad_id": "777", "adset_id": "888", "campaign_id": "999",
-                "platform": "fb", "is_organic": False,
-                "field_data": SAMPLE_FIELDS if field_data is None else field_data, **extra}
-        self.leads[str(leadgen_id)] = lead
-        return lead
-
-    def add_failing_lead(self, fail: str | None = None, **lead) -> dict:
-        """A lead whose first reads fail as FAILURES[fail] says (send-test --fail)."""
-        made = self.add_lead(str(lead.pop("id", None) or self._new_id()), **lead)
-        if fail:
-            times, answer = FAILURES[fail]
-            self.failing[made["id"]] = [times, answer]
-        return made
-
-    def _new_id(self) -> str:
-        return str(10 ** 15 + random.SystemRandom().randrange(9 * 10 ** 15))  # unique across restarts
-
     def then(self, action: dict, on: str | None = None, times: int = 1) -> None:
         """Answer the next `times` calls (to `on`: "lead" or "events", or any) with `action`:
         {"status": 400, "error": {...}, "headers": {...}}, {"delay": 3}, or {"drop": True}."""
@@ -221,18 +174,7 @@ class GraphStandin:
         if kind == "probe":
             return self._reply(handler, 200, {"id": "standin-me"})
         if kind == "lead":
-            lead = self.leads.get(parts[-1])
-            if lead is None and self.any_lead and parts[-1].isdigit():
-                lead = self.add_lead(parts[-1])
-            if lead is None:
-                return self._not_found(handler)
-            failing = self.failing.get(lead["id"])
-            if failing and failing[0] > 0:
-                failing[0] -= 1
-                if failing[1][1].get("code") == 190:
-                    self.refused_until[token] = time.time() + AUTH_REFUSED_SECONDS
-                return self._reply(handler, failing[1][0], {"error": failing[1][1]})
-            return self._reply(handler, 200, lead)
+            return self._read_lead(handler, parts[-1], token)
         if kind == "events":
             data = (record["body"] or {}).get("data", [])
             if any(event.get("event_id") in self.refuse_event_ids for event in data):
@@ -245,42 +187,6 @@ class GraphStandin:
             return self._reply(handler, 200, {"events_received": len(data), "messages": [],
                                               "fbtrace_id": f"trace{len(self.requests)}"})
         return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
-
-    def _not_found(self, handler) -> None:
-        self._reply(handler, 400, {"error": {"message": "Unsupported get request.", "type": "GraphMethodException",
-                                             "code": 100, "error_subcode": 33, "fbtrace_id": "standin"}})
-
-    def _test_leads(self, handler, method: str, form_id: str, record: dict) -> None:
-        """Lead Ads test leads: one per form; POST makes it (field_data as a JSON string)."""
-        current = self.test_leads.get(form_id)
-        if method == "GET":
-            return self._reply(handler, 200, {"data": [self.leads[current]] if current in self.leads else []})
-        if current in self.leads:
-            return self._reply(handler, 400, {"error": {
-                "message": "Only one test lead can be created per form; delete the existing one first.",
-                "type": "OAuthException", "code": 100, "fbtrace_id": "standin-test-lead"}})
-        fields = record["query"].get("field_data") or [json.dumps((record["body"] or {}).get("field_data") or [])]
-        lead = self.add_lead(self._new_id(), field_data=json.loads(fields[0]) or None, form_id=form_id,
-                             is_organic=True)
-        self.test_leads[form_id] = lead["id"]
-        return self._reply(handler, 200, {"id": lead["id"]})
-
-    def _form_leads(self, form_id: str, query: dict) -> dict:
-        """GET /{form_id}/leads: newest first, `time_created` filtering, cursor paging."""
-        since = 0
-        for rule in json.loads(query.get("filtering", ["[]"])[0]):
-            if rule.get("field") == "time_created" and rule.get("operator") == "GREATER_THAN":
-                since = int(rule["value"])
-        leads = sorted((lead for lead in self.leads.values() if lead["form_id"] == form_id
-                        and unix_time(lead["created_time"]) > since),
-                       key=lambda lead: lead["created_time"], reverse=True)
-        start = int(query.get("after", ["0"])[0])
-        limit = int(query.get("limit", ["25"])[0])
-        page = leads[start:start + limit]
-        paging = {"cursors": {"before": str(start), "after": str(start + len(page))}}
-        if start + limit < len(leads):
-            paging["next"] = "next-page"
-        return {"data": page, "paging": paging}
 
     @staticmethod
     def _reply(handler: BaseHTTPRequestHandler, status: int, body: dict, headers: dict | None = None) -> None:
