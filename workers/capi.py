@@ -7,15 +7,12 @@ import time
 
 import redis
 
-from . import logs
-from .settings import Settings
-
-from . import counters, policy
+from . import counters, logs, policy
 from .events import validate
 from .graph import Graph
 from .policy import TRANSIENT, DeliveryError
 from .queues import redis_key
-
+from .settings import Settings
 
 DRY_RUN_LIST = redis_key("dry-run", "events")
 log = logs.get(__name__)

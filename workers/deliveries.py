@@ -10,12 +10,11 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry
 
-from . import logs
-
-from . import capi, deadletters, policy
+from . import capi, deadletters, logs, policy
 from .policy import EXPIRED, INVALID, DeliveryError
 from .queues import SERIALIZER
 from .work import Work, dead_letter
+
 
 MAX_BATCH = 1000  # Meta's limit per Conversions API request
 log = logs.get(__name__)

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import redis
 
+from .graph import Graph
+from .policy import DeliveryError
 from .required import WEB, WHERE, WORKER, ConfigError
 from .settings import Settings, load
 
-from .graph import Graph
-from .policy import DeliveryError
 
 REQUIRED_PERMISSION = "leads_retrieval"
 # Marketing API versions (lead reads fall under them) expire about a year after release;

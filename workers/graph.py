@@ -11,10 +11,10 @@ from collections.abc import Callable
 import requests
 
 from . import logs
-from .settings import Settings
-
 from .pauses import Pauses, fingerprint
 from .policy import AUTH, THROTTLED, TRANSIENT, DeliveryError, Paused, classify
+from .settings import Settings
+
 
 # Always ask for the fields: without them Meta returns a minimal set (spec §2).
 LEAD_FIELDS = ("id,created_time,ad_id,ad_name,adset_id,adset_name,campaign_id,campaign_name,form_id,"

@@ -17,8 +17,8 @@ from rq import Queue
 from rq.registry import ScheduledJobRegistry
 
 from . import logs
-
 from .queues import redis_key
+
 
 PROBE_EVERY = 300
 log = logs.get(__name__)

@@ -24,11 +24,10 @@ from rq.exceptions import SchedulerNotFound
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.scheduler import RQScheduler
 
-from . import logs
-
-from . import deadletters
+from . import deadletters, logs
 from .policy import CRASHED
 from .work import Work, dead_letter
+
 
 MAX_CRASHES = 3
 log = logs.get(__name__)

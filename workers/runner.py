@@ -13,14 +13,13 @@ from pathlib import Path
 import requests
 from rq import SimpleWorker
 
-from . import logs
-from .settings import Settings, load
-
-from . import capi, jobs, recovery, retention, sandbox
+from . import capi, jobs, logs, recovery, retention, sandbox
 from .embedded_redis import EmbeddedRedis
-from .standin import GraphStandin
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
+from .settings import Settings, load
+from .standin import GraphStandin
+
 
 log = logs.get(__name__)
 ROOT = Path(__file__).resolve().parent.parent

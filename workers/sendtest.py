@@ -16,11 +16,11 @@ from datetime import datetime, timezone
 
 import requests
 
+from . import sandbox
+from .graph import Graph
 from .settings import Settings
 from .sources import SOURCES
 
-from . import sandbox
-from .graph import Graph
 
 FAILURES = ("auth", "invalid", "transient", "expired")
 # What each failure shows, and what to do next.
