@@ -36,7 +36,7 @@ def test_the_check_sees_an_import_of_webhook_app(tmp_path):
 
 def test_importing_the_core_loads_no_web_stack():
     """A fresh interpreter: this test process has Flask loaded already."""
-    code = ("import sys, workers.jobs, workers.cli, workers.sources, workers.settings, workers.stages\n"
+    code = ("import sys, workers.jobs, workers.cli, workers.sources, workers.settings, workers.stages, workers.intake\n"
             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(WEB_STACK)!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
@@ -46,3 +46,11 @@ def test_importing_the_web_package_builds_nothing():
     code = "import sys, webhook_app\nprint('flask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_command_line_loads_the_engine_only_when_a_command_runs():
+    """`leadrelay --help` and a mistyped command answer without Redis, HTTP or the hashing tables."""
+    code = ("import sys, workers.cli\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'redis', 'rq', 'requests', 'phonenumbers'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,34 +1,52 @@
 """What every command shares: settings and the mapping file checked (one message, exit 2),
-the running service's queue, progress bars, dead-letter filters."""
+the running service's queue, progress bars, dead-letter filters.
+
+The command modules import the engine inside each command, not at the top: `leadrelay
+--help` and a mistyped command then answer without loading Redis, HTTP or the hashing
+tables.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import Callable, Sequence
 
 import click
-import redis
 
-from .. import deadletters, environment, logs, policy
-from ..mappingfile import validate
-from ..queues import connect, queue
+from .. import environment, policy
 from ..required import ConfigError
-from ..settings import Settings, load
-from ..sources import EVENT_SOURCES
 
 
-def settings_or_exit(*roles: str, skip: tuple[str, ...] = ()) -> Settings:
+class LazyChoice(click.Choice):
+    """A choice whose values are read when an option is parsed or its help shown."""
+
+    def __init__(self, load: Callable[[], Sequence[str]]):
+        self._load = load
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._load())
+
+
+def settings_or_exit(*roles: str, skip: tuple[str, ...] = ()):
     """Settings for a command; a mistake is one message naming every bad setting, exit 2."""
+    from .. import logs
+    from ..settings import load
+
     try:
         settings = load(role=roles, skip=skip)
     except ConfigError as err:
-        click.echo(f"leadrelay: configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
+        click.echo("leadrelay: configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
         sys.exit(2)
     logs.configure(settings.log_level)
     return settings
 
 
-def mapping_or_exit(settings: Settings) -> dict:
+def mapping_or_exit(settings) -> dict:
     """The mapping file checked (LEADRELAY_CONFIG); a bad entry is one line, exit 2."""
+    from ..mappingfile import validate
+
     try:
         return validate(settings.config_path)
     except ConfigError as err:
@@ -38,6 +56,10 @@ def mapping_or_exit(settings: Settings) -> dict:
 
 def running_queue():
     """Redis and the queue of the running service; one line when nothing answers."""
+    import redis
+
+    from ..queues import connect, queue
+
     settings = settings_or_exit()
     if not settings.redis_url:
         raise click.ClickException("no leadrelay is running here: REDIS_URL is unset and there is no "
@@ -65,11 +87,17 @@ DEAD_LETTER_REASONS = (policy.TRANSIENT, policy.THROTTLED, policy.AUTH, policy.I
                        policy.CRASHED)
 
 
+def _event_sources() -> tuple[str, ...]:
+    from ..sources import EVENT_SOURCES
+
+    return EVENT_SOURCES
+
+
 def filter_options(command):
     """The options that pick dead letters: --reason, --source, --event, --since."""
     for option in reversed([
         click.option("--reason", type=click.Choice(DEAD_LETTER_REASONS), help="Why the job failed for good."),
-        click.option("--source", type=click.Choice(EVENT_SOURCES), help="Where it came from."),
+        click.option("--source", type=LazyChoice(_event_sources), help="Where it came from."),
         click.option("--event", "event_name", help="Event name, e.g. Lead."),
         click.option("--since", help="Last attempt at or after: 30m, 6h, 2d, or an ISO date/time."),
     ]):
@@ -77,8 +105,11 @@ def filter_options(command):
     return command
 
 
-def dead_letter_filter(job_ids=(), **options) -> deadletters.Filter:
+def dead_letter_filter(job_ids=(), **options):
+    """The deadletters.Filter the options name; a bad --since is a usage error."""
+    from ..deadletters import Filter
+
     try:
-        return deadletters.Filter.from_mapping(options, job_ids)
+        return Filter.from_mapping(options, job_ids)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--since") from None

@@ -9,10 +9,6 @@ from contextlib import contextmanager
 
 import click
 
-from .. import deadletters
-from ..intake import IGNORED
-from ..pauses import Pauses
-from ..replay import run_replay
 from .common import dead_letter_filter, filter_options, running_queue
 
 
@@ -26,6 +22,9 @@ def dead_letters_group():
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def dead_letters_list(as_json: bool, **options):
     """List dead letters (personal data redacted), grouped by reason."""
+    from .. import deadletters
+    from ..pauses import Pauses
+
     connection, q = running_queue()
     entries = deadletters.select(connection, q, dead_letter_filter(**options))
     if as_json:
@@ -52,6 +51,8 @@ def dead_letters_show(job_id: str):
 
     Exits 1 when there is no such dead letter.
     """
+    from .. import deadletters
+
     connection, _ = running_queue()
     entry = deadletters.get(connection, job_id)
     if entry is None:
@@ -65,6 +66,8 @@ def dead_letters_show(job_id: str):
 @click.option("--dry-run", is_flag=True, help="Count what would go; change nothing.")
 def dead_letters_purge(everything: bool, dry_run: bool, **options):
     """Delete dead letters for good (they cannot be replayed after)."""
+    from .. import deadletters
+
     where = dead_letter_filter(**options)
     if where.empty and not everything:
         raise click.UsageError("say which: --reason/--source/--event/--since, or --all")
@@ -88,6 +91,8 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
     Each job is handled on its own; an event Meta already confirmed is not sent again,
     and one past Meta's 7-day window is refused. Exits 1 if any job was not requeued.
     """
+    from ..replay import run_replay
+
     where = dead_letter_filter(job_ids, **options)
     if where.empty and not everything:
         raise click.UsageError("say which: JOB_ID..., --reason/--source/--event/--since, or --all")
@@ -125,6 +130,8 @@ def resume(fingerprints, everything: bool):
 
     Without arguments, lists the paused tokens.
     """
+    from ..pauses import Pauses
+
     connection, q = running_queue()
     board = Pauses(connection)
     paused = board.all()
@@ -144,6 +151,8 @@ def resume(fingerprints, everything: bool):
 @click.option("-n", "--count", default=20, show_default=True, help="How many of the newest to show.")
 def ignored(count: int):
     """Deliveries acknowledged but not sent, newest first: unknown form, no consent, test request."""
+    from ..intake import IGNORED
+
     connection, _ = running_queue()
     rows = connection.lrange(IGNORED, 0, count - 1)
     if not rows:

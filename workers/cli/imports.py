@@ -8,7 +8,6 @@ from collections import Counter
 
 import click
 
-from .. import stages, times
 from ..required import WORKER
 from .common import mapping_or_exit, progress, running_queue, settings_or_exit
 
@@ -23,6 +22,8 @@ def import_stages(path: str):
     per row; negative stages are recorded, not sent. Exits 1 when a row was rejected.
     """
     import csv
+
+    from .. import stages
 
     settings = settings_or_exit()
     connection, q = running_queue()
@@ -54,6 +55,8 @@ def import_stages(path: str):
 @click.option("--since", default="2d", show_default=True, help="Leads created after: 30m, 6h, 2d, or an ISO time.")
 def reconcile_command(form_id: str, since: str):
     """Enqueue the form's leads whose webhook never arrived (deduped like webhooks)."""
+    from .. import times
+
     from ..graph import Graph
     from ..policy import DeliveryError
     from ..reconcile import reconcile

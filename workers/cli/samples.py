@@ -7,8 +7,14 @@ import sys
 
 import click
 
-from .. import environment, runner, sendtest
-from .common import running_queue, settings_or_exit
+from .. import environment
+from .common import LazyChoice, running_queue, settings_or_exit
+
+
+def _failures() -> tuple[str, ...]:
+    from ..sendtest import FAILURES
+
+    return FAILURES
 
 
 LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
@@ -16,7 +22,7 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 
 @click.command("send-test", short_help="Send a signed sample to the running service.")
 @click.argument("what", type=click.Choice(["meta", "typeform", "tally", "stages"]))
-@click.option("--fail", type=click.Choice(sendtest.FAILURES),
+@click.option("--fail", type=LazyChoice(_failures),
               help="Sandbox, meta: make the lead fail this way (see the README's sandbox section).")
 @click.option("--form-id", help="A real Meta app: the Lead Ads form to create Meta's test lead on.")
 @click.option("--leadgen-id", help="stages: the lead to move (default: the last `send-test meta` lead).")
@@ -30,6 +36,8 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     typeform, tally: a signed submission. stages: QualifiedLead, Schedule and
     Purchase for the last sample lead, through the stage API.
     """
+    from .. import runner, sendtest
+
     import requests
 
     from ..policy import DeliveryError

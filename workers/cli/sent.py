@@ -6,7 +6,6 @@ import json
 
 import click
 
-from .. import capi, counters, matchkeys
 from .common import running_queue
 
 
@@ -14,6 +13,8 @@ from .common import running_queue
 @click.option("-n", "--count", default=10, show_default=True, help="How many of the newest events to show.")
 def dry_run(count: int):
     """Show the newest events built while no CAPI token was set (JSON, one per line)."""
+    from .. import capi
+
     connection, _ = running_queue()
     kept = capi.last_dry_run(connection, count)
     if not kept:
@@ -26,6 +27,8 @@ def dry_run(count: int):
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
 def coverage(as_json: bool):
     """Which match keys each event name carries: since the counters began, and lately."""
+    from .. import counters, matchkeys
+
     connection, _ = running_queue()
     tables = {"since the counters began": counters.coverage(counters.read(connection)),
               f"the last {counters.RECENT_KEEP} events": counters.recent_coverage(counters.recent(connection))}

@@ -8,9 +8,8 @@ import sys
 
 import click
 
-from .. import environment, mappingfile, runner
+from .. import environment
 from ..required import WEB, WORKER, ConfigError
-from ..settings import load
 from .common import mapping_or_exit, settings_or_exit
 
 
@@ -20,6 +19,8 @@ from .common import mapping_or_exit, settings_or_exit
               help="Embedded Redis and sandbox files (default: data, or LEADRELAY_DATA_DIR).")
 def run(bind: str, data_dir: str | None):
     """Run web, worker and Redis together (the sandbox if nothing is set)."""
+    from .. import runner
+
     if data_dir:
         os.environ[environment.DATA_DIR] = data_dir
     environment.apply(start_sandbox=True)
@@ -37,6 +38,8 @@ def run(bind: str, data_dir: str | None):
 @click.option("--burst", is_flag=True, help="Process everything queued, then exit.")
 def worker(burst: bool):
     """Run an RQ worker (with its scheduler) on leadrelay's queue."""
+    from .. import runner
+
     settings = settings_or_exit(WORKER)
     mapping_or_exit(settings)  # the same mistake stops every process the same way
     runner.work(settings, burst=burst)
@@ -48,6 +51,9 @@ def check_config():
 
     Exits 1 naming every bad setting, or the bad entry of the mapping file.
     """
+    from .. import mappingfile
+    from ..settings import load
+
     try:
         settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
         mapping = mappingfile.validate(settings.config_path)
