@@ -2,7 +2,7 @@
 
 A pause is keyed by a fingerprint of the token (never the token), so deploying a new
 token resumes by itself. An operator resumes with `leadrelay resume`; otherwise the
-first job to wake after PROBE_EVERY seconds makes one cheap Graph call with the token
+first job to wake after policy.PROBE_EVERY_SECONDS makes one cheap Graph call with the token
 and lifts the pause if it succeeds.
 """
 
@@ -17,10 +17,10 @@ from rq import Queue
 from rq.registry import ScheduledJobRegistry
 
 from . import logs
+from .policy import PROBE_EVERY_SECONDS
 from .queues import redis_key
 
 
-PROBE_EVERY = 300
 log = logs.get(__name__)
 
 
@@ -53,8 +53,8 @@ class Pauses:
         self.connection.sadd(redis_key("pause", fp, "waiting"), job_id)
 
     def probe_due(self, fp: str) -> bool:
-        """One waking job per PROBE_EVERY seconds gets to test the token."""
-        return bool(self.connection.set(redis_key("pause", fp, "probe"), 1, nx=True, ex=PROBE_EVERY))
+        """One waking job per PROBE_EVERY_SECONDS gets to test the token."""
+        return bool(self.connection.set(redis_key("pause", fp, "probe"), 1, nx=True, ex=PROBE_EVERY_SECONDS))
 
     def all(self) -> list[dict]:
         out = []

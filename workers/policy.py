@@ -32,6 +32,7 @@ FAILURE_TTL = 30 * DAY  # a failed job, so a dead letter can be replayed for a m
 CONFIRMED_TTL = 30 * DAY  # what Meta confirmed; past its 7-day window nothing could be resent anyway
 STAGE_RESULT_TTL = DAY  # a finished stage batch: stages dedupe on their own claims, below
 STAGE_SEEN_TTL = 90 * DAY  # each stage is sent once per lead
+PROBE_EVERY_SECONDS = 300  # a paused token is tested by one waiting job at most this often
 
 # Backoff: step n waits base * 2**(n-1), capped; throttling starts ten times slower.
 # Equal jitter: between half and all of the step, so workers retrying together spread
