@@ -5,7 +5,7 @@ from __future__ import annotations
 import redis
 from flask import Blueprint, current_app, jsonify, request
 
-from workers import logs, stages
+from workers import jsonbody, logs, stages
 from workers.errors import BodyTooLarge, MalformedBody, QueueUnavailable
 
 from . import prometheus, tokenauth
@@ -26,9 +26,9 @@ def stage_events():
     Identifiers (email, phone, external_id) are hashed before anything is stored or logged.
     """
     ext = current_app.extensions["leadrelay"]
-    body = request.get_json(silent=True)
-    if body is None:
-        raise MalformedBody("expected a JSON object or list")
+    body = jsonbody.load(request.get_data(cache=False))
+    if not isinstance(body, (dict, list)):
+        raise MalformedBody("expected a JSON object or list", reason="unexpected_shape")
     items = body if isinstance(body, list) else [body]
     if len(items) > stages.MAX_ITEMS:
         raise BodyTooLarge(f"at most {stages.MAX_ITEMS} stage changes per request", reason="too_many_items")

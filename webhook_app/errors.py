@@ -1,15 +1,22 @@
 """The one place that maps errors to HTTP answers (the tree is in workers/errors.py).
 
 Every error answers JSON `{"error": <reason>, "detail": <text>}`; the reason is
-machine-readable and is what gets logged and counted.
+machine-readable and is what gets logged and counted. Nothing answers 500: an error no
+part of the receiver expected is a request it could not use (400 `unusable_request`,
+logged with where it happened but never its message, which may quote a raw email), and a
+Redis failure anywhere is a 503 the sender retries.
 """
 
 from __future__ import annotations
 
-from flask import Flask, jsonify
+import redis
+from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from workers.errors import BodyTooLarge, ReceiverError
+from workers import logs
+from workers.errors import BodyTooLarge, QueueUnavailable, ReceiverError
+
+log = logs.get(__name__)
 
 
 def answer(reason: str, detail: str, status: int):
@@ -30,3 +37,10 @@ def init_app(app: Flask) -> None:
     def _http(err: HTTPException):
         reason = (err.name or "error").lower().replace(" ", "_")
         return answer(reason, err.description or "", err.code or 500)
+
+    @app.errorhandler(Exception)
+    def _unexpected(err: Exception):
+        if isinstance(err, redis.RedisError):
+            return answer(QueueUnavailable.reason, "queue unavailable; retry later", QueueUnavailable.status)
+        log.error("request_failed", path=request.path, error=type(err).__name__, where=logs.where(err))
+        return answer("unusable_request", "the request could not be used", 400)

@@ -24,6 +24,7 @@ from .queues import SERIALIZER
 from .work import Work, dead_letter
 
 log = logs.get(__name__)
+_DATA_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)
 
 
 def _retry_in(job: Job, seconds: int) -> None:
@@ -59,7 +60,13 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
               "request_id": work.request_id}
     started = time.monotonic()
     try:
-        yield work
+        try:
+            yield work
+        except _DATA_ERRORS as err:
+            # The job's data cannot be used (a value no check foresaw): a dead letter with
+            # its reason now, not a crash that recovery would retry three times.
+            log.error("job_data_unusable", job_id=work.job_id, error=type(err).__name__, where=logs.where(err))
+            raise DeliveryError(policy.INVALID, f"the job's data could not be used ({type(err).__name__})") from None
     except Paused as paused:
         meta["attempts"] -= 1  # waiting for a token is not a try
         pauses = Pauses(connection)

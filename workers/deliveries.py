@@ -12,7 +12,7 @@ from rq.registry import FailedJobRegistry
 
 from . import capi, deadletters, logs, policy
 from .policy import EXPIRED, INVALID, DeliveryError
-from .queues import SERIALIZER
+from .queues import SERIALIZER, job_id
 from .work import Work, dead_letter
 
 
@@ -53,14 +53,14 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
     """Park one refused event as a job of its own (running `job_function`, the stage
     events job), so it can be listed and replayed alone."""
     queue = Queue(parent.origin if parent else policy.QUEUE_NAME, connection=connection, serializer=SERIALIZER)
-    job_id = "stage-" + item["event_id"].replace(":", "-")
+    stage_job_id = job_id("stage", item["event_id"])
     args = {"events": [item]}
-    job = queue.create_job(job_function, args=(args,), job_id=job_id, failure_ttl=policy.FAILURE_TTL,
+    job = queue.create_job(job_function, args=(args,), job_id=stage_job_id, failure_ttl=policy.FAILURE_TTL,
                            description=f"stage event {item['event_id']}")
     job.origin = queue.name
     job.save()
     now = time.time()
-    work = Work(job_id=job_id, source=item.get("source"), key=item.get("key"), event_name=item["event_name"],
+    work = Work(job_id=stage_job_id, source=item.get("source"), key=item.get("key"), event_name=item["event_name"],
                 event_id=item["event_id"], event_time=item["event_time"], args=args)
     deadletters.record(connection, dead_letter(work, err.reason, err.detail, error=err, attempts=1,
                                                first_attempt_at=now, last_attempt_at=now,

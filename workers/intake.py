@@ -13,17 +13,12 @@ from rq.exceptions import DuplicateJobError
 
 from . import forms, policy
 from .errors import BadSignature, QueueUnavailable
-from .queues import redis_key
+from .queues import job_id, redis_key
 from .settings import Settings
 from .sources import FORM, SOURCES, Source
 
 IGNORED = redis_key("ignored")
 IGNORED_KEEP = 1000
-
-
-def job_id(source: str, lead_key: str) -> str:
-    """A readable, deterministic job id: meta lead 123 is `lead-meta-123`."""
-    return f"lead-{source}-{lead_key.replace(':', '-')}"
 
 
 def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, mapping: dict,
@@ -49,7 +44,9 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
                 for item in parsed["leads"]]
         not_sent = []
     counts = enqueue_new(queue, source, jobs, request_id)
-    return {**counts, "skipped": parsed["skipped"] + not_sent}
+    unusable = counts.pop("unusable")
+    record_ignored(queue.connection, source.name, unusable)
+    return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
 
 
 def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings) -> None:
@@ -94,14 +91,14 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
     Raises:
         QueueUnavailable: Redis could not be reached or refused the write.
     """
-    new_ids, duplicates = [], 0
+    new_ids, duplicates, unusable = [], 0, []
     try:
         for lead_key, argument in jobs:
             try:
                 job = queue.enqueue(
                     source.job,
                     argument,
-                    job_id=job_id(source.name, lead_key),
+                    job_id=job_id("lead", source.name, lead_key),
                     unique=True,
                     result_ttl=policy.RESULT_TTL,
                     failure_ttl=policy.FAILURE_TTL,
@@ -110,11 +107,13 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
                 )
             except DuplicateJobError:
                 duplicates += 1
+            except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
+                unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
             else:
                 new_ids.append(job.id)
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
-    return {"accepted": len(new_ids), "duplicates": duplicates, "job_ids": new_ids}
+    return {"accepted": len(new_ids), "duplicates": duplicates, "job_ids": new_ids, "unusable": unusable}
 
 
 def record_ignored(connection: redis.Redis, source: str, skipped: list[dict]) -> None:

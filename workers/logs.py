@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 
 import structlog
 
@@ -45,6 +46,13 @@ def configure(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+def where(err: BaseException) -> list[str]:
+    """The frames an exception passed through, as `file:line function`: a traceback to
+    log without the exception's message or any value, which may be a raw email."""
+    return [f"{frame.filename.rsplit('/', 2)[-1]}:{frame.lineno} {frame.name}"
+            for frame in traceback.extract_tb(err.__traceback__)][-8:]
 
 
 def get(name: str):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 
 import redis
@@ -13,11 +15,24 @@ from rq.serializers import JSONSerializer
 SERIALIZER = JSONSerializer
 
 PREFIX = "leadrelay:"
+_NOT_IN_JOB_IDS = re.compile(r"[^A-Za-z0-9_-]")  # RQ accepts letters, digits, _ and - only
 
 
 def redis_key(*parts: str) -> str:
     """A Redis key of ours: `leadrelay:` and the parts, colon-separated."""
     return PREFIX + ":".join(parts)
+
+
+def job_id(*parts: str) -> str:
+    """A readable, deterministic job id from its parts (`lead`, `meta`, `123` is
+    `lead-meta-123`). Ids are checked on arrival, so this is the rare case: any other
+    character (a custom event name's space) becomes `_`, and a digest of the original
+    keeps two such ids apart."""
+    joined = "-".join(part.replace(":", "-") for part in parts)
+    if not _NOT_IN_JOB_IDS.search(joined):
+        return joined
+    digest = hashlib.sha256(joined.encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{_NOT_IN_JOB_IDS.sub('_', joined)[:150]}-{digest}"
 
 
 def connect(url: str) -> redis.Redis:

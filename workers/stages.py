@@ -7,6 +7,7 @@ argument with hashed identifiers only.
 
 from __future__ import annotations
 
+import math
 import time
 
 import pycountry
@@ -85,8 +86,9 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
                                   "such events (2804003); backfills cannot be sent")
     value = item.get("value", stage_map.values.get(event_name))
     currency = item.get("currency") or (stage_map.currency if value is not None else None)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise Rejected("bad_value", "value must be a number")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not math.isfinite(value) or abs(value) >= 1e15):
+        raise Rejected("bad_value", "value must be a number (finite, under 10^15)")
     if currency is not None and (not isinstance(currency, str) or
                                  pycountry.currencies.get(alpha_3=currency.upper()) is None):
         raise Rejected("bad_currency", "currency must be an ISO 4217 code such as EUR")

@@ -6,10 +6,11 @@ Public surface, the same for every source: `verify(body, headers, secrets)` and
 
 from __future__ import annotations
 
-import json
 from typing import Mapping, Sequence
 
+from .. import jsonbody
 from ..errors import BadSignature, MalformedBody
+from .ids import graph_id
 from .signing import hmac_hex, matches_any
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
@@ -48,17 +49,6 @@ def handshake(args: Mapping[str, str], verify_token: str) -> str | None:
     return args.get("hub.challenge") or None
 
 
-def _id(value) -> str | None:
-    """IDs arrive as JSON numbers or strings; keep them as digit strings."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return value.strip()
-    return None
-
-
 def parse(body: bytes) -> dict:
     """Every leadgen change in a notification, as plain dicts.
 
@@ -69,10 +59,7 @@ def parse(body: bytes) -> dict:
         MalformedBody: not JSON (`malformed_json`), or not an object with an
             `entry` list (`unexpected_shape`).
     """
-    try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedBody("body is not valid JSON") from None
+    doc = jsonbody.load(body)
     if not isinstance(doc, dict) or not isinstance(doc.get("entry"), list):
         raise MalformedBody("expected an object with an `entry` list", reason="unexpected_shape")
 
@@ -98,18 +85,18 @@ def parse(body: bytes) -> dict:
 def _lead(value) -> dict | None:
     if not isinstance(value, dict):
         return None
-    leadgen_id = _id(value.get("leadgen_id"))
+    leadgen_id = graph_id(value.get("leadgen_id"))
     if leadgen_id is None:
         return None
     created = value.get("created_time")
     return {
         "source": NAME,
         "leadgen_id": leadgen_id,
-        "page_id": _id(value.get("page_id")),
-        "form_id": _id(value.get("form_id")),
+        "page_id": graph_id(value.get("page_id")),
+        "form_id": graph_id(value.get("form_id")),
         # ad_id is 0 or absent for organic and ad-preview leads.
-        "ad_id": _id(value.get("ad_id")) if _id(value.get("ad_id")) not in (None, "0") else None,
-        "adgroup_id": _id(value.get("adgroup_id")),
+        "ad_id": graph_id(value.get("ad_id")) if graph_id(value.get("ad_id")) not in (None, "0") else None,
+        "adgroup_id": graph_id(value.get("adgroup_id")),
         "created_time": created if isinstance(created, int) and not isinstance(created, bool) else None,
     }
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 from typing import Mapping, Sequence
 
+from .. import jsonbody
 from ..errors import MalformedBody
 from ..times import unix_time
+from .ids import plain, tool_id
 from .signing import check_header
 
 NAME = "tally"
@@ -35,8 +36,9 @@ def _value(field: dict):
     """Choice types carry option ids; answer with the options' text."""
     value = field.get("value")
     if field.get("type") in CHOICE_TYPES and isinstance(value, list):
-        text = {o.get("id"): o.get("text") for o in field.get("options") or [] if isinstance(o, dict)}
-        resolved = [text.get(v, v) for v in value]
+        options = field.get("options") if isinstance(field.get("options"), list) else []
+        text = {o.get("id"): o.get("text") for o in options if isinstance(o, dict) and isinstance(o.get("id"), str)}
+        resolved = [text.get(v, v) if isinstance(v, str) else v for v in value]
         return resolved[0] if len(resolved) == 1 else resolved
     return value
 
@@ -47,28 +49,30 @@ def parse(body: bytes) -> dict:
     Raises:
         MalformedBody: not JSON, or no `data` with a responseId and a fields list.
     """
-    try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedBody("body is not valid JSON") from None
+    doc = jsonbody.load(body)
     data = doc.get("data") if isinstance(doc, dict) else None
     if not isinstance(data, dict) or not data.get("responseId") or not isinstance(data.get("fields"), list):
         raise MalformedBody("expected data with a responseId and a fields list", reason="unexpected_shape")
     if doc.get("eventType") not in (None, "FORM_RESPONSE"):
         return {"leads": [], "skipped": [{"reason": "not_form_response", "event_type": str(doc.get("eventType"))}]}
+    response_id = tool_id(data["responseId"])
+    form_id = tool_id(data["formId"]) if data.get("formId") else ""  # absent in some test payloads
+    if response_id is None or form_id is None:
+        raise MalformedBody("responseId and formId must be letters, digits, _ or -", reason="bad_id")
     submitted = unix_time(data.get("createdAt"))
     answers, hidden = [], {}
     for field in data["fields"]:
         if not isinstance(field, dict):
             continue
-        if field.get("type") == "HIDDEN_FIELDS":
+        kind = plain(field.get("type"))
+        if kind == "HIDDEN_FIELDS":
             if isinstance(field.get("value"), str):
                 hidden[str(field.get("label"))] = field["value"]  # the label is the field's name
             continue
-        answers.append({"id": field.get("key"), "ref": field.get("label"), "type": field.get("type"),
-                        "value": _value(field)})
-    return {"leads": [{"source": NAME, "form_id": str(data.get("formId") or ""),
-                       "submission_id": str(data["responseId"]), "submitted_at": submitted, "answers": answers,
+        answers.append({"id": plain(field.get("key")), "ref": plain(field.get("label")), "type": kind,
+                        "value": _value({**field, "type": kind})})
+    return {"leads": [{"source": NAME, "form_id": form_id,
+                       "submission_id": response_id, "submitted_at": submitted, "answers": answers,
                        "hidden": hidden, "test": False}],
             "skipped": []}
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 from typing import Mapping, Sequence
 
+from .. import jsonbody
 from ..errors import MalformedBody
 from ..times import unix_time
+from .ids import plain, tool_id
 from .signing import check_header
 
 NAME = "typeform"
@@ -36,6 +37,8 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> N
 def _value(answer: dict):
     """The answer's value sits under the key its `type` names; choices give their labels."""
     kind = answer.get("type")
+    if not isinstance(kind, str):
+        return None
     value = answer.get(kind)
     if kind == "choice" and isinstance(value, dict):
         return value.get("label") or value.get("other")
@@ -50,31 +53,31 @@ def parse(body: bytes) -> dict:
     Raises:
         MalformedBody: not JSON, or a `form_response` without form id, token or answers list.
     """
-    try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedBody("body is not valid JSON") from None
+    doc = jsonbody.load(body)
     if not isinstance(doc, dict):
         raise MalformedBody("expected a JSON object", reason="unexpected_shape")
     if doc.get("event_type") != "form_response":
         return {"leads": [], "skipped": [{"reason": "not_form_response", "event_type": str(doc.get("event_type"))}]}
     response = doc.get("form_response")
     if not isinstance(response, dict) or not response.get("form_id") or not response.get("token") \
-            or not isinstance(response.get("answers", []), list):
+            or not isinstance(response.get("answers") or [], list):
         raise MalformedBody("form_response needs form_id, token and an answers list", reason="unexpected_shape")
+    form_id, token = tool_id(response["form_id"]), tool_id(response["token"])
+    if form_id is None or token is None:
+        raise MalformedBody("form_id and token must be letters, digits, _ or -", reason="bad_id")
     submitted = unix_time(response.get("submitted_at"))
     # "Send test request" in Typeform's UI: dummy answers, event_id equal to the token.
-    test = doc.get("event_id") == response["token"] or (
+    test = doc.get("event_id") == token or (
         response.get("landed_at") is not None and response.get("landed_at") == response.get("submitted_at"))
     answers = []
     for answer in response.get("answers") or []:
         field = answer.get("field") if isinstance(answer, dict) else None
         if isinstance(field, dict):
-            answers.append({"id": field.get("id"), "ref": field.get("ref"), "type": answer.get("type"),
-                            "value": _value(answer)})
+            answers.append({"id": plain(field.get("id")), "ref": plain(field.get("ref")),
+                            "type": plain(answer.get("type")), "value": _value(answer)})
     hidden = response.get("hidden") if isinstance(response.get("hidden"), dict) else {}
     hidden = {k: v for k, v in hidden.items() if isinstance(v, str)}
-    return {"leads": [{"source": NAME, "form_id": str(response["form_id"]), "submission_id": str(response["token"]),
+    return {"leads": [{"source": NAME, "form_id": form_id, "submission_id": token,
                        "submitted_at": submitted, "answers": answers, "hidden": hidden, "test": test}],
             "skipped": []}
 
