@@ -34,6 +34,20 @@ leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.just(HUGE), st.fl
 values = st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=3),
                                                       st.dictionaries(st.text(max_size=6), inner, max_size=3)),
                       max_leaves=8)
+# What each endpoint is sent: its envelope, with hostile values where the parsers look.
+META_LEADS = st.fixed_dictionaries({}, optional={"leadgen_id": values, "page_id": values, "form_id": values,
+                                                 "ad_id": values, "created_time": values})
+TYPEFORM_RESPONSES = st.fixed_dictionaries({"form_id": values, "token": values}, optional={
+    "answers": st.lists(st.fixed_dictionaries({"type": values, "field": values}, optional={
+        "email": values, "text": values, "choice": values, "choices": values}), max_size=3),
+    "hidden": values, "submitted_at": values, "landed_at": values})
+TALLY_DATA = st.fixed_dictionaries({"responseId": values, "fields": st.lists(st.fixed_dictionaries(
+    {"key": values, "label": values, "type": st.one_of(values, st.sampled_from(["MULTIPLE_CHOICE", "INPUT_EMAIL",
+                                                                                  "HIDDEN_FIELDS"]))},
+    optional={"value": values, "options": values}), max_size=3)}, optional={"formId": values, "createdAt": values})
+STAGE_ITEMS = st.lists(st.fixed_dictionaries({"stage": st.one_of(values, st.sampled_from(["MQL", "won"]))}, optional={
+    "occurred_at": values, "value": values, "currency": values, "email": values, "phone": values,
+    "leadgen_id": values, "external_id": values, "submission_id": values, "ldu": values}), max_size=4)
 FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
@@ -73,35 +87,26 @@ def _meta(value) -> dict:
     return {"object": "page", "entry": [{"id": "1", "changes": [{"field": "leadgen", "value": value}]}]}
 
 
-@given(lead=st.fixed_dictionaries({}, optional={"leadgen_id": values, "page_id": values, "form_id": values,
-                                                "ad_id": values, "created_time": values}))
+@given(lead=META_LEADS)
 @FUZZ
 def test_signed_meta_fuzz_never_answers_500(deliver, lead):
     assert _answered(deliver("meta", _body(_meta(lead))))
 
 
-@given(response=st.fixed_dictionaries({"form_id": values, "token": values}, optional={
-    "answers": st.lists(st.fixed_dictionaries({"type": values, "field": values}, optional={
-        "email": values, "text": values, "choice": values, "choices": values}), max_size=3),
-    "hidden": values, "submitted_at": values, "landed_at": values}))
+@given(response=TYPEFORM_RESPONSES)
 @FUZZ
 def test_signed_typeform_fuzz_never_answers_500(deliver, response):
     body = _body({"event_type": "form_response", "event_id": "e1", "form_response": response})
     assert _answered(deliver("typeform", body))
 
 
-@given(data=st.fixed_dictionaries({"responseId": values, "fields": st.lists(st.fixed_dictionaries(
-    {"key": values, "label": values, "type": st.one_of(values, st.sampled_from(["MULTIPLE_CHOICE", "INPUT_EMAIL",
-                                                                                  "HIDDEN_FIELDS"]))},
-    optional={"value": values, "options": values}), max_size=3)}, optional={"formId": values, "createdAt": values}))
+@given(data=TALLY_DATA)
 @FUZZ
 def test_signed_tally_fuzz_never_answers_500(deliver, data):
     assert _answered(deliver("tally", _body({"eventType": "FORM_RESPONSE", "data": data})))
 
 
-@given(items=st.lists(st.fixed_dictionaries({"stage": st.one_of(values, st.sampled_from(["MQL", "won"]))}, optional={
-    "occurred_at": values, "value": values, "currency": values, "email": values, "phone": values,
-    "leadgen_id": values, "external_id": values, "submission_id": values, "ldu": values}), max_size=4))
+@given(items=STAGE_ITEMS)
 @FUZZ
 def test_stage_api_fuzz_never_answers_500(stage_api, items):
     assert _answered(stage_api(_body(items)))
