@@ -195,3 +195,18 @@ def test_the_safety_net_answers_400_and_logs_where_never_the_message(app, capfd)
     [line] = [json.loads(line) for line in (out + err).splitlines() if '"request_failed"' in line]
     assert line["error"] == "ValueError" and any("broken" in frame for frame in line["where"])
     assert "jane.roe" not in out + err
+
+
+@pytest.mark.parametrize("given, kept", [("req-123.abc", True), ("x" * 65, False), ("a b", False),
+                                          ("\u202eevil", False), ("", False)])
+def test_request_ids_are_bounded_and_plain(post_meta, redis_conn, given, kept):
+    post_meta(leadgen_body("333"), headers={"X-Request-Id": given})
+    request_id = queue(redis_conn, "leadrelay").fetch_job("lead-meta-333").meta["request_id"]
+    assert (request_id == given) is kept and len(request_id) <= 64
+
+
+def test_the_handshake_echo_is_never_sniffed_and_metrics_name_their_charset_once(client, env):
+    echo = client.get("/webhooks/meta", query_string={"hub.mode": "subscribe", "hub.challenge": "<b>hi</b>",
+                                                      "hub.verify_token": env["META_VERIFY_TOKEN"]})
+    assert echo.headers["X-Content-Type-Options"] == "nosniff" and echo.mimetype == "text/plain"
+    assert client.get("/metrics").headers["Content-Type"].count("charset") == 1

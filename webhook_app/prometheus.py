@@ -141,4 +141,4 @@ def scrape():
         tokenauth.check(ext["settings"].metrics_token, "LEADRELAY_METRICS_TOKEN", "metrics")
     stored_registry = CollectorRegistry(auto_describe=False)
     stored_registry.register(RedisCollector(ext["redis"], ext["queue"]))
-    return Response(generate_latest(_web_registry()) + generate_latest(stored_registry), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(_web_registry()) + generate_latest(stored_registry), content_type=CONTENT_TYPE_LATEST)

@@ -4,6 +4,7 @@ plus Meta's subscription check. The route reads the raw body, hands it to the in
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
@@ -18,6 +19,8 @@ from . import prometheus
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 log = logs.get(__name__)
+_NOSNIFF = {"X-Content-Type-Options": "nosniff"}
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 class UnknownSource(ReceiverError):
@@ -35,8 +38,9 @@ def meta_handshake():
     challenge = meta.handshake(request.args, _ext()["settings"].verify_token)
     if challenge is None:
         log.warning("handshake_refused", source="meta")
-        return Response("forbidden", status=403, mimetype="text/plain")
-    return Response(challenge, status=200, mimetype="text/plain")
+        return Response("forbidden", status=403, mimetype="text/plain", headers=_NOSNIFF)
+    # The challenge is the caller's text echoed back: never let a browser read it as HTML.
+    return Response(challenge, status=200, mimetype="text/plain", headers=_NOSNIFF)
 
 
 @bp.post("/<name>")
@@ -47,7 +51,7 @@ def receive(name: str):
     started = time.perf_counter()
     ext = _ext()
     # Carried into the jobs (their meta) so one id follows a webhook through its attempts.
-    request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex
+    request_id = _request_id()
     body = b""
     try:
         body = _body()
@@ -65,6 +69,13 @@ def receive(name: str):
              duplicates=counts["duplicates"], skipped=len(skipped), job_ids=counts["job_ids"],
              skip_reasons=sorted({s["reason"] for s in skipped}), elapsed_ms=_ms(started))
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200
+
+
+def _request_id() -> str:
+    """The caller's X-Request-Id when it is a plain id of at most 64 characters (it is
+    logged and kept with the jobs), otherwise one of ours."""
+    given = request.headers.get("X-Request-Id", "")
+    return given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
 
 
 def _body() -> bytes:
