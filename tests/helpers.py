@@ -3,14 +3,17 @@ environments for processes, waiting, and the `leadrelay` command run in-process.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
 import os
+import re
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -63,6 +66,50 @@ def fixture_bytes(source: str, name: str) -> bytes:
 
 def sign(body: bytes, secret: str = APP_SECRET) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+# The admin token, a Meta lead and the stage API's token several test modules use.
+ADMIN = "admin-token-for-tests"
+LEAD = "1234567890123456"
+API_TOKEN = "crm-api-token"
+FIXTURE_SUBMITTED = 1795252443  # the hidden_fields fixtures' submitted_at, 2026-11-21T09:14:03Z
+SUBMITTED = int(time.time()) - 3600  # where the tests move it: an hour ago, inside Meta's 7 days
+
+
+def typeform_sig(body: bytes, secret: str = TYPEFORM_SECRET) -> str:
+    return "sha256=" + base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def tally_sig(body: bytes, secret: str = TALLY_SECRET) -> str:
+    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def moved(body: bytes, submitted: int = SUBMITTED) -> bytes:
+    """The fixture with every timestamp shifted so it was submitted at `submitted`: Meta
+    refuses events older than 7 days, and the fixtures' dates stay put. Only the
+    timestamps change; the tests sign the bytes they send."""
+    delta = timedelta(seconds=submitted - FIXTURE_SUBMITTED)
+
+    def shift(match: re.Match) -> str:
+        moment = datetime.fromisoformat(match.group(0)).replace(tzinfo=timezone.utc) + delta
+        return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+    return re.sub(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", shift, body.decode("utf-8")).encode("utf-8")
+
+
+def fixture(source: str, name: str, submitted: int = SUBMITTED) -> bytes:
+    return moved(fixture_bytes(source, name), submitted)
+
+
+def invalid_dead_letter(client, graph, work, leadgen_id=LEAD):
+    """A lead whose Lead event Meta refuses (2804016): one `invalid` dead letter."""
+    graph.add_lead(leadgen_id)
+    body = leadgen_body(leadgen_id, created_time=int(time.time()))
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016, "message": "m",
+                                         "error_user_title": "Invalid parameter", "fbtrace_id": "TR"}}, on="events")
+    work()
+
 
 
 def fast_forward(connection) -> int:

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 from werkzeug.serving import make_server
 
-from test_admin_page import ADMIN, invalid_dead_letter
+from helpers import ADMIN, invalid_dead_letter
 from webhook_app import create_app
 
 LEAD = "1234567890123456"

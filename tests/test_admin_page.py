@@ -6,11 +6,9 @@ import time
 
 import pytest
 
-from helpers import CAPI_TOKEN, PAGE_TOKEN, fast_forward, leadgen_body, sign
+from helpers import ADMIN, CAPI_TOKEN, LEAD, PAGE_TOKEN, fast_forward, invalid_dead_letter, leadgen_body, sign
 from webhook_app import create_app
 
-ADMIN = "admin-token-for-tests"
-LEAD = "1234567890123456"
 
 
 @pytest.fixture
@@ -23,15 +21,6 @@ def logged_in(client) -> str:
     """Log in; the page's CSRF token."""
     assert client.post("/admin/login", data={"token": ADMIN}).status_code == 303
     return re.search(r'name="csrf" value="([^"]+)"', client.get("/admin").get_data(as_text=True)).group(1)
-
-
-def invalid_dead_letter(client, graph, work, leadgen_id=LEAD):
-    graph.add_lead(leadgen_id)
-    body = leadgen_body(leadgen_id, created_time=int(time.time()))
-    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
-    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016, "message": "m",
-                                         "error_user_title": "Invalid parameter", "fbtrace_id": "TR"}}, on="events")
-    work()
 
 
 def test_the_page_is_off_without_a_token(client):

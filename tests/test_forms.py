@@ -1,52 +1,20 @@
 """Typeform and Tally submissions end to end: signed webhook in, real Redis, worker,
 the exact Conversions API event out at the Graph stand-in."""
 
-import base64
 import hashlib
-import hmac
 import json
-import re
 import time
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from helpers import OLD_FORM_SECRET, TALLY_SECRET, TYPEFORM_SECRET, fixture_bytes, leadrelay
+from helpers import OLD_FORM_SECRET, SUBMITTED, fixture, leadrelay, tally_sig, typeform_sig
 from webhook_app import create_app
-from workers.required import ConfigError
 from workers import profiles
-
-FIXTURE_SUBMITTED = 1795252443  # the hidden_fields fixtures' submitted_at, 2026-11-21T09:14:03Z
-SUBMITTED = int(time.time()) - 3600  # where the tests move it: an hour ago, inside Meta's 7 days
+from workers.required import ConfigError
 
 
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def typeform_sig(body: bytes, secret: str = TYPEFORM_SECRET) -> str:
-    return "sha256=" + base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
-
-
-def tally_sig(body: bytes, secret: str = TALLY_SECRET) -> str:
-    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
-
-
-def moved(body: bytes, submitted: int = SUBMITTED) -> bytes:
-    """The fixture with every timestamp shifted so it was submitted at `submitted`: Meta
-    refuses events older than 7 days, and the fixtures' dates stay put. Only the
-    timestamps change; the tests sign the bytes they send."""
-    delta = timedelta(seconds=submitted - FIXTURE_SUBMITTED)
-
-    def shift(match: re.Match) -> str:
-        moment = datetime.fromisoformat(match.group(0)).replace(tzinfo=timezone.utc) + delta
-        return moment.strftime("%Y-%m-%dT%H:%M:%S")
-
-    return re.sub(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", shift, body.decode("utf-8")).encode("utf-8")
-
-
-def fixture(source: str, name: str, submitted: int = SUBMITTED) -> bytes:
-    return moved(fixture_bytes(source, name), submitted)
 
 
 @pytest.fixture

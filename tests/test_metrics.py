@@ -10,7 +10,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from helpers import CAPI_TOKEN, leadgen_body, fast_forward, sign
-from test_forms import fixture, typeform_sig
+from helpers import fixture, typeform_sig
 from helpers import BIN, clean_env, wait_for
 from webhook_app import create_app
 from workers import deadletters, replay

@@ -11,8 +11,7 @@ import time
 import pytest
 
 from helpers import leadgen_body, leadrelay, sign
-from test_forms import SUBMITTED, fixture, typeform_sig
-from test_stages import LEAD, TOKEN
+from helpers import API_TOKEN as TOKEN, LEAD, SUBMITTED, fixture, typeform_sig
 from webhook_app import create_app
 
 LDU = {"data_processing_options": ["LDU"], "data_processing_options_country": 0,

@@ -5,12 +5,10 @@ import time
 
 import pytest
 
-from helpers import leadgen_body, leadrelay
+from helpers import API_TOKEN as TOKEN, LEAD, leadgen_body, leadrelay
 from webhook_app import create_app
 from workers import deadletters
 
-LEAD = "1234567890123456"
-TOKEN = "crm-api-token"
 EM = hashlib.sha256(b"joe@example.com").hexdigest()
 PH = hashlib.sha256(b"16505551212").hexdigest()
 
