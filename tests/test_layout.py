@@ -54,3 +54,12 @@ def test_the_command_line_loads_the_engine_only_when_a_command_runs():
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'redis', 'rq', 'requests', 'phonenumbers'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in tests/helpers.py (and fixtures in conftest.py)."""
+    tests = Path(__file__).resolve().parent
+    offenders = {str(path.relative_to(ROOT)): sorted(n for n in _imports(path)
+                                                     if n.split(".")[0].startswith("test_") or n == "conftest")
+                 for path in sorted(tests.rglob("*.py"))}
+    assert {path: names for path, names in offenders.items() if names} == {}
