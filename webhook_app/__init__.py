@@ -35,6 +35,12 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     logs.configure(settings.log_level)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    if settings.trusted_proxies:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        # Behind a load balancer every request comes from its address: read the client's
+        # from X-Forwarded-For (throttling, logs), set by that many proxies and no more.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies, x_proto=settings.trusted_proxies)
     connection = connect(settings.redis_url)
     app.extensions["leadrelay"] = {
         "settings": settings,
@@ -46,7 +52,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(admin.bp)
-    admin_page.init_app(app, settings.admin_token)
+    admin_page.init_app(app, settings.admin_token, settings.admin_cookie_secure)
     app.register_blueprint(api.bp)
     app.register_blueprint(prometheus.bp)
     return app

@@ -23,15 +23,14 @@ from rq import Worker
 from workers import counters, deadletters, events, logs, matchkeys
 from workers.replay import run_replay
 from workers.pauses import Pauses
-from workers.policy import AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
+from workers.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
 from workers.sources.signing import matches_any
 
-from . import tokenauth
+from . import guard, tokenauth
 
 bp = Blueprint("admin_page", __name__, url_prefix="/admin", template_folder="templates")
 log = logs.get(__name__)
-SESSION_HOURS = 8
 
 # What each dead-letter reason means for the person looking at it, and what to do.
 REASON_HELP = {
@@ -45,12 +44,13 @@ REASON_HELP = {
 }
 
 
-def init_app(app: Flask, admin_token: str) -> None:
+def init_app(app: Flask, admin_token: str, secure_cookie: bool = True) -> None:
     if admin_token:
         app.secret_key = hmac.new(admin_token.encode(), b"leadrelay admin session", hashlib.sha256).hexdigest()
         app.config.update(SESSION_COOKIE_NAME="leadrelay_admin", SESSION_COOKIE_PATH="/admin",
                           SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_HTTPONLY=True,
-                          PERMANENT_SESSION_LIFETIME=timedelta(hours=SESSION_HOURS))
+                          SESSION_COOKIE_SECURE=secure_cookie,
+                          PERMANENT_SESSION_LIFETIME=timedelta(seconds=ADMIN_SESSION_TTL))
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["utc"] = utc
     app.jinja_env.filters["left"] = left
@@ -79,7 +79,7 @@ def _headers(response):
 
 
 def _logged_in() -> bool:
-    return session.get("admin") is True
+    return session.get("admin") is True and guard.session_alive(session.get("sid"))
 
 
 @bp.get("")
@@ -91,12 +91,18 @@ def page():
 
 @bp.post("/login")
 def login():
+    try:
+        guard.refuse_if_throttled("admin_login")
+    except guard.Throttled as err:
+        return render_template("admin/login.html", error=err.detail), 429
     if not matches_any([_ext()["settings"].admin_token], request.form.get("token", "")):
+        guard.failed("admin_login")
         log.warning("admin_login_refused", remote_addr=request.remote_addr)
         return render_template("admin/login.html", error="That is not the admin token."), 401
     session.clear()
     session.permanent = True
     session["admin"] = True
+    session["sid"] = guard.start_session()
     session["csrf"] = secrets.token_urlsafe(32)
     log.info("admin_login", remote_addr=request.remote_addr)
     return redirect(url_for("admin_page.page"), code=303)
@@ -105,6 +111,7 @@ def login():
 @bp.post("/logout")
 def logout():
     _check_form()
+    guard.end_session(session.get("sid"))  # a saved copy of the cookie stops working too
     session.clear()
     return redirect(url_for("admin_page.page"), code=303)
 

@@ -35,6 +35,9 @@ WEBHOOK_SECONDS = Histogram("leadrelay_webhook_duration_seconds", "Time to verif
                             registry=_LOCAL)
 STAGE_EVENTS = Counter("leadrelay_stage_events_received", "Stage changes received by the API, by outcome "
                        "(accepted, duplicate, rejected).", ["outcome"], registry=_LOCAL)
+AUTH_REFUSED = Counter("leadrelay_auth_refused", "Requests refused for a wrong token, or throttled after too many, "
+                       "by surface (admin_login, admin, api, metrics) and outcome (wrong_token, throttled).",
+                       ["surface", "outcome"], registry=_LOCAL)
 
 
 def _web_registry() -> CollectorRegistry:

@@ -7,6 +7,8 @@ from flask import request
 from workers.errors import ReceiverError
 from workers.sources.signing import matches_any
 
+from . import guard
+
 
 class Disabled(ReceiverError):
     status = 404
@@ -22,9 +24,12 @@ def check(token: str, setting: str, name: str) -> None:
     Raises:
         Disabled: `<name>_disabled` (404) when the token is not configured.
         NotAuthorised: `bad_<name>_token` (401) when missing or wrong (constant-time compare).
+        Throttled: `too_many_attempts` (429) after too many wrong tokens from this address.
     """
     if not token:
         raise Disabled(f"set {setting} to enable this API", reason=f"{name}_disabled")
+    guard.refuse_if_throttled(name)
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not matches_any([token], given.strip()):
+        guard.failed(name)
         raise NotAuthorised(f"Authorization: Bearer <{setting}> required", reason=f"bad_{name}_token")

@@ -33,6 +33,9 @@ CONFIRMED_TTL = 30 * DAY  # what Meta confirmed; past its 7-day window nothing c
 STAGE_RESULT_TTL = DAY  # a finished stage batch: stages dedupe on their own claims, below
 STAGE_SEEN_TTL = 90 * DAY  # each stage is sent once per lead
 PROBE_EVERY_SECONDS = 300  # a paused token is tested by one waiting job at most this often
+ADMIN_SESSION_TTL = 8 * 3600  # an admin page login lasts a working day, unless it logs out
+AUTH_FAILURES_ALLOWED = 10  # wrong tokens from one address before it must wait...
+AUTH_FAILURE_WINDOW = 300  # ...this long since its first wrong try
 
 # Backoff: step n waits base * 2**(n-1), capped; throttling starts ten times slower.
 # Equal jitter: between half and all of the step, so workers retrying together spread

@@ -51,6 +51,8 @@ class Settings:
     queue_name: str = QUEUE_NAME
     log_level: str = "INFO"
     sandbox: bool = False  # the local sandbox's generated settings (workers/sandbox.py)
+    admin_cookie_secure: bool = True  # browsers send the admin cookie over HTTPS only
+    trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For names the client
 
     @property
     def app_secrets(self) -> tuple[str, ...]:
@@ -105,6 +107,15 @@ def _number(env: Mapping[str, str], name: str, default, kind: Callable = int, mi
     if value < minimum:
         raise ConfigError(name, f"must be at least {minimum}, got {raw!r}")
     return value
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = _text(env, name).lower()
+    if not raw:
+        return default
+    if raw not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+        raise ConfigError(name, f"must be 1 or 0, got {raw!r}")
+    return raw in ("1", "true", "yes", "on")
 
 
 def _check_url(name: str, value: str, schemes: tuple[str, ...]) -> str:
@@ -201,6 +212,10 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
         queue_name=_text(env, "LEADRELAY_QUEUE", QUEUE_NAME),
         log_level=checked(log_level, "INFO"),
         sandbox=_text(env, "LEADRELAY_SANDBOX") == "1",
+        # The sandbox serves plain HTTP on loopback; a deployment is behind HTTPS.
+        admin_cookie_secure=checked(lambda: _flag(env, "LEADRELAY_ADMIN_COOKIE_SECURE",
+                                                  _text(env, "LEADRELAY_SANDBOX") != "1"), True),
+        trusted_proxies=number("LEADRELAY_TRUSTED_PROXIES", 0, minimum=0),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}
