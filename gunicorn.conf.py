@@ -7,19 +7,29 @@ import shutil
 import sys
 import tempfile
 
+# gevent's workers patch the standard library when they start; the settings checks below
+# import ssl (through requests) before that, so patch first, here, as gevent asks. Only in
+# gunicorn itself: a test that reads this file to call its hooks must stay unpatched.
+if os.path.basename(sys.argv[0]) == "gunicorn":
+    from gevent import monkey
+
+    monkey.patch_all()
+
 from workers import environment  # noqa: E402  (.env and the sandbox's settings, as the CLI reads them)
 
 environment.apply()
 
 bind = os.environ.get("LEADRELAY_BIND") or f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2))
-# Threads keep slow or keep-alive clients from pinning a whole process when no
-# buffering proxy sits in front; the handlers are short and hold no shared state.
-worker_class = "gthread"
-threads = int(os.environ.get("LEADRELAY_WEB_THREADS", 4))
+# A public webhook endpoint meets slow clients. gevent's workers hold each connection in
+# a greenlet (a few KB), so hundreds sending a byte a second cost little and block no one;
+# gunicorn gives each request's headers `keepalive` seconds to arrive, then drops the
+# connection. Threads (gthread) were pinned by a handful of such clients (README, Deploying).
+worker_class = "gevent"
+worker_connections = int(os.environ.get("LEADRELAY_WEB_CONNECTIONS", 1000))  # per process
 timeout = 30
 graceful_timeout = 20
-keepalive = 5
+keepalive = 5  # also the time a request's headers have to arrive
 accesslog = None  # the app logs one structured line per webhook
 errorlog = "-"
 
