@@ -210,3 +210,32 @@ def test_the_handshake_echo_is_never_sniffed_and_metrics_name_their_charset_once
                                                       "hub.verify_token": env["META_VERIFY_TOKEN"]})
     assert echo.headers["X-Content-Type-Options"] == "nosniff" and echo.mimetype == "text/plain"
     assert client.get("/metrics").headers["Content-Type"].count("charset") == 1
+
+
+def _bypasses(name: str, body: bytes, secret: str) -> list[dict]:
+    """Header sets that must never pass for `body`: near misses of the right signature."""
+    module = SOURCES[name].module
+    header, right = module.SIGNATURE_HEADER, module.signature(secret, body)
+    digest = right.removeprefix("sha256=")
+    prefix = "sha256=" if right.startswith("sha256=") else ""
+    near = [
+        "", " ", "sha256=", "sha1=" + "0" * 40, prefix + "0" * len(digest), prefix + digest[:-1],
+        prefix + digest[:-2] + ("AA" if digest[-2:] != "AA" else "BB"), prefix + digest + "0", right * 2,
+        module.signature("", body), module.signature(secret + " ", body), module.signature(secret, body + b" "),
+        module.signature(secret, body.strip() + b"\n"), module.signature(secret, b""), module.signature(secret.upper(), body),
+        "md5=" + digest, prefix + digest.encode().hex()[:len(digest)], right.replace("=", "%3D"), "\u0000" + right[1:],
+    ]
+    sets = [{header: value} for value in near if value != right]
+    sets += [{"X-Hub-Signature": "sha1=" + "0" * 40}, {header.lower() + "-x": right}, {}]
+    return sets
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_no_near_miss_of_the_signature_gets_in(client, env, redis_conn, name):
+    body = _body({"object": "page", "entry": []} if name == "meta" else {"event_type": "form_response"})
+    secret = env[SOURCES[name].secret_setting].split(",")[0]
+    attempts = _bypasses(name, body, secret)
+    answers = [client.post(f"/webhooks/{name}", data=body, headers={"Content-Type": "application/json", **h})
+               for h in attempts]
+    assert [a.status_code for a in answers] == [401] * len(attempts)
+    assert queue(redis_conn, "leadrelay").count == 0
