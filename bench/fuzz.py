@@ -1,9 +1,13 @@
-"""The hostile-input fuzzers of tests/test_hostile.py, run for as many cases as asked.
+"""The hostile-input fuzzers of tests/test_hostile.py, run for as many cases as asked, then
+every job they queued worked off by a worker against the Graph stand-in.
 
 Signed bodies for every source and the stage API, built from the same strategies, against
-the app in this process and a Redis this script starts. Prints the cases run per endpoint,
-what they were answered with, and every case answered 500 or caught by the safety net
-(`unusable_request`); exits 1 if there was any.
+the app in this process and a Redis this script starts. Each Meta body also carries a valid
+lead, and each stage request a valid item, beside the hostile ones: those must be queued
+and, after the worker's burst, delivered. Prints the cases and answers per endpoint, the
+unmeant answers (500, or the safety net's `unusable_request`), valid items not queued or
+not delivered, and worker crashes (failed jobs without a dead-letter record); exits 1 if
+any of those is not 0.
 
     .venv/bin/python bench/fuzz.py --cases 100000
 """
@@ -11,9 +15,11 @@ what they were answered with, and every case answered 500 or caught by the safet
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +31,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).
 import test_hostile as cases  # noqa: E402  (the strategies, not the tests)
 from workers.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.sources import SOURCES  # noqa: E402
+from workers.standin import GraphStandin  # noqa: E402
 
 
 def main() -> int:
@@ -32,19 +39,29 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=20000, help="cases in all, shared among the endpoints")
     args = parser.parse_args()
     per_endpoint = max(args.cases // 4, 1)
+    standin = GraphStandin(any_lead=True)
+    graph_url = standin.start()
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data)) as server:
         os.environ.update({"REDIS_URL": server.url, "META_APP_SECRET": "fuzz", "META_VERIFY_TOKEN": "fuzz",
+                           "META_PAGE_ACCESS_TOKEN": "page", "META_CAPI_ACCESS_TOKEN": "capi",
+                           "META_DATASET_ID": standin.dataset_id, "META_GRAPH_URL": graph_url,
                            "LEADRELAY_API_TOKEN": cases.API_TOKEN, "LEADRELAY_ENV_FILE": "",
                            "LEADRELAY_LOG_LEVEL": "ERROR", "LEADRELAY_DATA_DIR": data})
         for source in SOURCES.values():
             os.environ.setdefault(source.secret_setting, "fuzz")
         from webhook_app import create_app
+        from workers import deadletters, runner
+        from workers.queues import connect, queue
+        from workers.settings import load
 
         client = create_app().test_client()
         answers: dict[str, Counter] = {}
-        bad: list[tuple[str, bytes, int]] = []
+        unmeant: list[tuple[str, bytes, int]] = []
+        valid_leads, valid_stage_events, not_queued = [], [], []
+        serial = itertools.count(10 ** 15)
+        now = int(time.time())
 
-        def post(endpoint: str, body: bytes) -> None:
+        def post(endpoint: str, body: bytes):
             if endpoint == "stages":
                 response = client.post("/api/v1/stage-events", data=body,
                                        headers={"Authorization": f"Bearer {cases.API_TOKEN}"})
@@ -54,25 +71,69 @@ def main() -> int:
                                        headers={module.SIGNATURE_HEADER: module.signature("fuzz", body)})
             answers.setdefault(endpoint, Counter())[response.status_code] += 1
             if not cases._answered(response):
-                bad.append((endpoint, body[:300], response.status_code))
+                unmeant.append((endpoint, body[:300], response.status_code))
+            return response
+
+        def meta_case(lead):
+            valid = str(next(serial))
+            doc = cases._meta(lead)
+            doc["entry"][0]["changes"].insert(0, {"field": "leadgen", "value": {"leadgen_id": valid,
+                                                                                "created_time": now}})
+            post("meta", cases._body(doc))
+            valid_leads.append(valid)  # its job is looked for once the fuzzing is over
+
+        def stage_case(items):
+            email = f"fuzz{next(serial)}@example.com"
+            answer = post("stages", cases._body([*items, {"stage": "MQL", "email": email, "occurred_at": now}]))
+            last = ((answer.get_json() or {}).get("results") or [{}])[-1]
+            if last.get("status") != "accepted":
+                not_queued.append(("stages", email))
+            else:
+                valid_stage_events.append(last["event_id"])
 
         runs = settings(max_examples=per_endpoint, database=None, deadline=None,
                         suppress_health_check=list(HealthCheck))
-        bodies = {
-            "meta": (cases.META_LEADS, lambda lead: cases._body(cases._meta(lead))),
-            "typeform": (cases.TYPEFORM_RESPONSES, lambda response: cases._body(
-                {"event_type": "form_response", "event_id": "e", "form_response": response})),
-            "tally": (cases.TALLY_DATA, lambda data: cases._body({"eventType": "FORM_RESPONSE", "data": data})),
-            "stages": (cases.STAGE_ITEMS, cases._body),
+        plans = {
+            "meta": (cases.META_LEADS, meta_case),
+            "typeform": (cases.TYPEFORM_RESPONSES, lambda response: post("typeform", cases._body(
+                {"event_type": "form_response", "event_id": "e", "form_response": response}))),
+            "tally": (cases.TALLY_DATA, lambda data: post("tally", cases._body({"eventType": "FORM_RESPONSE",
+                                                                               "data": data}))),
+            "stages": (cases.STAGE_ITEMS, stage_case),
         }
-        for endpoint, (strategy, _) in bodies.items():
-            runs(given(st.just(endpoint), strategy)(lambda name, value: post(name, bodies[name][1](value))))()
+        started = time.monotonic()
+        for endpoint, (strategy, _) in plans.items():
+            def one_case(name, value):
+                plans[name][1](value)
+
+            runs(given(st.just(endpoint), strategy)(one_case))()
             print(f"{endpoint:9} {sum(answers[endpoint].values()):>7} cases  "
                   f"answers {dict(sorted(answers[endpoint].items()))}", flush=True)
-        for endpoint, body, status in bad[:20]:
+        print(f"fuzzed in {time.monotonic() - started:.0f} s; working the queue off...", flush=True)
+
+        settings_ = load()
+        connection = connect(settings_.redis_url)
+        q = queue(connection, settings_.queue_name)
+        not_queued += [("meta", lead) for lead in valid_leads if not connection.exists(f"rq:job:lead-meta-{lead}")]
+        queued = q.count
+        started = time.monotonic()
+        runner.work(settings_, burst=True)
+        delivered = {event["event_id"] for event in standin.events}
+        undelivered = [lead for lead in valid_leads if f"meta:{lead}:Lead" not in delivered]
+        undelivered += [event_id for event_id in valid_stage_events if event_id not in delivered]
+        failed = q.failed_job_registry.get_job_ids()
+        crashed = [job_id for job_id in failed if deadletters.get(connection, job_id) is None]
+        dead = Counter(e["reason"] for e in deadletters.select(connection, q, deadletters.Filter()))
+        print(f"worker: {queued} jobs in {time.monotonic() - started:.0f} s; events at the stand-in {len(delivered)}; "
+              f"dead letters {dict(dead)}")
+        for endpoint, body, status in unmeant[:20]:
             print(f"UNMEANT {endpoint} {status}: {body!r}")
-        print(f"{len(bad)} cases answered 500 or caught by the safety net")
-        return 1 if bad else 0
+        print(f"unmeant answers (500 or safety net): {len(unmeant)}")
+        print(f"valid items not queued: {len(not_queued)} {not_queued[:5]}")
+        print(f"valid items queued but not delivered: {len(undelivered)} {undelivered[:5]}")
+        print(f"worker crashes (failed without a dead letter): {len(crashed)} {crashed[:5]}")
+        standin.stop()
+        return 1 if unmeant or not_queued or undelivered or crashed else 0
 
 
 if __name__ == "__main__":

@@ -164,10 +164,14 @@ def test_a_non_finite_stage_value_is_rejected_alone(stage_api, redis_conn):
     assert [r.get("reason") for r in answer.get_json()["results"]][1:3] == ["bad_value", "missing_time"]
 
 
-def test_a_lone_surrogate_is_hashed_as_text_and_never_logged(stage_api, capfd):
+def test_a_lone_surrogate_in_an_email_refuses_that_item_alone_and_is_never_logged(stage_api, capfd):
+    """Not a 400 for the request: that would cost the batch's other items."""
     now = int(time.time())
-    answer = stage_api(_body([{"stage": "MQL", "email": "jane.roe@example.net\udfff", "occurred_at": now}]))
+    answer = stage_api(_body([{"stage": "MQL", "email": "jane.roe@example.net\udfff", "occurred_at": now},
+                              {"stage": "MQL", "email": "ok@example.com", "occurred_at": now}]))
     assert answer.status_code == 202
+    assert [(r["status"], r.get("reason")) for r in answer.get_json()["results"]] == [
+        ("rejected", "unknown_person"), ("accepted", None)]
     out, err = capfd.readouterr()
     assert "jane.roe" not in out + err
 

@@ -41,6 +41,7 @@ _SPACES_AND_DASHES = re.compile(r"[\s\-]+")
 _US_ZIP = re.compile(r"(\d{5})(\d{4})?")
 _NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
 _NOT_ASCII_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
+_BROKEN_TEXT = re.compile("[\ud800-\udfff\ufffd]")
 
 # One table: a gender word (lowercase, letters only, accents stripped) → `f` or `m`.
 # English, Spanish, Portuguese, French, Italian, German, Dutch, the Nordic languages,
@@ -189,6 +190,8 @@ def normalise(key: str, raw: str, region: str = "US", country: str | None = None
 def _normalised(key: str, raw, lead: _Lead) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise Unusable("empty")
+    if _BROKEN_TEXT.search(raw):  # a lone surrogate, or where one was (jsonbody.py): not a value anyone typed
+        raise Unusable("invalid_text")
     out = _NORMALISERS[key](raw, lead)
     if not out:
         raise Unusable("empty_after_normalising")
