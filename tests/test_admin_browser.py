@@ -11,6 +11,7 @@ from werkzeug.serving import make_server
 
 from helpers import ADMIN, invalid_dead_letter
 from webhook_app import create_app
+from workers import policy
 
 LEAD = "1234567890123456"
 # As the machine's notes say: without these Chromium reaches for Google's hosts.
@@ -114,3 +115,32 @@ def test_the_page_fits_a_phone_width_screen(served, browser, graph, work):
     expect(page.locator('section[data-reason="invalid"]')).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
     expect(page.get_by_role("button", name="Replay").first).to_be_visible()
+
+
+def test_logging_out_ends_the_session_for_a_copied_cookie_and_wrong_tokens_are_throttled(served, browser):
+    app, base = served
+    mine = browser.new_context()
+    page = mine.new_page()
+    page.goto(f"{base}/admin")
+    page.fill("#token", ADMIN)
+    page.click("text=Log in")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    [cookie] = [c for c in mine.cookies() if c["name"] == "leadrelay_admin"]
+    assert cookie["httpOnly"] and cookie["secure"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/admin"
+
+    stolen = browser.new_context()  # someone who copied the cookie
+    stolen.add_cookies([cookie])
+    other = stolen.new_page()
+    other.goto(f"{base}/admin")
+    expect(other.get_by_role("button", name="Log out")).to_be_visible()
+    page.get_by_role("button", name="Log out").click()
+    expect(page.locator("#token")).to_be_visible()
+    other.reload()
+    expect(other.locator("#token")).to_be_visible()  # the copy ended with the session
+
+    for _ in range(policy.AUTH_FAILURES_ALLOWED):
+        page.fill("#token", "guess")
+        page.click("text=Log in")
+    page.fill("#token", ADMIN)
+    page.click("text=Log in")
+    expect(page.get_by_role("alert")).to_contain_text("too many wrong tokens")
