@@ -65,9 +65,18 @@ class Pauses:
         return out
 
     def resume(self, fp: str, queue: Queue) -> int:
-        """Lift the pause and run its waiting jobs now; how many were woken."""
+        """Lift the pause and run its waiting jobs now; how many were woken.
+
+        The pause goes first, in one transaction with reading who waits: a job woken while
+        the pause still stood would find it, park itself again for a minute, and the
+        deletion would then forget it was waiting.
+        """
         waiting_key = redis_key("pause", fp, "waiting")
-        job_ids = [j.decode() for j in self.connection.smembers(waiting_key)]
+        with self.connection.pipeline() as pipe:
+            pipe.smembers(waiting_key)
+            pipe.delete(redis_key("pause", fp), waiting_key, redis_key("pause", fp, "probe"))
+            pipe.srem(redis_key("pauses"), fp)
+            job_ids = [j.decode() for j in pipe.execute()[0]]
         scheduled = ScheduledJobRegistry(queue=queue)
         woken = 0
         for job_id in job_ids:
@@ -77,9 +86,5 @@ class Pauses:
             if job is not None and scheduled.remove(job):
                 queue.enqueue_job(job)
                 woken += 1
-        with self.connection.pipeline() as pipe:
-            pipe.delete(redis_key("pause", fp), waiting_key, redis_key("pause", fp, "probe"))
-            pipe.srem(redis_key("pauses"), fp)
-            pipe.execute()
         log.warning("token_resumed", fingerprint=fp, woken=woken)
         return woken
