@@ -7,6 +7,7 @@ same strategies for as long as it is given.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -243,3 +244,26 @@ def test_no_near_miss_of_the_signature_gets_in(client, env, redis_conn, name):
                for h in attempts]
     assert [a.status_code for a in answers] == [401] * len(attempts)
     assert queue(redis_conn, "leadrelay").count == 0
+
+
+_VALID_IDS = itertools.count(7700000000000000)
+
+
+@given(hostile=st.lists(META_LEADS, min_size=10, max_size=10))
+@settings(max_examples=5, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_mixed_meta_batches_queue_and_deliver_every_valid_lead_without_a_crash(deliver, graph, work, redis_conn,
+                                                                               hostile):
+    redis_conn.flushdb()
+    graph.any_lead = True
+    valid = [str(next(_VALID_IDS)) for _ in hostile]  # new ids each example: earlier events cannot count
+    changes = [change for lead, good in zip(hostile, valid) for change in (
+        {"field": "leadgen", "value": {"leadgen_id": good, "created_time": int(time.time())}},
+        {"field": "leadgen", "value": lead})]
+    doc = {"object": "page", "entry": [{"id": "1", "changes": changes}]}
+    assert _answered(deliver("meta", _body(doc)))
+    assert all(redis_conn.exists(f"rq:job:lead-meta-{good}") for good in valid)
+    work()
+    delivered = {event["event_id"] for event in graph.events}
+    assert {f"meta:{good}:Lead" for good in valid} <= delivered
+    failed = FailedJobRegistry(queue=queue(redis_conn, "leadrelay")).get_job_ids()
+    assert [job_id for job_id in failed if deadletters.get(redis_conn, job_id) is None] == []  # no crash
