@@ -15,7 +15,7 @@ from . import forms, policy
 from .errors import BadSignature, QueueUnavailable
 from .queues import job_id, redis_key
 from .settings import Settings
-from .sources import FORM, SOURCES, Source
+from .sources import FORM, Source
 
 IGNORED = redis_key("ignored")
 IGNORED_KEEP = 1000
@@ -37,7 +37,6 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
     processing = mapping["processing"].get(source.name)
     if source.kind == FORM:
         jobs, not_sent = _form_jobs(source, parsed["leads"], mapping["forms"][source.name], settings, processing)
-        record_ignored(queue.connection, source.name, not_sent)
     else:
         # Decided when the lead arrives, so a later change of the file never reaches it.
         jobs = [(source.lead_key(item), {**item, "processing": processing} if processing else item)
@@ -45,7 +44,9 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
         not_sent = []
     counts = enqueue_new(queue, source, jobs, request_id)
     unusable = counts.pop("unusable")
-    record_ignored(queue.connection, source.name, unusable)
+    # One write, after the enqueue: a delivery answered 503 records nothing, so its retry
+    # does not record the same items twice.
+    record_ignored(queue.connection, source.name, not_sent + unusable)
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
 
 

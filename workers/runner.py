@@ -17,7 +17,7 @@ from . import capi, jobs, logs, recovery, retention, sandbox
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
-from .settings import Settings, load
+from .settings import Settings
 from .standin import GraphStandin
 
 
