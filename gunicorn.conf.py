@@ -74,11 +74,11 @@ def on_starting(server):
 
     try:
         settings = load(role=WEB)
-        mappingfile.validate(settings.config_path)
+        routes = mappingfile.validate(settings)["routes"]
     except ConfigError as err:
         print(f"leadrelay: configuration error: {err}", file=sys.stderr)
         sys.exit(2)
-    capi.warn_at_start(settings, "web")
+    capi.warn_at_start(routes.datasets.values(), "web")
 
 
 def child_exit(server, worker):

@@ -88,12 +88,12 @@ def test_a_delivered_lead_moves_queue_job_event_match_key_and_latency_figures(cl
     assert value(done, "leadrelay_queue_oldest_job_age_seconds", queue="leadrelay") == 0
     assert value(done, "leadrelay_queue_jobs", queue="leadrelay", state="finished") == 1
     assert value(done, "leadrelay_jobs_total", source="meta", outcome="delivered") == 1
-    assert value(done, "leadrelay_events_sent_total", event_name="Lead", outcome="delivered") == 1
+    assert value(done, "leadrelay_events_sent_total", event_name="Lead", outcome="delivered", dataset="default") == 1
     for key in ("lead_id", "em", "ph", "fn", "ln"):
-        assert value(done, "leadrelay_event_match_keys_total", event_name="Lead", key=key) == 1
-        assert value(done, "leadrelay_match_key_coverage_ratio", event_name="Lead", key=key) == 1.0
+        assert value(done, "leadrelay_event_match_keys_total", event_name="Lead", key=key, dataset="default") == 1
+        assert value(done, "leadrelay_match_key_coverage_ratio", event_name="Lead", key=key, dataset="default") == 1.0
     for key in ("fbc", "fbp"):  # Lead Ads leads carry no click or browser id
-        assert value(done, "leadrelay_match_key_coverage_ratio", event_name="Lead", key=key) == 0.0
+        assert value(done, "leadrelay_match_key_coverage_ratio", event_name="Lead", key=key, dataset="default") == 0.0
     for operation in ("lead_read", "events"):
         assert value(done, "leadrelay_graph_request_duration_seconds_count", operation=operation, outcome="ok") == 1
         assert value(done, "leadrelay_graph_request_duration_seconds_bucket", operation=operation, outcome="ok",
@@ -112,10 +112,10 @@ def test_coverage_is_a_share_across_sources(client, graph, post_meta, work):
     work()
     figures = scrape(client)
     assert value(figures, "leadrelay_jobs_total", source="typeform", outcome="delivered") == 1
-    assert value(figures, "leadrelay_events_sent_total", event_name="Lead", outcome="delivered") == 2
-    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="fbc") == 0.5
-    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="lead_id") == 0.5
-    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="em") == 1.0
+    assert value(figures, "leadrelay_events_sent_total", event_name="Lead", outcome="delivered", dataset="default") == 2
+    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="fbc", dataset="default") == 0.5
+    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="lead_id", dataset="default") == 0.5
+    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="em", dataset="default") == 1.0
 
 
 def test_a_retry_then_delivery_is_counted(client, graph, post_meta, work, redis_conn):
@@ -126,7 +126,7 @@ def test_a_retry_then_delivery_is_counted(client, graph, post_meta, work, redis_
     retried = scrape(client)
     assert value(retried, "leadrelay_retries_total", source="meta", reason="transient") == 1
     assert value(retried, "leadrelay_jobs_total", source="meta", outcome="retry") == 1
-    assert value(retried, "leadrelay_events_sent_total", event_name="Lead", outcome="transient") == 1
+    assert value(retried, "leadrelay_events_sent_total", event_name="Lead", outcome="transient", dataset="default") == 1
     assert value(retried, "leadrelay_graph_request_duration_seconds_count", operation="events",
                  outcome="transient") == 1
     assert value(retried, "leadrelay_queue_jobs", queue="leadrelay", state="scheduled") == 1
@@ -145,18 +145,18 @@ def test_dead_letters_are_counted_by_reason_and_leave_the_gauge_when_replayed(cl
     graph.then(error(100, 2804016), on="events")
     work()
     dead = scrape(client)
-    assert value(dead, "leadrelay_dead_letters_recorded_total", reason="invalid") == 1
-    assert value(dead, "leadrelay_dead_letters", reason="invalid") == 1
+    assert value(dead, "leadrelay_dead_letters_recorded_total", reason="invalid", dataset="default") == 1
+    assert value(dead, "leadrelay_dead_letters", reason="invalid", dataset="default") == 1
     assert value(dead, "leadrelay_jobs_total", source="meta", outcome="dead_letter") == 1
-    assert value(dead, "leadrelay_events_sent_total", event_name="Lead", outcome="invalid") == 1
+    assert value(dead, "leadrelay_events_sent_total", event_name="Lead", outcome="invalid", dataset="default") == 1
     assert value(dead, "leadrelay_queue_jobs", queue="leadrelay", state="failed") == 1
 
     q = queue(redis_conn, "leadrelay")
     assert replay.run_replay(redis_conn, q, deadletters.Filter(reason="invalid"))["counts"]["requeued"] == 1
     work()
     replayed = scrape(client)
-    assert value(replayed, "leadrelay_dead_letters", reason="invalid") == 0
-    assert value(replayed, "leadrelay_dead_letters_recorded_total", reason="invalid") == 1  # a counter stays
+    assert value(replayed, "leadrelay_dead_letters", reason="invalid", dataset="default") == 0
+    assert value(replayed, "leadrelay_dead_letters_recorded_total", reason="invalid", dataset="default") == 1  # a counter stays
     assert value(replayed, "leadrelay_jobs_total", source="meta", outcome="delivered") == 1
 
 
@@ -168,7 +168,7 @@ def test_a_refused_token_shows_as_paused_and_as_an_auth_dead_letter(client, grap
     figures = scrape(client)
     assert value(figures, "leadrelay_tokens_paused") == 1
     assert value(figures, "leadrelay_workers", queue="leadrelay") == 0  # the burst worker has gone
-    assert value(figures, "leadrelay_dead_letters", reason="auth") == 1
+    assert value(figures, "leadrelay_dead_letters", reason="auth", dataset="default") == 1
     assert value(figures, "leadrelay_graph_request_duration_seconds_count", operation="events", outcome="auth") == 1
 
 
@@ -187,7 +187,7 @@ def test_stage_events_are_counted_by_outcome_and_their_job_by_source(env, graph,
     assert moved(before, after, "leadrelay_stage_events_received_total", outcome="accepted") == 1
     assert moved(before, after, "leadrelay_stage_events_received_total", outcome="rejected") == 1
     assert value(after, "leadrelay_jobs_total", source="crm", outcome="delivered") == 1
-    assert value(after, "leadrelay_events_sent_total", event_name="QualifiedLead", outcome="delivered") == 1
+    assert value(after, "leadrelay_events_sent_total", event_name="QualifiedLead", outcome="delivered", dataset="default") == 1
 
 
 def test_dry_run_events_are_counted_as_dry_run(env, graph, post_meta, work, monkeypatch):
@@ -197,8 +197,8 @@ def test_dry_run_events_are_counted_as_dry_run(env, graph, post_meta, work, monk
     post_meta(leadgen_body(LEAD, created_time=int(time.time())))
     work()
     figures = scrape(client)
-    assert value(figures, "leadrelay_events_sent_total", event_name="Lead", outcome="dry_run") == 1
-    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="em") == 1.0
+    assert value(figures, "leadrelay_events_sent_total", event_name="Lead", outcome="dry_run", dataset="default") == 1
+    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="em", dataset="default") == 1.0
     assert value(figures, "leadrelay_last_event_delivered_timestamp_seconds") == 0  # nothing reached Meta
 
 

@@ -47,7 +47,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
         "redis": connection,
         "queue": queue(connection, settings.queue_name),
     }
-    app.extensions["leadrelay"].update(mappingfile.validate(settings.config_path))
+    app.extensions["leadrelay"].update(mappingfile.validate(settings))
     errors.init_app(app)
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(health.bp)

@@ -1,9 +1,11 @@
-"""The stage-events API for CRMs and sheets, behind LEADRELAY_API_TOKEN (off when unset)."""
+"""The stage-events API for CRMs and sheets, behind LEADRELAY_API_TOKEN (the operator's:
+every dataset) or an API client's token from the mapping file (its datasets only); off
+when no token is set."""
 
 from __future__ import annotations
 
 import redis
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, g, jsonify, request
 
 from workers import jsonbody, logs, stages
 from workers.errors import BodyTooLarge, MalformedBody, QueueUnavailable
@@ -14,9 +16,16 @@ bp = Blueprint("api", __name__, url_prefix="/api/v1")
 log = logs.get(__name__)
 
 
+OPERATOR = ""  # LEADRELAY_API_TOKEN's holder; client names are never empty
+
+
 @bp.before_request
 def _authorise():
-    tokenauth.check(current_app.extensions["leadrelay"]["settings"].api_token, "LEADRELAY_API_TOKEN", "api")
+    ext = current_app.extensions["leadrelay"]
+    routes = ext["routes"]
+    tokens = {OPERATOR: ext["settings"].api_token} | {name: c.token for name, c in routes.clients.items()}
+    who = tokenauth.identify(tokens, "LEADRELAY_API_TOKEN or a client's token_env", "api")
+    g.scope = stages.Scope(routes, routes.clients.get(who))
 
 
 @bp.post("/stage-events")
@@ -34,13 +43,13 @@ def stage_events():
         raise BodyTooLarge(f"at most {stages.MAX_ITEMS} stage changes per request", reason="too_many_items")
     try:
         results = stages.accept(ext["redis"], ext["queue"], items, ext["stages"], ext["settings"].default_region,
-                                ext["settings"].lead_event_source)
+                                g.scope)
     except redis.RedisError:
         raise QueueUnavailable("queue unavailable; retry later") from None
     counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "recorded", "rejected")}
     for outcome, number in counts.items():
         if number:
             prometheus.STAGE_EVENTS.labels(outcome).inc(number)
-    log.info("stage_events", outcome="accepted", **counts,
+    log.info("stage_events", outcome="accepted", client=g.scope.client.name if g.scope.client else None, **counts,
              reasons=sorted({r["reason"] for r in results if r["status"] == "rejected"}))
     return jsonify(results=results, **counts), 202

@@ -83,10 +83,10 @@ class RedisCollector:
                                     "being sent).", labels=["queue"])
         workers.add_metric([self.queue.name], Worker.count(connection=self.connection, queue=self.queue))
         yield workers
-        dead = GaugeMetricFamily("leadrelay_dead_letters", "Dead letters waiting for replay, by reason.",
-                                 labels=["reason"])
-        for reason, count in sorted(deadletters.by_reason(self.connection).items()):
-            dead.add_metric([reason], count)
+        dead = GaugeMetricFamily("leadrelay_dead_letters", "Dead letters waiting for replay, by reason and dataset.",
+                                 labels=["reason", "dataset"])
+        for (reason, dataset), count in sorted(deadletters.by_reason(self.connection).items()):
+            dead.add_metric([reason, dataset], count)
         yield dead
         paused = GaugeMetricFamily("leadrelay_tokens_paused", "Tokens Meta refused; jobs needing them wait.")
         paused.add_metric([], len(Pauses(self.connection).all()))
@@ -98,13 +98,16 @@ def _rows(values: dict, name: str):
 
 
 def _coverage(values: dict) -> GaugeMetricFamily:
-    """Share of events (delivered or dry-run) carrying each match key, since the counters began."""
+    """Share of events (delivered or dry-run) carrying each match key, since the counters
+    began, per dataset."""
     out = GaugeMetricFamily("leadrelay_match_key_coverage_ratio", "Share of sent events carrying each match key, "
-                            "by event name: a local stand-in for Meta's Event Match Quality.",
-                            labels=["event_name", "key"])
-    for event_name, row in counters.coverage(values).items():
-        for match_key, share in row["keys"].items():
-            out.add_metric([event_name, match_key], round(share, 4))
+                            "by event name and dataset: a local stand-in for Meta's Event Match Quality.",
+                            labels=["event_name", "key", "dataset"])
+    datasets = sorted({labels[3] for labels in values if labels[0] == counters.EVENTS.name})
+    for dataset in datasets:
+        for event_name, row in counters.coverage(values, dataset).items():
+            for match_key, share in row["keys"].items():
+                out.add_metric([event_name, match_key, dataset], round(share, 4))
     return out
 
 

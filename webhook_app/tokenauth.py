@@ -26,10 +26,22 @@ def check(token: str, setting: str, name: str) -> None:
         NotAuthorised: `bad_<name>_token` (401) when missing or wrong (constant-time compare).
         Throttled: `too_many_attempts` (429) after too many wrong tokens from this address.
     """
-    if not token:
+    identify({name: token}, setting, name)
+
+
+def identify(tokens: dict[str, str], setting: str, name: str) -> str:
+    """Whose bearer token this request carries, among `tokens` (who -> token); every one
+    is compared, in constant time. Raises as `check` does; disabled when none is set."""
+    tokens = {who: token for who, token in tokens.items() if token}
+    if not tokens:
         raise Disabled(f"set {setting} to enable this API", reason=f"{name}_disabled")
     guard.refuse_if_throttled(name)
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not matches_any([token], given.strip()):
+    found = None
+    for who, token in tokens.items():
+        if matches_any([token], given.strip()):
+            found = who
+    if scheme.lower() != "bearer" or found is None:
         guard.failed(name)
         raise NotAuthorised(f"Authorization: Bearer <{setting}> required", reason=f"bad_{name}_token")
+    return found

@@ -55,7 +55,7 @@ def receive(name: str):
     body = b""
     try:
         body = _body()
-        mapping = {"forms": ext["forms"], "processing": ext["processing"]}
+        mapping = {"forms": ext["forms"], "processing": ext["processing"], "routes": ext["routes"]}
         counts = intake.receive(source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id)
     except ReceiverError as err:
         prometheus.WEBHOOKS.labels(name, err.outcome).inc()

@@ -36,13 +36,18 @@ class Family:
 
 
 JOBS = Family("leadrelay_jobs", "Job attempts by source and outcome.", ("source", "outcome"))
-EVENTS = Family("leadrelay_events_sent", "Conversions API events by event name and outcome "
-                "(delivered, dry_run, or the failure class).", ("event_name", "outcome"))
-MATCH = Family("leadrelay_event_match_keys", "Events delivered or dry-run carrying each match key.",
-               ("event_name", "key"))
-DEAD = Family("leadrelay_dead_letters_recorded", "Dead letters recorded, by reason.", ("reason",))
+# `dataset` is a dataset's name from the mapping file (`default` for the environment's):
+# as many values as configured datasets, whatever the traffic.
+EVENTS = Family("leadrelay_events_sent", "Conversions API events by event name, outcome "
+                "(delivered, dry_run, or the failure class) and dataset.", ("event_name", "outcome", "dataset"))
+MATCH = Family("leadrelay_event_match_keys", "Events delivered or dry-run carrying each match key, by dataset.",
+               ("event_name", "key", "dataset"))
+DEAD = Family("leadrelay_dead_letters_recorded", "Dead letters recorded, by reason and dataset.",
+              ("reason", "dataset"))
 RETRIES = Family("leadrelay_retries", "Retries scheduled, by source and failure class.", ("source", "reason"))
-COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES)
+IGNORED = Family("leadrelay_items_ignored", "Items acknowledged but not sent, by source and reason (unknown_page, "
+                 "unknown_form, no_consent, test_delivery, negative_stage...).", ("source", "reason"))
+COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED)
 GRAPH = Family("leadrelay_graph_request_duration_seconds", "Graph API call latency by operation and outcome.",
                ("operation", "outcome"))
 
@@ -68,18 +73,19 @@ def observe_graph(connection: redis.Redis, operation: str, outcome: str, seconds
         pass  # a lost figure must never fail a delivery; Redis trouble shows elsewhere
 
 
-def record_sent(pipe, events: list[dict], outcome: str, now: float | None = None) -> None:
-    """Count events by name and outcome; for delivered and dry-run ones also their match
-    keys, the time of the last delivery, and a recent-events line (key names, no values)."""
+def record_sent(pipe, events: list[dict], outcome: str, dataset: str, now: float | None = None) -> None:
+    """Count events by name, outcome and dataset; for delivered and dry-run ones also their
+    match keys, the time of the last delivery, and a recent-events line (key names, no values)."""
     now = time.time() if now is None else now
     for event in events:
-        count(pipe, EVENTS, event["event_name"], outcome)
+        count(pipe, EVENTS, event["event_name"], outcome, dataset)
         if outcome not in ("delivered", "dry_run"):
             continue
         carried = sorted(k for k in event.get("user_data", {}) if k in matchkeys.ALL)
         for match_key in carried:
-            count(pipe, MATCH, event["event_name"], match_key)
+            count(pipe, MATCH, event["event_name"], match_key, dataset)
         pipe.lpush(RECENT, json.dumps({"event_id": event["event_id"], "event_name": event["event_name"],
+                                       "dataset": dataset,
                                        "event_time": event.get("event_time"), "sent_at": int(now),
                                        "outcome": outcome, "match_keys": carried,
                                        "action_source": event.get("action_source")}))
@@ -93,16 +99,19 @@ def recent(connection: redis.Redis, count_: int = RECENT_KEEP) -> list[dict]:
     return [json.loads(raw) for raw in connection.lrange(RECENT, 0, count_ - 1)]
 
 
-def coverage(values: dict[tuple, float]) -> dict[str, dict]:
+def coverage(values: dict[tuple, float], dataset: str | None = None) -> dict[str, dict]:
     """Per event name: events sent (delivered or dry-run) since the counters began, and the
-    share of them carrying each match key."""
+    share of them carrying each match key; over every dataset, or one."""
     sent: dict[str, float] = {}
     carried: dict[str, dict[str, float]] = {}
     for labels, value in values.items():
+        if dataset is not None and labels[0] in (EVENTS.name, MATCH.name) and labels[3] != dataset:
+            continue
         if labels[0] == EVENTS.name and labels[2] in ("delivered", "dry_run"):
             sent[labels[1]] = sent.get(labels[1], 0) + value
         elif labels[0] == MATCH.name:
-            carried.setdefault(labels[1], {})[labels[2]] = value
+            row = carried.setdefault(labels[1], {})
+            row[labels[2]] = row.get(labels[2], 0) + value
     return {name: {"events": int(total), "keys": {k: carried.get(name, {}).get(k, 0) / total for k in matchkeys.ALL}}
             for name, total in sorted(sent.items()) if total}
 
@@ -123,8 +132,14 @@ def recent_coverage(events: list[dict]) -> dict[str, dict]:
 
 def read(connection: redis.Redis) -> dict[tuple, float]:
     """All stored figures as {(metric name, *labels): value}."""
-    out = {}
+    out: dict[tuple, float] = {}
     for field, value in connection.hgetall(HASH).items():
         field = field.decode()
-        out[(field,) if field == LAST_DELIVERED else tuple(json.loads(field))] = float(value)
+        key = (field,) if field == LAST_DELIVERED else tuple(json.loads(field))
+        if key[0] in _GAINED_DATASET and len(key) == len(_GAINED_DATASET[key[0]].labels):
+            key = (*key, "default")  # counted before datasets were labelled: the environment's
+        out[key] = out.get(key, 0.0) + float(value)
     return out
+
+
+_GAINED_DATASET = {family.name: family for family in (EVENTS, MATCH, DEAD)}

@@ -23,7 +23,8 @@ from . import counters, times
 from .queues import redis_key
 
 INDEX = redis_key("dead")
-REASONS = redis_key("dead-reasons")  # job id -> reason, so the metrics count without reading records
+# job id -> "reason dataset", so the metrics count without reading records
+REASONS = redis_key("dead-reasons")
 # Keys whose values may be personal data; never shown in a listing.
 _PII_KEYS = {"email", "phone", "first_name", "last_name", "full_name", "name", "answers", "fields", "field_data",
              "raw", "em", "ph", "fn", "ln", "db", "client_ip_address"}
@@ -39,15 +40,20 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
     with connection.pipeline() as pipe:
         pipe.set(record_key(entry["job_id"]), json.dumps(entry, sort_keys=True))
         pipe.zadd(INDEX, {entry["job_id"]: entry["last_attempt_at"]})
-        pipe.hset(REASONS, entry["job_id"], entry["reason"])
+        dataset = entry.get("dataset") or "default"
+        pipe.hset(REASONS, entry["job_id"], f"{entry['reason']} {dataset}")
         if new:
-            counters.count(pipe, counters.DEAD, entry["reason"])
+            counters.count(pipe, counters.DEAD, entry["reason"], dataset)
         pipe.execute()
 
 
 def by_reason(connection: redis.Redis) -> Counter:
-    """How many dead letters wait, per reason."""
-    return Counter(reason.decode() for reason in connection.hvals(REASONS))
+    """How many dead letters wait, per (reason, dataset)."""
+    out: Counter = Counter()
+    for value in connection.hvals(REASONS):
+        reason, _, dataset = value.decode().partition(" ")
+        out[(reason, dataset or "default")] += 1
+    return out
 
 
 def get(connection: redis.Redis, job_id: str) -> dict | None:
@@ -88,10 +94,12 @@ class Filter:
     source: str | None = None
     event_name: str | None = None
     since: float | None = None
+    dataset: str | None = None  # a dataset's name (routing.py)
 
     @classmethod
     def from_mapping(cls, values, job_ids=()) -> "Filter":
-        """From CLI options or request parameters: reason, source, event_name (or event), since.
+        """From CLI options or request parameters: reason, source, event_name (or event),
+        since, dataset.
 
         Raises:
             ValueError: a malformed `since`.
@@ -100,14 +108,15 @@ class Filter:
         return cls(job_ids=tuple(job_ids), reason=values.get("reason") or None,
                    source=values.get("source") or None,
                    event_name=values.get("event_name") or values.get("event") or None,
-                   since=times.since(str(since)) if since else None)
+                   since=times.since(str(since)) if since else None, dataset=values.get("dataset") or None)
 
     @property
     def empty(self) -> bool:
-        return not (self.job_ids or self.reason or self.source or self.event_name or self.since)
+        return not (self.job_ids or self.reason or self.source or self.event_name or self.since or self.dataset)
 
     def matches(self, entry: dict) -> bool:
         return ((not self.job_ids or entry["job_id"] in self.job_ids)
+                and (self.dataset is None or (entry.get("dataset") or "default") == self.dataset)
                 and (self.reason is None or entry.get("reason") == self.reason)
                 and (self.source is None or entry.get("source") == self.source)
                 and (self.event_name is None or entry.get("event_name") == self.event_name)

@@ -20,8 +20,9 @@ MAX_BATCH = 1000  # Meta's limit per Conversions API request
 log = logs.get(__name__)
 
 
-def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tuple[dict, dict]]):
-    """Deliver (event, item) pairs in requests of up to MAX_BATCH; return (delivered count,
+def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tuple[dict, dict]], dataset):
+    """Deliver (event, item) pairs to one dataset (routing.Dataset) in requests of up to
+    MAX_BATCH; return (delivered count,
     [(item, error)] for the events Meta refused on their own).
 
     Raises:
@@ -35,7 +36,7 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
         while stack:
             part = stack.pop()
             try:
-                capi.deliver(graph, connection, settings, [event for event, _ in part])
+                capi.deliver(graph, connection, settings, [event for event, _ in part], dataset)
                 delivered += len(part)
             except DeliveryError as err:
                 if err.reason not in (INVALID, EXPIRED):
@@ -61,7 +62,8 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
     job.save()
     now = time.time()
     work = Work(job_id=stage_job_id, source=item.get("source"), key=item.get("key"), event_name=item["event_name"],
-                event_id=item["event_id"], event_time=item["event_time"], args=args)
+                event_id=item["event_id"], event_time=item["event_time"], args=args,
+                dataset=(item.get("route") or {}).get("dataset") or "default")
     deadletters.record(connection, dead_letter(work, err.reason, err.detail, error=err, attempts=1,
                                                first_attempt_at=now, last_attempt_at=now,
                                                batch_job=parent.id if parent else None))

@@ -44,7 +44,7 @@ class Graph:
     """
 
     def __init__(self, settings: Settings, session: requests.Session | None = None, pauses: Pauses | None = None,
-                 observe: Callable[[str, str, float], None] | None = None):
+                 observe: Callable[[str, str, float], None] | None = None, labels: dict[str, str] | None = None):
         self.settings = settings
         self.session = session or requests.Session()
         self.base = f"{settings.graph_url}/{settings.api_version}"
@@ -52,7 +52,7 @@ class Graph:
         self.observe = observe
         # Names for logs and pause records: which setting holds the token, never the token.
         self.labels = {settings.page_access_token: "META_PAGE_ACCESS_TOKEN",
-                       settings.capi_access_token: "META_CAPI_ACCESS_TOKEN"}
+                       settings.capi_access_token: "META_CAPI_ACCESS_TOKEN", **(labels or {})}
 
     def _proof(self, token: str) -> dict:
         # With "Require App Secret" on, Meta wants HMAC-SHA256(app_secret, token); it
@@ -128,13 +128,13 @@ class Graph:
             retry_after=retry_after,
         )
 
-    def read_lead(self, leadgen_id: str) -> dict:
-        """The lead with its answers (`field_data`).
+    def read_lead(self, leadgen_id: str, token: str) -> dict:
+        """The lead with its answers (`field_data`), read with its Page's token.
 
         Raises:
             DeliveryError: see `call`.
         """
-        return self.call("GET", leadgen_id, self.settings.page_access_token, params={"fields": LEAD_FIELDS},
+        return self.call("GET", leadgen_id, token, params={"fields": LEAD_FIELDS},
                          operation="lead_read")
 
     def probe(self, fp: str) -> bool:

@@ -11,14 +11,16 @@ import redis
 from rq import Queue
 from rq.exceptions import DuplicateJobError
 
-from . import forms, policy
+from . import counters, forms, policy
 from .errors import BadSignature, QueueUnavailable
 from .queues import job_id, redis_key
+from .routing import Routes
 from .settings import Settings
 from .sources import FORM, Source
 
 IGNORED = redis_key("ignored")
 IGNORED_KEEP = 1000
+HELD = redis_key("held")  # leadgen id -> a Lead Ads change from a Page not (yet) in the mapping file
 
 
 def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, mapping: dict,
@@ -36,18 +38,37 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
     parsed = source.parse(body)
     processing = mapping["processing"].get(source.name)
     if source.kind == FORM:
-        jobs, not_sent = _form_jobs(source, parsed["leads"], mapping["forms"][source.name], settings, processing)
+        jobs, not_sent = _form_jobs(source, parsed["leads"], mapping["forms"][source.name], settings,
+                                    mapping["routes"], processing)
+        held = []
     else:
-        # Decided when the lead arrives, so a later change of the file never reaches it.
-        jobs = [(source.lead_key(item), {**item, "processing": processing} if processing else item)
-                for item in parsed["leads"]]
-        not_sent = []
+        jobs, held = lead_jobs(source, parsed["leads"], mapping["routes"], processing)
+        not_sent = [{"reason": item["reason"], "leadgen_id": item["leadgen_id"], "page_id": item["page_id"],
+                     "form_id": item["form_id"]} for item in held]
     counts = enqueue_new(queue, source, jobs, request_id)
     unusable = counts.pop("unusable")
     # One write, after the enqueue: a delivery answered 503 records nothing, so its retry
     # does not record the same items twice.
-    record_ignored(queue.connection, source.name, not_sent + unusable)
+    record_ignored(queue.connection, source.name, not_sent + unusable, held)
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
+
+
+def lead_jobs(source: Source, items: list[dict], routes: Routes,
+              processing: dict | None) -> tuple[list[tuple[str, dict]], list[dict]]:
+    """Lead Ads changes to (lead key, job argument), each with its route; those no route
+    takes (a Page not in the file) are returned apart, with their reason, to be held.
+
+    The route (and the Limited Data Use fields: the dataset's, else the source's) is
+    decided when the lead arrives, so a later change of the file never reaches it."""
+    jobs, held = [], []
+    for item in items:
+        route, reason = routes.lead(item.get("page_id"), item.get("form_id"))
+        if route is None:
+            held.append({**item, "reason": reason})
+            continue
+        fields = routes.datasets[route["dataset"]].processing or processing
+        jobs.append((source.lead_key(item), {**item, "route": route, **({"processing": fields} if fields else {})}))
+    return jobs, held
 
 
 def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings) -> None:
@@ -61,21 +82,23 @@ def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: S
                            reason="source_disabled")
 
 
-def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Settings,
+def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Settings, routes: Routes,
                processing: dict | None) -> tuple[list[tuple[str, dict]], list[dict]]:
-    """Form submissions to (lead key, hashed job argument); what is not sent, with its reason."""
+    """Form submissions to (lead key, hashed job argument), each with its route; what is
+    not sent, with its reason."""
     jobs, not_sent = [], []
     for item in items:
+        route, reason = routes.form(source.name, item["form_id"])
         if item["test"]:
             reason = "test_delivery"  # never to a production dataset
         elif configured and item["form_id"] not in configured:
             reason = "unknown_form"
-        else:
+        elif route is not None:
             lead_key = source.lead_key(item)
             payload, reason = forms.prepare(item, configured.get(item["form_id"]), settings.default_region,
-                                            lead_key, processing)
+                                            lead_key, routes.datasets[route["dataset"]].processing or processing)
             if payload:
-                jobs.append((lead_key, payload))
+                jobs.append((lead_key, {**payload, "route": route}))
                 continue
         not_sent.append({"reason": reason, "form_id": item["form_id"], "submission_id": item["submission_id"]})
     return jobs, not_sent
@@ -117,20 +140,44 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
     return {"accepted": len(new_ids), "duplicates": duplicates, "job_ids": new_ids, "unusable": unusable}
 
 
-def record_ignored(connection: redis.Redis, source: str, skipped: list[dict]) -> None:
-    """Keep what was acknowledged but not sent (unknown form, no consent, test delivery,
-    negative stages), newest first, for `leadrelay ignored`. Ids and reasons only.
+def record_ignored(connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = ()) -> None:
+    """Keep what was acknowledged but not sent (unknown form or Page, no consent, test
+    delivery, negative stages), newest first, for `leadrelay ignored`, and count it by
+    reason. Ids and reasons only. `held`: Lead Ads changes no route took, kept whole
+    (they are ids too) until `release_held` sends them.
 
     Raises:
         QueueUnavailable: Redis could not be reached.
     """
     if not skipped:
         return
+    now = int(time.time())
     try:
         with connection.pipeline() as pipe:
             for item in skipped:
-                pipe.lpush(IGNORED, json.dumps({"source": source, "at": int(time.time()), **item}, sort_keys=True))
+                pipe.lpush(IGNORED, json.dumps({"source": source, "at": now, **item}, sort_keys=True))
+                counters.count(pipe, counters.IGNORED, source, item.get("reason") or "unknown")
             pipe.ltrim(IGNORED, 0, IGNORED_KEEP - 1)
+            for item in held:
+                pipe.hset(HELD, item["leadgen_id"], json.dumps({**item, "held_at": now}, sort_keys=True))
             pipe.execute()
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
+
+
+def held(connection: redis.Redis) -> list[dict]:
+    """Lead Ads changes held for want of a route, oldest first."""
+    return sorted((json.loads(raw) for raw in connection.hvals(HELD)), key=lambda item: item["held_at"])
+
+
+def release_held(queue: Queue, source: Source, routes: Routes, processing: dict | None = None) -> dict:
+    """Route the held leads again with the current mapping file and enqueue those that now
+    have a route (deduped like a webhook); the rest stay held. Counts."""
+    waiting = held(queue.connection)
+    jobs, still = lead_jobs(source, waiting, routes, processing)
+    counts = enqueue_new(queue, source, [(key, {k: v for k, v in arg.items() if k not in ("reason", "held_at")})
+                                         for key, arg in jobs])
+    if jobs:
+        queue.connection.hdel(HELD, *(key for key, _ in jobs))
+    return {"held": len(waiting), "released": counts["accepted"], "already_known": counts["duplicates"],
+            "still_held": len(still)}

@@ -17,9 +17,11 @@ from rq import get_current_job
 
 from . import capi, counters, deliveries, events, logs, matchkeys, profiles, times, userdata
 from .attempts import attempt, finished
+from .policy import DeliveryError
 from .graph import Graph
 from .pauses import Pauses
 from .queues import connect
+from .routing import DEFAULT, Routes
 from .settings import Settings
 from .work import Work
 
@@ -32,17 +34,27 @@ class Context:
     settings: Settings
     connection: redis.Redis
     graph: Graph
+    routes: Routes
 
 
 _context: Context | None = None
 
 
-def install(settings: Settings) -> Context:
-    """Set the settings this process's jobs run with, and their Redis and Graph clients."""
+def install(settings: Settings, routes: Routes | None = None) -> Context:
+    """Set the settings and routes this process's jobs run with (the routes from the
+    mapping file unless given), and their Redis and Graph clients.
+
+    Raises:
+        ConfigError: the mapping file has a mistake.
+    """
+    from .mappingfile import validate  # it reads the source registry, which imports this module
+
     global _context
+    routes = validate(settings)["routes"] if routes is None else routes
     connection = connect(settings.redis_url)
-    _context = Context(settings, connection, Graph(settings, pauses=Pauses(connection),
-                                                   observe=functools.partial(counters.observe_graph, connection)))
+    graph = Graph(settings, pauses=Pauses(connection), labels=routes.labels(),
+                  observe=functools.partial(counters.observe_graph, connection))
+    _context = Context(settings, connection, graph, routes)
     return _context
 
 
@@ -86,25 +98,27 @@ def process_meta_lead(leadgen: dict) -> dict:
     """
     ctx = context()
     leadgen_id = leadgen["leadgen_id"]
+    route = leadgen.get("route")  # None: queued before routes existed, the default dataset
     work = Work.of_job(get_current_job(), f"inline-{leadgen_id}", source="meta", key=leadgen_id,
                        event_name=events.LEAD, event_id=events.event_id("meta", leadgen_id, events.LEAD),
-                       event_time=leadgen.get("created_time"), args=leadgen)
+                       event_time=leadgen.get("created_time"), args=leadgen, dataset=_dataset_name(route))
 
     def body():
-        lead = ctx.graph.read_lead(leadgen_id)
+        dataset = ctx.routes.dataset(route)
+        lead = ctx.graph.read_lead(leadgen_id, ctx.routes.page_token(route))
         created = times.unix_time(lead.get("created_time")) or leadgen.get("created_time") or int(time.time())
         work.event_time = created
         user_data, dropped = userdata.build(matchkeys.from_lead_ads(lead.get("field_data")),
                                             ctx.settings.default_region)
         for item in dropped:
             log.info("match_key_dropped", leadgen_id=leadgen_id, **item)
-        profiles.save(ctx.connection, _profile(leadgen, lead, created, user_data),
+        profiles.save(ctx.connection, _profile(leadgen, lead, created, user_data, dataset),
                       ctx.settings.profile_retention_days)
         event = events.build(name=events.LEAD, time=events.event_time(created), event_id=work.event_id,
                              user_data={**user_data, "lead_id": int(leadgen_id)},
-                             lead_event_source=ctx.settings.lead_event_source, processing=leadgen.get("processing"))
+                             lead_event_source=dataset.lead_event_source, processing=leadgen.get("processing"))
         profiles.keep_lead_event(ctx.connection, event)
-        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event])
+        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
         return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
 
     return _run(ctx, work, body)
@@ -119,11 +133,13 @@ def send_form_lead(submission: dict) -> dict:
             dead-letter.
     """
     ctx = context()
+    route = submission.get("route")
     work = Work.of_job(get_current_job(), f"inline-{submission['key']}", source=submission["source"],
                        key=submission["key"], event_name=submission["event_name"], event_id=submission["event_id"],
-                       event_time=submission.get("submitted_at"), args=submission)
+                       event_time=submission.get("submitted_at"), args=submission, dataset=_dataset_name(route))
 
     def body():
+        dataset = ctx.routes.dataset(route)
         for item in submission.get("dropped", []):
             log.info("match_key_dropped", source=submission["source"], submission_id=submission["submission_id"],
                      **item)
@@ -132,7 +148,7 @@ def send_form_lead(submission: dict) -> dict:
             "source": submission["source"], "key": submission["key"], "lead_id": None, "created_time": submitted,
             "form_id": submission["form_id"], "submission_id": submission["submission_id"],
             "user_data": {k: v for k, v in submission["user_data"].items() if k in matchkeys.HASHED},
-            "fbc": submission["user_data"].get("fbc"),
+            "fbc": submission["user_data"].get("fbc"), "dataset": dataset.name, "dataset_id": dataset.id,
         }, ctx.settings.profile_retention_days)
         event = events.build(
             name=submission["event_name"], time=events.event_time(submitted), event_id=submission["event_id"],
@@ -141,7 +157,7 @@ def send_form_lead(submission: dict) -> dict:
             currency=submission.get("currency"), event_source_url=submission.get("event_source_url"),
             processing=submission.get("processing"))
         profiles.keep_lead_event(ctx.connection, event)
-        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event])
+        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
         return result, {"match_keys": sorted(event["user_data"]), "source": submission["source"]}
 
     return _run(ctx, work, body)
@@ -163,20 +179,30 @@ def send_stage_events(stage_events: dict) -> dict:
     ctx = context()
     job = get_current_job()
     items = [i for i in stage_events["events"] if not capi.confirmed(ctx.connection, i["event_id"])]
+    names = {_dataset_name(i.get("route")) for i in items}
     work = Work.of_job(job, "inline-stages", source="crm", key=None,
                        event_name=items[0]["event_name"] if len(items) == 1 else "stages",
                        event_id=items[0]["event_id"] if len(items) == 1 else None,
-                       event_time=min((i["event_time"] for i in items), default=None), args=stage_events)
+                       event_time=min((i["event_time"] for i in items), default=None), args=stage_events,
+                       dataset=names.pop() if len(names) == 1 else None)
     if not items:
         finished(ctx.connection, work, "already_confirmed")
         return {"outcome": "already_confirmed", "events": 0}
 
     def body():
-        outgoing = _stage_events(ctx.connection, items)
-        delivered, isolated = deliveries.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, outgoing)
+        delivered, isolated, dry = 0, [], True
+        for route, pairs in _by_route(_stage_events(ctx.connection, items)):
+            try:
+                dataset = ctx.routes.dataset(route)
+            except DeliveryError as err:  # its dataset left the file: these events alone wait for a replay
+                isolated += [(item, err) for _, item in pairs]
+                continue
+            dry = dry and dataset.dry_run
+            sent, refused = deliveries.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
+            delivered, isolated = delivered + sent, isolated + refused
         for item, err in isolated:
             deliveries.dead_letter_one(ctx.connection, job, item, err, send_stage_events)
-        outcome = "dry_run" if ctx.settings.dry_run else "delivered"
+        outcome = "dry_run" if dry else "delivered"
         return ({"outcome": outcome, "events": delivered, "dead_lettered": len(isolated)},
                 {"events": delivered, "isolated": len(isolated)})
 
@@ -204,6 +230,15 @@ def _stage_events(connection, items: list[dict]) -> list[tuple[dict, dict]]:
     return out
 
 
+def _by_route(pairs: list[tuple[dict, dict]]) -> list[tuple[dict | None, list]]:
+    """(event, item) pairs grouped by the dataset their lead went to, in order."""
+    groups: dict[str, tuple[dict | None, list]] = {}
+    for event, item in pairs:
+        route = item.get("route")
+        groups.setdefault((route or {}).get("dataset_id") or _dataset_name(route), (route, []))[1].append((event, item))
+    return list(groups.values())
+
+
 def _stage_event(item: dict) -> dict:
     return events.build(name=item["event_name"], time=events.event_time(item["event_time"]),
                         event_id=item["event_id"], user_data=item["user_data"],
@@ -211,8 +246,14 @@ def _stage_event(item: dict) -> dict:
                         currency=item.get("currency"), processing=item.get("processing"))
 
 
-def _profile(leadgen: dict, lead: dict, created: int, user_data: dict) -> dict:
+def _dataset_name(route: dict | None) -> str:
+    return (route or {}).get("dataset") or DEFAULT
+
+
+def _profile(leadgen: dict, lead: dict, created: int, user_data: dict, dataset) -> dict:
     return {
+        "dataset": dataset.name,  # stage events for the lead go where the lead went
+        "dataset_id": dataset.id,
         "source": "meta",
         "key": leadgen["leadgen_id"],
         "lead_id": int(leadgen["leadgen_id"]),

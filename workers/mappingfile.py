@@ -16,6 +16,8 @@
     [sources.meta]                     # per source: meta, typeform, tally, crm (stage events)
     ldu = true
 
+Datasets, Pages, per-form datasets and API clients: workers/routing.py.
+
 With no file, or no forms listed for a source, every form of that source is accepted
 with the defaults (answers found by type and by conventional refs, hidden fields by
 their conventional names). Once a source lists forms, other forms of it are
@@ -30,7 +32,7 @@ from pathlib import Path
 import phonenumbers
 import pycountry
 
-from . import ldu, matchkeys
+from . import ldu, matchkeys, routing
 from .required import ConfigError
 from .sources import EVENT_SOURCES, FORM_SOURCES
 from .stagemap import StageMap
@@ -48,7 +50,7 @@ def _form(where: str, raw) -> dict:
     if not isinstance(raw, dict):
         _fail(where, "must be a table")
     allowed = set(matchkeys.SETTINGS) | {"consent", "event_name", "value", "currency", "action_source", "hidden",
-                                   "region", "ldu"}
+                                   "region", "ldu", "dataset"}
     for name, value in raw.items():
         if name not in allowed:
             _fail(f"{where}.{name}", f"unknown setting (known: {', '.join(sorted(allowed))})")
@@ -103,8 +105,10 @@ def load(doc: dict) -> dict:
         ConfigError: a bad setting (named with its path).
     """
     forms = doc.get("forms", {})
-    if not isinstance(forms, dict) or any(s not in FORM_SOURCES for s in forms):
-        _fail("forms", f"sources must be among {', '.join(FORM_SOURCES)}")
+    # [forms.meta.ID] only routes a Lead Ads form to a dataset: routing.py reads it.
+    if not isinstance(forms, dict) or any(s not in (*FORM_SOURCES, "meta") for s in forms) or any(
+            not isinstance(table, dict) for table in forms.values()):
+        _fail("forms", f"sources must be among meta, {', '.join(FORM_SOURCES)}, each a table of forms")
     loaded = {source: {str(form_id): _form(f"forms.{source}.{form_id}", raw)
                        for form_id, raw in forms.get(source, {}).items()}
               for source in FORM_SOURCES}
@@ -132,15 +136,17 @@ def processing(doc: dict) -> dict:
     return out
 
 
-def validate(path: str) -> dict:
-    """The whole mapping file read and checked, as every process and `check-config` use
-    it: `{"forms", "processing", "stages"}`.
+def validate(settings, env=None) -> dict:
+    """The whole mapping file (settings.config_path) read and checked, as every process and
+    `check-config` use it: `{"forms", "processing", "stages", "routes"}`. The routes join
+    the file's datasets, Pages and clients to the environment's settings and tokens.
 
     Raises:
         ConfigError: the first bad entry, named with its path in the file.
     """
-    doc = read(path)
+    doc = read(settings.config_path)
     forms = load(doc)
     by_source = processing(doc)
     return {"forms": forms, "processing": by_source,
-            "stages": StageMap.load(doc.get("stages", {}), by_source.get("crm"))}
+            "stages": StageMap.load(doc.get("stages", {}), by_source.get("crm")),
+            "routes": routing.load(doc, settings, env)}

@@ -14,6 +14,7 @@ import redis
 
 from . import events
 from .queues import redis_key
+from .routing import DEFAULT
 
 LOOKUP_KEYS = ("em", "ph", "external_id")
 
@@ -26,7 +27,7 @@ def save(connection: redis.Redis, profile: dict, retention_days: int) -> str:
         pipe.set(profile_key, json.dumps(profile, sort_keys=True), ex=ttl)
         for match_key in LOOKUP_KEYS:
             for hashed in profile.get("user_data", {}).get(match_key, []):
-                pipe.set(redis_key("profile-by", match_key, hashed), profile_key, ex=ttl)
+                pipe.set(_lookup(profile.get("dataset"), match_key, hashed), profile_key, ex=ttl)
         pipe.execute()
     return profile_key
 
@@ -50,8 +51,21 @@ def load(connection: redis.Redis, source: str, source_key: str) -> dict | None:
     return json.loads(raw) if raw else None
 
 
-def find(connection: redis.Redis, match_key: str, hashed: str) -> dict | None:
-    """The profile a hashed email, phone or external id points at, if any."""
-    profile_key = connection.get(redis_key("profile-by", match_key, hashed))
+def _lookup(dataset: str | None, match_key: str, hashed: str) -> str:
+    # One person may be a lead of two clients: each dataset has its own lookups. The
+    # environment's dataset keeps the names it had before datasets existed.
+    if dataset in (None, DEFAULT):
+        return redis_key("profile-by", match_key, hashed)
+    return redis_key("profile-by", dataset, match_key, hashed)
+
+
+def dataset_of(profile: dict) -> str:
+    """The name of the dataset the lead went to (profiles kept before datasets: the default)."""
+    return profile.get("dataset") or DEFAULT
+
+
+def find(connection: redis.Redis, match_key: str, hashed: str, dataset: str | None = None) -> dict | None:
+    """The profile a hashed email, phone or external id points at in a dataset, if any."""
+    profile_key = connection.get(_lookup(dataset, match_key, hashed))
     raw = connection.get(profile_key) if profile_key else None
     return json.loads(raw) if raw else None

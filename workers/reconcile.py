@@ -1,5 +1,6 @@
 """Reconcile: enqueue the leads whose webhook never came (Meta drops undelivered
-webhooks after 36 hours), read from the form's lead list, deduped like the webhooks."""
+webhooks after 36 hours), read from the form's lead list, deduped like the webhooks and
+routed like them."""
 
 from __future__ import annotations
 
@@ -7,25 +8,23 @@ import json
 from typing import Callable, Iterable, Iterator
 
 from . import intake, times
-from .sources import SOURCES, meta
 from .graph import LEAD_FIELDS, Graph
+from .routing import ANY_PAGE, Routes
+from .sources import SOURCES, meta
 
 PAGE_SIZE = 100
 
 
-def form_leads(graph: Graph, form_id: str, since: int) -> Iterator[dict]:
-    """Every lead of the form created after `since`, following Graph's cursor paging.
+def _pages(graph: Graph, path: str, token: str, params: dict) -> Iterator[dict]:
+    """Every item of a Graph list, following its cursor paging.
 
     Raises:
         DeliveryError: a Graph call failed (classified as everywhere else).
     """
-    filtering = json.dumps([{"field": "time_created", "operator": "GREATER_THAN", "value": since}])
     after = None
     while True:
-        params = {"fields": LEAD_FIELDS, "filtering": filtering, "limit": PAGE_SIZE}
-        if after:
-            params["after"] = after
-        page = graph.call("GET", f"{form_id}/leads", graph.settings.page_access_token, params=params)
+        page = graph.call("GET", path, token, params={**params, **({"after": after} if after else {})},
+                          operation="form_leads")
         yield from page.get("data") or []
         paging = page.get("paging") or {}
         if not paging.get("next") or not page.get("data"):
@@ -33,15 +32,47 @@ def form_leads(graph: Graph, form_id: str, since: int) -> Iterator[dict]:
         after = (paging.get("cursors") or {}).get("after")
 
 
-def reconcile(graph: Graph, queue, form_id: str, since: int, processing: dict | None = None,
-              watch: Callable[[Iterator[dict]], Iterable[dict]] = iter) -> dict:
-    """Enqueue a job for each lead not already known; counts of found, enqueued, known.
-    `processing`: the Lead Ads source's Limited Data Use fields, as the receiver adds them.
-    `watch` wraps the lead stream (the CLI's progress bar)."""
-    changes = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": None, "form_id": form_id,
+def form_leads(graph: Graph, form_id: str, since: int, token: str) -> Iterator[dict]:
+    """Every lead of the form created after `since`."""
+    filtering = json.dumps([{"field": "time_created", "operator": "GREATER_THAN", "value": since}])
+    return _pages(graph, f"{form_id}/leads", token, {"fields": LEAD_FIELDS, "filtering": filtering,
+                                                     "limit": PAGE_SIZE})
+
+
+def page_forms(graph: Graph, page_id: str, token: str) -> list[str]:
+    """The ids of a Page's Lead Ads forms."""
+    return [str(form["id"]) for form in _pages(graph, f"{page_id}/leadgen_forms", token,
+                                               {"fields": "id", "limit": PAGE_SIZE})]
+
+
+def reconcile(graph: Graph, queue, routes: Routes, form_id: str, since: int, page_id: str | None = None,
+              processing: dict | None = None, watch: Callable[[Iterator[dict]], Iterable[dict]] = iter) -> dict:
+    """Enqueue a job for each lead not already known, routed as its webhook would have
+    been; counts of found, enqueued, known. `processing`: the Lead Ads source's Limited
+    Data Use fields. `watch` wraps the lead stream (the CLI's progress bar)."""
+    token = routes.page_token({"page_id": page_id})
+    changes = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": page_id, "form_id": form_id,
                 "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
                 "created_time": times.unix_time(lead.get("created_time"))}
-               | ({"processing": processing} if processing else {})
-               for lead in watch(form_leads(graph, form_id, since))]
-    counts = intake.enqueue_new(queue, SOURCES[meta.NAME], [(meta.lead_key(c), c) for c in changes])
-    return {"found": len(changes), "enqueued": counts["accepted"], "already_known": counts["duplicates"]}
+               for lead in watch(form_leads(graph, form_id, since, token))]
+    jobs, held = intake.lead_jobs(SOURCES[meta.NAME], changes, routes, processing)
+    counts = intake.enqueue_new(queue, SOURCES[meta.NAME], jobs)
+    return {"found": len(changes), "enqueued": counts["accepted"], "already_known": counts["duplicates"],
+            "not_routed": len(held)}
+
+
+def reconcile_all(graph: Graph, queue, routes: Routes, since: int, processing: dict | None = None,
+                  watch_factory: Callable[[str], Callable] = lambda label: iter) -> dict[str, dict]:
+    """`reconcile` over every form of every Page in the mapping file, by "page/form".
+
+    Raises:
+        DeliveryError: a Page's form list or a form's lead list could not be read.
+    """
+    out = {}
+    for page in routes.pages.values():
+        if page.id == ANY_PAGE:
+            continue
+        for form_id in page_forms(graph, page.id, page.token):
+            out[f"{page.id}/{form_id}"] = reconcile(graph, queue, routes, form_id, since, page.id, processing,
+                                                    watch_factory(f"page {page.id} form {form_id}"))
+    return out

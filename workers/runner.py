@@ -63,8 +63,8 @@ def work(settings: Settings, burst: bool = False) -> bool:
     worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,
                              maintenance_interval=MAINTENANCE_SECONDS, worker_ttl=WORKER_TTL_SECONDS)
     worker.settings = settings
-    jobs.install(settings)  # the jobs this process runs use these settings, read once
-    capi.warn_at_start(settings, "worker")
+    ctx = jobs.install(settings)  # the jobs this process runs use these settings, read once
+    capi.warn_at_start(ctx.routes.datasets.values(), "worker")
     swept = recovery.sweep(connection, q)
     if any(swept.values()):
         log.warning("recovery_sweep", **swept)

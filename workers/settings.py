@@ -219,6 +219,7 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}
+    skip = (*skip, *_routed(settings.config_path))
     for name in ((role,) if isinstance(role, str) else role or ()):
         missing.update((err.setting, err) for err in problems(settings, name, skip))
     errors.extend(missing.values())
@@ -227,6 +228,17 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
     elif errors:
         raise ConfigError.of(errors)
     return settings
+
+
+def _routed(path: str) -> tuple[str, ...]:
+    """The settings the mapping file's datasets and Pages stand in for; a file that cannot
+    be read requires nothing here (the mapping file's own check names what is wrong)."""
+    from . import mappingfile, routing
+
+    try:
+        return routing.routed_settings(mappingfile.read(path))
+    except ConfigError:
+        return ()
 
 
 def _sandbox_problems(settings: Settings, env: Mapping[str, str]) -> list[ConfigError]:

@@ -13,9 +13,12 @@ import time
 import pycountry
 import redis
 
-from . import capi, events, intake, jobs, ldu, policy, profiles, times, userdata
+from . import capi, events, intake, jobs, ldu, logs, policy, profiles, times, userdata
 from .queues import redis_key
+from .routing import DEFAULT, Client, Routes
 from .stagemap import StageMap
+
+log = logs.get(__name__)
 
 MAX_ITEMS = 1000
 CLOCK_SKEW_SECONDS = 300  # a CRM clock a little ahead is not "the future"
@@ -35,28 +38,70 @@ class Negative(Exception):
         self.stage, self.lead = stage, lead
 
 
-def _identify(connection: redis.Redis, item: dict, region: str) -> tuple[dict | None, dict]:
-    """The lead profile the item refers to (if known) and the hashed identifiers it gave."""
+class Scope:
+    """Which datasets a caller of the stage API may reach: an API client's, or every one
+    (the operator's LEADRELAY_API_TOKEN, the CLI). A lead outside it is treated as unknown,
+    so a client learns nothing about another's leads; the attempt is logged."""
+
+    def __init__(self, routes: Routes, client: Client | None = None):
+        self.routes, self.client = routes, client
+        self.datasets = sorted(client.datasets if client else routes.datasets)
+
+    def holds(self, profile: dict) -> bool:
+        if profiles.dataset_of(profile) in self.datasets:
+            return True
+        log.warning("stage_lead_out_of_scope", client=self.client.name if self.client else None,
+                    source=profile.get("source"), dataset=profiles.dataset_of(profile))
+        return False
+
+    def route(self, item: dict, profile: dict | None) -> dict:
+        """Where the stage event goes: where its lead went, else the dataset the item names,
+        else the caller's only (or default) dataset.
+
+        Raises:
+            Rejected: `unknown_dataset` (also for another client's), `no_dataset`.
+        """
+        if profile:
+            return {"dataset": profiles.dataset_of(profile), "dataset_id": profile.get("dataset_id"),
+                    "page_id": profile.get("page_id")}
+        name = item.get("dataset")
+        if name is not None and (not isinstance(name, str) or name not in self.datasets):
+            if self.client:
+                log.warning("stage_dataset_out_of_scope", client=self.client.name)
+            raise Rejected("unknown_dataset", f"no dataset named {str(name)[:40]!r}")
+        if name is None:
+            name = self.datasets[0] if len(self.datasets) == 1 else (
+                self.routes.default if self.routes.default in self.datasets else None)
+        route = self.routes.named(name)
+        if route is None:
+            raise Rejected("no_dataset", f"give `dataset`: one of {', '.join(self.datasets)}")
+        return route
+
+
+def _identify(connection: redis.Redis, item: dict, region: str, scope: Scope) -> tuple[dict | None, dict]:
+    """The lead profile the item refers to (if known to this caller) and the hashed
+    identifiers it gave."""
     given, _ = userdata.build({"em": item.get("email") or [], "ph": item.get("phone") or [],
                                "external_id": item.get("external_id") or []}, region)
     if item.get("leadgen_id"):
         found = profiles.load(connection, "meta", str(item["leadgen_id"]).strip())
-        if found:
+        if found and scope.holds(found):
             return found, given
     if item.get("submission_id"):
         source, _, rest = str(item["submission_id"]).partition(":")
         found = profiles.load(connection, source, rest) if rest else None
-        if found:
+        if found and scope.holds(found):
             return found, given
-    for match_key in profiles.LOOKUP_KEYS:
-        for hashed in given.get(match_key, []):
-            found = profiles.find(connection, match_key, hashed)
-            if found:
-                return found, given
+    for dataset in scope.datasets:
+        for match_key in profiles.LOOKUP_KEYS:
+            for hashed in given.get(match_key, []):
+                found = profiles.find(connection, match_key, hashed, dataset)
+                if found:
+                    return found, given
     return None, given
 
 
-def check(connection: redis.Redis, item, stage_map: StageMap, region: str, default_source: str,
+def check(connection: redis.Redis, item, stage_map: StageMap, region: str, scope: Scope,
           now: float | None = None) -> dict:
     """One stage change, checked and hashed, as a plain dict ready to send.
 
@@ -71,7 +116,7 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
         raise Rejected("missing_stage", "give `stage`: a CRM stage name or a Meta event name")
     event_name, problem = stage_map.resolve(stage)
     if problem == "negative_stage":
-        profile, _ = _identify(connection, item, region)
+        profile, _ = _identify(connection, item, region, scope)
         raise Negative(stage, f"{profile['source']}:{profile['key']}" if profile else None)
     if event_name is None:
         reason, _, detail = problem.partition(": ")
@@ -98,15 +143,18 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
         processing = ldu.from_item(item)
     except ldu.BadLdu as err:
         raise Rejected("bad_ldu", str(err)) from None
-    profile, given = _identify(connection, item, region)
+    profile, given = _identify(connection, item, region, scope)
     if profile is None and not given:
         raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
     if profile and occurred < profile["created_time"]:
         raise Rejected("before_lead", "occurred_at is before the lead was created")
+    route = scope.route(item, profile)
     if profile:
         source, lead_key = profile["source"], profile["key"]
     else:
-        source, lead_key = "crm", sorted(v for values in given.values() for v in values)[0][:32]
+        lead_key = sorted(v for values in given.values() for v in values)[0][:32]
+        # Two clients may send stages for the same person: their events must not collide.
+        source, lead_key = "crm", lead_key if route["dataset"] == DEFAULT else f"{route['dataset']}:{lead_key}"
     user_data = {**given, **{k: v for k, v in (profile or {}).get("user_data", {}).items()
                              if k in ("em", "ph", "external_id")}}
     if profile and profile.get("lead_id"):
@@ -127,7 +175,8 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, defau
         "user_data": user_data,
         "value": value,
         "currency": currency.upper() if currency else None,
-        "lead_event_source": item.get("lead_event_source") or default_source,
+        "lead_event_source": item.get("lead_event_source") or scope.routes.datasets[route["dataset"]].lead_event_source,
+        "route": route,
         "lead_first": lead_first,
         "stage": stage,
         "processing": stage_map.processing if processing is None else processing,
@@ -144,7 +193,7 @@ def release(connection: redis.Redis, checked: dict) -> None:
 
 
 def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, region: str,
-           default_source: str) -> list[dict]:
+           scope: Scope) -> list[dict]:
     """Check, claim and queue a list of stage changes; one result per item, in order.
 
     Accepted items go out together in one job (sent many per Conversions API request).
@@ -156,7 +205,7 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
     now = time.time()
     for index, item in enumerate(items):
         try:
-            checked = check(connection, item, stage_map, region, default_source, now)
+            checked = check(connection, item, stage_map, region, scope, now)
         except Rejected as err:
             results.append({"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail})
             continue

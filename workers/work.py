@@ -21,6 +21,7 @@ class Work:
     event_time: int | None  # what Meta's 7-day window counts from, once known
     args: dict | None  # the job's argument, as queued
     request_id: str | None = None  # the webhook delivery it came from
+    dataset: str | None = None  # the name of the dataset its events go to (routing.py)
 
     @classmethod
     def of_job(cls, job, fallback_id: str, **fields) -> "Work":

@@ -147,6 +147,6 @@ def test_dead_letters_whose_job_left_rqs_registry_are_forgotten(graph, post_meta
     assert retention.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 0  # still failed: kept
     FailedJobRegistry(queue=queue(redis_conn)).remove(job_id)  # as `rq` tools or its 30-day expiry would
     assert retention.prune(redis_conn, queue(redis_conn)) == 0  # too fresh to judge
-    assert deadletters.by_reason(redis_conn) == {"invalid": 1}
+    assert deadletters.by_reason(redis_conn) == {("invalid", "default"): 1}
     assert retention.prune(redis_conn, queue(redis_conn), now=time.time() + 3600) == 1
     assert deadletters.by_reason(redis_conn) == {} and deadletters.get(redis_conn, job_id) is None

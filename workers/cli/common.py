@@ -48,7 +48,7 @@ def mapping_or_exit(settings) -> dict:
     from ..mappingfile import validate
 
     try:
-        return validate(settings.config_path)
+        return validate(settings)
     except ConfigError as err:
         click.echo(f"leadrelay: configuration error: {err}", err=True)
         sys.exit(2)

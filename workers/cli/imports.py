@@ -14,12 +14,13 @@ from .common import mapping_or_exit, progress, running_queue, settings_or_exit
 
 @click.command("import-stages", short_help="Queue stage changes from a CSV export.")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-def import_stages(path: str):
+@click.option("--client", help="An API client of the mapping file: its leads and datasets only.")
+def import_stages(path: str, client: str | None):
     """Queue stage changes from a sheet export (CSV with a header row).
 
     Columns: stage, occurred_at, and any of leadgen_id, email, phone, external_id,
-    submission_id; optional value, currency, lead_event_source, ldu. Prints a line
-    per row; negative stages are recorded, not sent. Exits 1 when a row was rejected.
+    submission_id; optional value, currency, lead_event_source, ldu, dataset. Prints a
+    line per row; negative stages are recorded, not sent. Exits 1 when a row was rejected.
     """
     import csv
 
@@ -27,15 +28,18 @@ def import_stages(path: str):
 
     settings = settings_or_exit()
     connection, q = running_queue()
-    stage_map = mapping_or_exit(settings)["stages"]
+    mapping = mapping_or_exit(settings)
+    stage_map, routes = mapping["stages"], mapping["routes"]
+    if client is not None and client not in routes.clients:
+        raise click.BadParameter(f"no client {client!r} in the mapping file", param_hint="--client")
+    scope = stages.Scope(routes, routes.clients.get(client))
     with open(path, newline="", encoding="utf-8-sig") as handle:
         rows = [stages.from_sheet_row(row) for row in csv.DictReader(handle)]
     results = []
     with click.progressbar(length=len(rows), label="importing", file=sys.stderr) as bar:
         for start in range(0, len(rows), stages.MAX_ITEMS):
             chunk = rows[start:start + stages.MAX_ITEMS]
-            for result in stages.accept(connection, q, chunk, stage_map, settings.default_region,
-                                        settings.lead_event_source):
+            for result in stages.accept(connection, q, chunk, stage_map, settings.default_region, scope):
                 results.append({**result, "row": start + result["index"] + 2})  # +2: header, 1-based
             bar.update(len(chunk))
     for result in results:
@@ -51,27 +55,45 @@ def import_stages(path: str):
 
 
 @click.command("reconcile", short_help="Enqueue leads whose webhook never came.")
-@click.option("--form-id", required=True, help="The Lead Ads form whose leads to read.")
+@click.option("--form-id", help="The Lead Ads form whose leads to read.")
+@click.option("--page-id", help="The Page the form belongs to (needed once the mapping file lists Pages).")
+@click.option("--all", "everything", is_flag=True, help="Every form of every Page in the mapping file.")
 @click.option("--since", default="2d", show_default=True, help="Leads created after: 30m, 6h, 2d, or an ISO time.")
-def reconcile_command(form_id: str, since: str):
-    """Enqueue the form's leads whose webhook never arrived (deduped like webhooks)."""
+def reconcile_command(form_id: str | None, page_id: str | None, everything: bool, since: str):
+    """Enqueue the leads whose webhook never arrived (deduped and routed like webhooks):
+    one form's, or with --all every form of every Page the mapping file lists."""
     from .. import times
 
     from ..graph import Graph
     from ..policy import DeliveryError
-    from ..reconcile import reconcile
+    from ..reconcile import reconcile, reconcile_all
+    from ..routing import ANY_PAGE
 
+    if bool(form_id) == everything:
+        raise click.UsageError("say which: --form-id ID (with --page-id once the file lists Pages), or --all")
     settings = settings_or_exit(WORKER)
     try:
         cutoff = int(times.since(since))
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--since") from None
-    processing = mapping_or_exit(settings)["processing"].get("meta")
+    mapping = mapping_or_exit(settings)
+    routes, processing = mapping["routes"], mapping["processing"].get("meta")
+    if form_id and (page_id or ANY_PAGE) not in routes.pages:
+        raise click.BadParameter("give the form's --page-id, one of the mapping file's Pages"
+                                 if not page_id else f"page {page_id} is not in the mapping file", param_hint="--page-id")
     connection, q = running_queue()
     try:
-        counts = reconcile(Graph(settings), q, form_id, cutoff, processing, watch=progress(f"form {form_id}"))
+        if everything:
+            found = reconcile_all(Graph(settings), q, routes, cutoff, processing, watch_factory=progress)
+        else:
+            found = {f"{page_id or 'page'}/{form_id}": reconcile(Graph(settings), q, routes, form_id, cutoff, page_id,
+                                                                 processing, watch=progress(f"form {form_id}"))}
     except DeliveryError as err:
-        raise click.ClickException(f"Graph refused the lead list ({err.reason}: {err.detail}, code {err.code}"
+        raise click.ClickException(f"Graph refused the list ({err.reason}: {err.detail}, code {err.code}"
                                    f"/{err.subcode}, fbtrace_id {err.fbtrace_id})") from None
-    click.echo(f"form {form_id}: {counts['found']} leads since {since}, enqueued {counts['enqueued']}, "
-               f"already known {counts['already_known']}")
+    for where, counts in found.items():
+        page, _, form = where.partition("/")
+        click.echo(f"form {form}" + (f" (page {page})" if page != "page" else "") + f": {counts['found']} leads "
+                   f"since {since}, enqueued {counts['enqueued']}, already known {counts['already_known']}")
+    if everything and not found:
+        click.echo("no Page in the mapping file: give --form-id instead")

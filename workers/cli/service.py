@@ -56,7 +56,7 @@ def check_config():
 
     try:
         settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
-        mapping = mappingfile.validate(settings.config_path)
+        mapping = mappingfile.validate(settings)
     except ConfigError as err:
         click.echo("configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
         sys.exit(1)
