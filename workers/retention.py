@@ -10,7 +10,9 @@ import redis
 from rq import Queue
 from rq.registry import FailedJobRegistry
 
+from . import events
 from .deadletters import INDEX, forget, get, record_key
+from .intake import HELD
 
 def prune(connection: redis.Redis, queue: Queue, settle_seconds: int = 600, now: float | None = None) -> int:
     """Forget dead letters whose job left RQ's failed registry (its 30 days passed, or
@@ -60,3 +62,14 @@ def scrub(connection: redis.Redis, queue: Queue, retention_days: int, now: float
             job.save()
         scrubbed += 1
     return scrubbed
+
+
+def drop_held(connection: redis.Redis, now: float | None = None) -> int:
+    """Forget leads held for an unknown Page once Meta's 7-day window for them has closed:
+    their Lead event could no longer be sent. Returns how many were dropped."""
+    cutoff = events.oldest_acceptable(now)
+    stale = [leadgen_id for leadgen_id, raw in connection.hgetall(HELD).items()
+             if (json.loads(raw).get("created_time") or json.loads(raw)["held_at"]) < cutoff]
+    if stale:
+        connection.hdel(HELD, *stale)
+    return len(stale)

@@ -248,10 +248,10 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
     forms: dict[tuple[str, str], str] = {}
     for source, table in (doc.get("forms") or {}).items():
         for form_id, raw in (table or {}).items():
+            if source == "meta" and (not isinstance(raw, dict) or set(raw) != {"dataset"}):
+                _fail(f"forms.meta.{form_id}", "a Lead Ads form takes only `dataset` (its Page decides the rest)")
             if isinstance(raw, dict) and "dataset" in raw:
                 forms[(source, str(form_id))] = dataset_of(f"forms.{source}.{form_id}", raw)
-            elif source == "meta":
-                _fail(f"forms.meta.{form_id}", "a Lead Ads form takes only `dataset` (its Page decides the rest)")
 
     clients: dict[str, Client] = {}
     for name, raw in _table(doc, "clients").items():

@@ -47,6 +47,7 @@ class LeadrelayWorker(SimpleWorker):
             recovery.sweep(self.connection, q)
             retention.scrub(self.connection, q, days)
             retention.prune(self.connection, q)
+        retention.drop_held(self.connection)
 
 
 # RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks

@@ -39,6 +39,12 @@ class GraphStandin(LeadAds):
         self.refused_until: dict[str, float] = {}  # token -> refused (190) until then
         self.failing: dict[str, list] = {}  # lead id -> [reads left to fail, (status, error)]
         self.test_leads: dict[str, str] = {}  # form id -> its one test lead (Meta allows one per form)
+        # Several clients (add_client): which Pages each token reads, which token each
+        # dataset takes, each Page's forms. Empty: any token reads and sends anything.
+        self.page_tokens: dict[str, set[str]] = {}
+        self.lead_pages: dict[str, str] = {}  # lead id -> its Page
+        self.dataset_tokens: dict[str, str] = {}
+        self.page_forms: dict[str, list[str]] = {}
         self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
         self.chaos_actions: list[dict] = []
         self.random = random.Random(7)
@@ -57,6 +63,17 @@ class GraphStandin(LeadAds):
             if self.chaos_rate and self.random.random() < self.chaos_rate:
                 return self.random.choice(self.chaos_actions)
         return None
+
+    def add_client(self, page_id: str, page_token: str, datasets: dict[str, str], forms: tuple[str, ...] = ()) -> None:
+        """A client's Page (read with its own token, with these forms) and datasets
+        (dataset id -> the CAPI token it takes); other tokens are refused as Meta refuses
+        them: the object "does not exist" (100/33)."""
+        self.page_tokens.setdefault(page_token, set()).add(page_id)
+        self.dataset_tokens.update(datasets)
+        self.page_forms[page_id] = list(forms)
+
+    def events_for(self, dataset_id: str) -> list[dict]:
+        return [event for event in self.events if event["dataset_id"] == dataset_id]
 
     def calls(self, kind: str) -> list[dict]:
         return [r for r in self.requests if r["kind"] == kind]
@@ -116,6 +133,8 @@ class GraphStandin(LeadAds):
             kind = "events"
         elif parts[-1:] == ["subscribed_apps"]:
             kind = "subscribed_apps"
+        elif parts[-1:] == ["leadgen_forms"]:
+            kind = "page_forms"
         elif method == "GET" and parts[-2:] == ["me", "permissions"]:
             kind = "permissions"
         elif method == "GET" and parts[-1:] == ["leads"]:
@@ -159,6 +178,10 @@ class GraphStandin(LeadAds):
         if kind == "permissions":
             return self._reply(handler, 200, {"data": [{"permission": p, "status": "granted"}
                                                         for p in sorted(self.permissions)]})
+        if not self._may(token, kind, parts):
+            return self._not_found(handler)
+        if kind == "page_forms":
+            return self._reply(handler, 200, {"data": [{"id": f} for f in self.page_forms.get(parts[-2], [])]})
         if kind == "subscribed_apps":
             page = parts[-2]
             if method == "POST":
@@ -167,8 +190,8 @@ class GraphStandin(LeadAds):
             apps = [{"id": "app1", "name": "leadrelay", "subscribed_fields": ["leadgen"]}] \
                 if page in self.subscribed_pages else []
             return self._reply(handler, 200, {"data": apps})
-        if kind == "lead" and parts[-1] == self.dataset_id:
-            return self._reply(handler, 200, {"id": self.dataset_id, "name": "stand-in dataset"})
+        if kind == "lead" and (parts[-1] == self.dataset_id or parts[-1] in self.dataset_tokens):
+            return self._reply(handler, 200, {"id": parts[-1], "name": "stand-in dataset"})
         if kind == "form_leads":
             return self._reply(handler, 200, self._form_leads(parts[-2], record["query"]))
         if kind == "probe":
@@ -187,6 +210,16 @@ class GraphStandin(LeadAds):
             return self._reply(handler, 200, {"events_received": len(data), "messages": [],
                                               "fbtrace_id": f"trace{len(self.requests)}"})
         return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
+
+    def _may(self, token: str, kind: str, parts: list[str]) -> bool:
+        """With clients set up, a token reaches only its own Pages, leads and datasets."""
+        if kind in ("page_forms", "subscribed_apps") and self.page_tokens:
+            return parts[-2] in self.page_tokens.get(token, ())
+        if kind == "lead" and parts[-1] in self.lead_pages and self.page_tokens:
+            return self.lead_pages[parts[-1]] in self.page_tokens.get(token, ())
+        if kind == "lead" and parts[-1] in self.dataset_tokens or kind == "events" and parts[-2] in self.dataset_tokens:
+            return self.dataset_tokens[parts[-1] if kind == "lead" else parts[-2]] == token
+        return True
 
     @staticmethod
     def _reply(handler: BaseHTTPRequestHandler, status: int, body: dict, headers: dict | None = None) -> None:

@@ -43,7 +43,10 @@ class LeadAds:
     """Mixed into GraphStandin, which holds the state these methods use (leads, failing,
     test_leads, refused_until, any_lead) and answers with `_reply`."""
 
-    def add_lead(self, leadgen_id: str, field_data=None, created_time: int | None = None, **extra) -> dict:
+    def add_lead(self, leadgen_id: str, field_data=None, created_time: int | None = None, page_id: str | None = None,
+                 **extra) -> dict:
+        if page_id:
+            self.lead_pages[str(leadgen_id)] = str(page_id)
         lead = {"id": str(leadgen_id), "created_time": graph_time(created_time or int(time.time())),
                 "form_id": "555", "ad_id": "777", "adset_id": "888", "campaign_id": "999",
                 "platform": "fb", "is_organic": False,

@@ -149,12 +149,29 @@ def resume(fingerprints, everything: bool):
 
 @click.command(short_help="Show deliveries acknowledged, not sent.")
 @click.option("-n", "--count", default=20, show_default=True, help="How many of the newest to show.")
-def ignored(count: int):
-    """Deliveries acknowledged but not sent, newest first: unknown form, no consent, test request."""
-    from ..intake import IGNORED
+@click.option("--release", is_flag=True, help="Send the leads held for an unknown Page that the mapping file now "
+                                              "routes (deduped like webhooks).")
+def ignored(count: int, release: bool):
+    """Deliveries acknowledged but not sent, newest first: unknown form or Page, no
+    consent, test request. Leads from a Page not in the mapping file are held: add the
+    Page, restart, then `--release` sends them."""
+    from .. import intake
+    from ..sources import SOURCES, meta
+    from .common import mapping_or_exit, settings_or_exit
 
-    connection, _ = running_queue()
-    rows = connection.lrange(IGNORED, 0, count - 1)
+    connection, q = running_queue()
+    if release:
+        mapping = mapping_or_exit(settings_or_exit())
+        counts = intake.release_held(q, SOURCES[meta.NAME], mapping["routes"], mapping["processing"].get(meta.NAME))
+        click.echo(f"{counts['held']} held: released {counts['released']}, already known {counts['already_known']}, "
+                   f"still without a route {counts['still_held']}")
+        return
+    held = intake.held(connection)
+    if held:
+        pages = sorted({item.get("page_id") or "?" for item in held})
+        click.echo(f"{len(held)} leads held for Pages not in the mapping file ({', '.join(pages)}): add the Pages, "
+                   f"then `leadrelay ignored --release`")
+    rows = connection.lrange(intake.IGNORED, 0, count - 1)
     if not rows:
         click.echo("nothing ignored", err=True)
     for raw in rows:
