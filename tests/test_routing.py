@@ -6,6 +6,7 @@ enforcing who may read and send what, real signatures."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -294,3 +295,36 @@ def test_an_agency_file_stands_in_for_the_single_dataset_settings_and_its_mistak
                          cwd=tmp_path, capture_output=True, text=True)
     assert bad.returncode == 2 and "pages.303.token_env: CEDAR_PAGE_TOKEN is not set" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
+def test_metrics_and_the_admin_page_show_each_dataset(agency, graph, work, monkeypatch):
+    from helpers import ADMIN
+
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", ADMIN)
+    web = create_app().test_client()
+    graph.revoked.add(DATASETS["brandb"][2])
+    graph.refuse_event_ids.add("meta:31:Lead")
+    post(web, lead(graph, "11", "101"), lead(graph, "12", "101"), lead(graph, "21", "202"), lead(graph, "31", "303"),
+         lead(graph, "41", "404"))
+    work()
+    metrics = web.get("/metrics").get_data(as_text=True)
+    assert 'leadrelay_events_sent_total{dataset="acme",event_name="Lead",outcome="delivered"} 2.0' in metrics
+    assert 'leadrelay_dead_letters{dataset="cedar",reason="invalid"} 1.0' in metrics
+    assert 'leadrelay_dead_letters{dataset="brandb",reason="auth"} 1.0' in metrics
+    assert 'leadrelay_match_key_coverage_ratio{dataset="acme",event_name="Lead",key="em"} 1.0' in metrics
+    assert 'dataset="acme"' not in [line for line in metrics.splitlines() if "cedar" in line][0]
+
+    assert web.post("/admin/login", data={"token": ADMIN}).status_code == 303
+    page = web.get("/admin").get_data(as_text=True)
+    row = lambda name, html: re.search(rf'<tr data-dataset="{name}">(.*?)</tr>', html, re.S).group(1)  # noqa: E731
+    assert "token paused" in row("brandb", page) and "live" in row("acme", page)
+    assert 'data-figure="delivered">2<' in row("acme", page) and 'data-figure="dead">1<' in row("cedar", page)
+    assert "<code>101</code>" in row("acme", page)
+    assert "1 lead(s) from Pages not in the mapping file are held" in page and "(404)" in page
+    only = web.get("/admin?dataset=cedar").get_data(as_text=True)
+    assert 'data-reason="invalid"' in only and 'data-reason="auth"' not in only
+    assert 'data-event="meta:11:Lead"' in page and 'data-event="meta:11:Lead"' not in only
+    listed = leadrelay("dead-letters", "list", "--dataset", "brandb")
+    assert "1 dead letters: 1 auth" in listed.stdout
+    replayed = leadrelay("replay", "--dataset", "cedar", "--dry-run")
+    assert "1 selected" in replayed.stdout

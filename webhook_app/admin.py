@@ -32,7 +32,7 @@ def _filter(values, job_ids=()) -> deadletters.Filter:
 
 @bp.get("/dead-letters")
 def dead_letters():
-    """Dead letters, PII redacted; filters: reason, source, event, since."""
+    """Dead letters, PII redacted; filters: reason, source, event, since, dataset."""
     ext = current_app.extensions["leadrelay"]
     entries = deadletters.select(ext["redis"], ext["queue"], _filter(request.args))
     return jsonify(count=len(entries), by_reason=Counter(e["reason"] for e in entries),
@@ -48,7 +48,7 @@ def replay():
         raise ReceiverError("expected a JSON object", reason="malformed_json")
     where = _filter(body, body.get("job_ids") or ())
     if where.empty and body.get("all") is not True:
-        raise ReceiverError("say which: job_ids, reason, source, event_name, since, or all: true",
+        raise ReceiverError("say which: job_ids, reason, source, event_name, since, dataset, or all: true",
                             reason="no_selection")
     result = run_replay(ext["redis"], ext["queue"], where, everything=body.get("all") is True,
                                     dry_run=bool(body.get("dry_run")))

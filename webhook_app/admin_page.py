@@ -20,8 +20,9 @@ from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render
                    url_for)
 from rq import Worker
 
-from workers import counters, deadletters, events, logs, matchkeys
+from workers import counters, deadletters, events, intake, logs, matchkeys
 from workers.replay import run_replay
+from workers.routing import DEFAULT
 from workers.pauses import Pauses
 from workers.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
@@ -121,13 +122,15 @@ def replay():
     """Replay one dead letter (job_id) or a reason group (reason), then back to the page."""
     _check_form()
     job_id, reason = request.form.get("job_id"), request.form.get("reason")
+    dataset = request.form.get("dataset") or None  # the page's dataset filter: its group only
     if bool(job_id) == bool(reason):
         abort(400, "give a job_id or a reason")
-    where = deadletters.Filter(job_ids=(job_id,)) if job_id else deadletters.Filter(reason=reason)
+    where = deadletters.Filter(job_ids=(job_id,)) if job_id else deadletters.Filter(reason=reason, dataset=dataset)
     result = run_replay(_ext()["redis"], _ext()["queue"], where)
-    log.info("admin_replay", job_id=job_id, reason=reason, **result["counts"], woken=result["woken"])
+    log.info("admin_replay", job_id=job_id, reason=reason, dataset=dataset, **result["counts"], woken=result["woken"])
     flash(_replay_message(result), "error" if result["counts"]["failed"] else "ok")
-    return redirect(url_for("admin_page.page") + "#dead-letters", code=303)
+    return redirect(url_for("admin_page.page", **({"dataset": dataset} if dataset else {})) + "#dead-letters",
+                    code=303)
 
 
 def _check_form() -> None:
@@ -153,14 +156,22 @@ def _replay_message(result: dict) -> str:
 def overview() -> dict:
     """Everything the page shows; identifiers and key names only, never personal data."""
     ext = _ext()
-    connection, queue, settings = ext["redis"], ext["queue"], ext["settings"]
+    connection, queue, settings, routes = ext["redis"], ext["queue"], ext["settings"], ext["routes"]
+    chosen = request.args.get("dataset")
+    chosen = chosen if chosen in routes.datasets else None
     groups: dict[str, list] = defaultdict(list)
     now = time.time()
-    for entry in deadletters.select(connection, queue, deadletters.Filter()):
-        groups[entry["reason"]].append(_row(entry, now))
+    entries = deadletters.select(connection, queue, deadletters.Filter())
+    for entry in entries:
+        if chosen in (None, entry.get("dataset") or DEFAULT):
+            groups[entry["reason"]].append(_row(entry, now))
     pauses = Pauses(connection).all()
     last = connection.hget(counters.HASH, counters.LAST_DELIVERED)
+    recent = [e for e in counters.recent(connection) if chosen in (None, e.get("dataset", DEFAULT))]
     return {
+        "datasets": _datasets(routes, entries, pauses, counters.read(connection)),
+        "chosen": chosen,
+        "held": intake.held(connection),
         "queue": queue_status(queue),
         "waiting_on_token": sum(p["waiting"] for p in pauses),
         "workers": Worker.count(connection=connection, queue=queue),
@@ -168,15 +179,31 @@ def overview() -> dict:
         "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
         "reason_help": REASON_HELP,
         "not_replayable": {EXPIRED},
-        "recent": counters.recent(connection, 25),
-        "coverage": counters.recent_coverage(counters.recent(connection)),
+        "recent": recent[:25],
+        "coverage": counters.recent_coverage(recent),
         "match_keys": matchkeys.ALL,
         "last_delivered": float(last) if last else None,
         "config": settings.masked(),
-        "dry_run": settings.dry_run,
+        "dry_run": all(d.dry_run for d in routes.datasets.values()),
         "test_event_code": bool(settings.test_event_code),
         "sandbox": settings.sandbox,
     }
+
+
+def _datasets(routes, entries: list[dict], pauses: list[dict], figures: dict) -> list[dict]:
+    """A row per dataset: where it sends, its token's state, its Pages, what waits and what went."""
+    paused = {p["token"] for p in pauses}
+    rows = []
+    for dataset in routes.datasets.values():
+        delivered = sum(v for k, v in figures.items()
+                        if k[0] == counters.EVENTS.name and k[2] == "delivered" and k[3] == dataset.name)
+        rows.append({"name": dataset.name, "id": dataset.id, "dry_run": dataset.dry_run,
+                     "test_event_code": bool(dataset.test_event_code),
+                     "paused": dataset.token_env in paused and not dataset.dry_run,
+                     "pages": sorted(p.id for p in routes.pages.values() if p.dataset == dataset.name),
+                     "dead": sum(1 for e in entries if (e.get("dataset") or DEFAULT) == dataset.name),
+                     "delivered": int(delivered)})
+    return rows
 
 
 CALLS = {"lead_read": "lead read", "events": "event send", "form_leads": "lead list", "probe": "token check"}

@@ -94,12 +94,13 @@ def _event_sources() -> tuple[str, ...]:
 
 
 def filter_options(command):
-    """The options that pick dead letters: --reason, --source, --event, --since."""
+    """The options that pick dead letters: --reason, --source, --event, --since, --dataset."""
     for option in reversed([
         click.option("--reason", type=click.Choice(DEAD_LETTER_REASONS), help="Why the job failed for good."),
         click.option("--source", type=LazyChoice(_event_sources), help="Where it came from."),
         click.option("--event", "event_name", help="Event name, e.g. Lead."),
         click.option("--since", help="Last attempt at or after: 30m, 6h, 2d, or an ISO date/time."),
+        click.option("--dataset", help="A dataset's name in the mapping file (`default`: the environment's)."),
     ]):
         command = option(command)
     return command

@@ -40,7 +40,8 @@ def dead_letters_list(as_json: bool, **options):
     for entry in entries:
         row = deadletters.summary(entry)
         meta = f"code {row['code']}/{row['subcode']}" if row.get("code") else ""
-        click.echo(f"  {row['job_id']:<32} {row['reason']:<10} {row.get('event_name') or '-':<14} "
+        click.echo(f"  {row['job_id']:<32} {row['reason']:<10} {row.get('dataset') or 'default':<12} "
+                   f"{row.get('event_name') or '-':<14} "
                    f"attempts {row['attempts']:<3} {row['age_hours']:>6}h ago  {meta} {row.get('detail') or ''}")
 
 
@@ -70,7 +71,7 @@ def dead_letters_purge(everything: bool, dry_run: bool, **options):
 
     where = dead_letter_filter(**options)
     if where.empty and not everything:
-        raise click.UsageError("say which: --reason/--source/--event/--since, or --all")
+        raise click.UsageError("say which: --reason/--source/--event/--since/--dataset, or --all")
     connection, q = running_queue()
     entries = deadletters.select(connection, q, where)
     if not dry_run:
@@ -95,7 +96,7 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
 
     where = dead_letter_filter(job_ids, **options)
     if where.empty and not everything:
-        raise click.UsageError("say which: JOB_ID..., --reason/--source/--event/--since, or --all")
+        raise click.UsageError("say which: JOB_ID..., --reason/--source/--event/--since/--dataset, or --all")
     connection, q = running_queue()
 
     @contextmanager

@@ -11,12 +11,13 @@ from .common import running_queue
 
 @click.command("dry-run", short_help="Show events kept instead of sent.")
 @click.option("-n", "--count", default=10, show_default=True, help="How many of the newest events to show.")
-def dry_run(count: int):
+@click.option("--dataset", help="Only this dataset's (its name in the mapping file; `default`: the environment's).")
+def dry_run(count: int, dataset: str | None):
     """Show the newest events built while no CAPI token was set (JSON, one per line)."""
     from .. import capi
 
     connection, _ = running_queue()
-    kept = capi.last_dry_run(connection, count)
+    kept = capi.last_dry_run(connection, count, dataset)
     if not kept:
         click.echo("no dry-run events kept", err=True)
     for item in kept:
