@@ -152,3 +152,96 @@ def leadrelay(*args: str, clock: Callable[[], float] | None = None) -> Ran:
 
     result = CliRunner().invoke(main, list(args), obj={"clock": clock} if clock else None, catch_exceptions=False)
     return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+# An agency with three clients (and a fourth, Delta, to add later): tests/test_routing.py,
+# tests/test_agency.py; the `agency` fixture (conftest.py) sets them up.
+# page id -> (page token variable, token), dataset name -> (id, CAPI token variable, token)
+PAGES = {"101": ("ACME_PAGE_TOKEN", "acme-page-token"), "202": ("BRANDB_PAGE_TOKEN", "brandb-page-token"),
+         "303": ("CEDAR_PAGE_TOKEN", "cedar-page-token"), "404": ("DELTA_PAGE_TOKEN", "delta-page-token")}
+DATASETS = {"acme": ("1001", "ACME_CAPI_TOKEN", "acme-capi-token"),
+            "acme_b2b": ("1002", "ACME_CAPI_TOKEN", "acme-capi-token"),
+            "brandb": ("2001", "BRANDB_CAPI_TOKEN", "brandb-capi-token"),
+            "cedar": ("3001", "CEDAR_CAPI_TOKEN", "cedar-capi-token"),
+            "delta": ("4001", "DELTA_CAPI_TOKEN", "delta-capi-token")}
+API = {"acme": "acme-api-token", "brandb": "brandb-api-token"}
+B2B_FORM = "9001"  # an Acme Lead Ads form whose leads go to acme_b2b
+
+AGENCY_CONFIG = """
+[datasets.acme]
+id = "1001"
+token_env = "ACME_CAPI_TOKEN"
+lead_event_source = "Acme CRM"
+
+[datasets.acme_b2b]
+id = "1002"
+token_env = "ACME_CAPI_TOKEN"
+
+[datasets.brandb]
+id = "2001"
+token_env = "BRANDB_CAPI_TOKEN"
+ldu = true
+
+[datasets.cedar]
+id = "3001"
+token_env = "CEDAR_CAPI_TOKEN"
+
+[pages.101]
+token_env = "ACME_PAGE_TOKEN"
+dataset = "acme"
+
+[pages.202]
+token_env = "BRANDB_PAGE_TOKEN"
+dataset = "brandb"
+
+[pages.303]
+token_env = "CEDAR_PAGE_TOKEN"
+dataset = "cedar"
+
+[forms.meta.9001]
+dataset = "acme_b2b"
+
+[forms.typeform.aBc123Xy]
+dataset = "cedar"
+
+[clients.acme]
+token_env = "ACME_API_TOKEN"
+datasets = ["acme", "acme_b2b"]
+
+[clients.brandb]
+token_env = "BRANDB_API_TOKEN"
+datasets = ["brandb"]
+"""
+AGENCY_DELTA = """
+[datasets.delta]
+id = "4001"
+token_env = "DELTA_CAPI_TOKEN"
+
+[pages.404]
+token_env = "DELTA_PAGE_TOKEN"
+dataset = "delta"
+"""
+AGENCY_ENV = {variable: token for variable, token in [*PAGES.values(), *((v, t) for _, v, t in DATASETS.values())]}
+
+
+def agency_lead(graph, leadgen_id: str, page_id: str, form_id: str | None = None, email: str | None = None):
+    form_id = form_id or f"{page_id}555"  # form ids are Graph ids: one Page's only
+    graph.add_lead(leadgen_id, page_id=page_id, form_id=form_id, created_time=int(time.time()) - 60,
+                   field_data=[{"name": "email", "values": [email or f"{leadgen_id}@example.com"]}])
+    return {"field": "leadgen", "value": {"leadgen_id": leadgen_id, "page_id": page_id, "form_id": form_id,
+                                          "created_time": int(time.time()) - 60}}
+
+
+def agency_post(web, *changes):
+    entries = [{"id": c["value"]["page_id"], "time": int(time.time()), "changes": [c]} for c in changes]
+    body = json.dumps({"object": "page", "entry": entries}).encode()
+    return web.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body),
+                                                          "Content-Type": "application/json"})
+
+
+def delivered(graph) -> dict[str, list[str]]:
+    """Dataset id -> the lead ids of the Lead events it received."""
+    out: dict[str, list[str]] = {}
+    for event in graph.events:
+        out.setdefault(event["dataset_id"], []).append(str(event["user_data"].get("lead_id")))
+    return out

@@ -70,11 +70,16 @@ def check_config():
 @click.command(short_help="Check the whole setup; a fix for each.")
 @click.option("--page-id", help="Also check that this Page sends leadgen webhooks to the app.")
 def doctor(page_id: str | None):
-    """Check configuration, Redis, tokens, permissions, dataset, Page subscription and API version."""
+    """Check configuration, Redis, tokens, permissions, dataset, Page subscription and API version;
+    with datasets and Pages in the mapping file, one checklist per dataset and its Pages."""
     from .. import doctor as checkup
 
     checks = checkup.run(page_id=page_id)
+    client = ""
     for check in checks:
+        if check.client != client and check.client != "default":
+            click.echo(f"\n{check.client}:")
+        client = check.client
         click.echo(f"[{'ok' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
         if not check.ok and check.fix:
             click.echo(f"       fix: {check.fix}")
@@ -85,16 +90,38 @@ def doctor(page_id: str | None):
 
 
 @click.command(short_help="Subscribe the app to a Page's leadgen.")
-@click.option("--page-id", required=True, help="The Facebook Page whose leads should reach leadrelay.")
-def subscribe(page_id: str):
-    """Install the app on the Page for `leadgen` (Meta sends no lead webhooks before this)."""
+@click.option("--page-id", help="The Facebook Page whose leads should reach leadrelay.")
+@click.option("--all", "everything", is_flag=True, help="Every Page in the mapping file, each with its own token.")
+def subscribe(page_id: str | None, everything: bool):
+    """Install the app on a Page for `leadgen` (Meta sends no lead webhooks before this).
+
+    Exits 1 when Meta refused any Page.
+    """
     from ..doctor import subscribe as install
     from ..policy import DeliveryError
+    from ..routing import ANY_PAGE
 
+    if bool(page_id) == everything:
+        raise click.UsageError("say which: --page-id ID, or --all (the mapping file's Pages)")
     settings = settings_or_exit(WORKER)
-    try:
-        install(settings, page_id)
-    except DeliveryError as err:
-        raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "
-                                   f"a Page token with pages_manage_metadata is needed") from None
-    click.echo(f"page {page_id}: subscribed to leadgen")
+    routes = mapping_or_exit(settings)["routes"]
+    if everything:
+        targets = [(p.id, p.token) for p in routes.pages.values() if p.id != ANY_PAGE]
+        if not targets:
+            raise click.UsageError("the mapping file lists no Pages: give --page-id")
+    else:
+        page = routes.pages.get(page_id) or routes.pages.get(ANY_PAGE)
+        if page is None:
+            raise click.BadParameter(f"page {page_id} is not in the mapping file", param_hint="--page-id")
+        targets = [(page_id, page.token)]
+    refused = 0
+    for target, token in targets:
+        try:
+            install(settings, target, token)
+            click.echo(f"page {target}: subscribed to leadgen")
+        except DeliveryError as err:
+            refused += 1
+            click.echo(f"page {target}: Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "
+                       f"a Page token with pages_manage_metadata is needed", err=True)
+    if refused:
+        sys.exit(1)
