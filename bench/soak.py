@@ -6,8 +6,11 @@ dropped connections, timeouts), leadrelay's web process under gunicorn and sever
 several leads, some delivered twice, as Meta does) while a chaos loop SIGKILLs a
 random worker with its work horse and starts a new one. When the queue has drained
 it counts the events the stand-in received, by event_id: lost, duplicated, dead letters.
+With --clients N, N clients of an agency (a Page, a Page token, a dataset and a CAPI token
+each, in a mapping file; the stand-in refuses any token on another client's lead or
+dataset) share the run, and it also counts events that reached another client's dataset.
 
-    .venv/bin/python bench/soak.py [--leads 3000] [--workers 3] [--kill-every 2] [--fault-rate 0.15]
+    .venv/bin/python bench/soak.py [--leads 3000] [--workers 3] [--kill-every 2] [--fault-rate 0.15] [--clients 1]
 """
 
 from __future__ import annotations
@@ -52,11 +55,15 @@ FAULTS = [
 ]
 
 
-def notification(leadgen_ids: list[str]) -> tuple[bytes, dict]:
+def page_of(leadgen_id: str, clients: int) -> str:
+    return str(100 + int(leadgen_id) % clients) if clients > 1 else "1"
+
+
+def notification(leadgen_ids: list[str], clients: int) -> tuple[bytes, dict]:
     now = int(time.time())
-    body = json.dumps({"object": "page", "entry": [{"id": "1", "time": now, "changes": [
-        {"field": "leadgen", "value": {"leadgen_id": lid, "page_id": "1", "form_id": "2", "created_time": now}}
-        for lid in leadgen_ids]}]}).encode()
+    body = json.dumps({"object": "page", "entry": [{"id": page_of(lid, clients), "time": now, "changes": [
+        {"field": "leadgen", "value": {"leadgen_id": lid, "page_id": page_of(lid, clients), "form_id": "2",
+                                       "created_time": now}}]} for lid in leadgen_ids]}).encode()
     digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
     return body, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={digest}"}
 
@@ -95,6 +102,19 @@ class Workers:
             proc.wait(timeout=60)
 
 
+def agency(clients: int, standin: GraphStandin, tmp: Path) -> dict:
+    """The mapping file and token variables for N clients, and the stand-in told whose is what."""
+    lines, env = [], {"LEADRELAY_CONFIG": str(tmp / "agency.toml")}
+    for c in range(clients):
+        page, dataset = str(100 + c), str(9000 + c)
+        lines += [f'[datasets.client{c}]\nid = "{dataset}"\ntoken_env = "CLIENT{c}_CAPI"\n',
+                  f'[pages.{page}]\ntoken_env = "CLIENT{c}_PAGE"\ndataset = "client{c}"\n']
+        env |= {f"CLIENT{c}_CAPI": f"client{c}-capi", f"CLIENT{c}_PAGE": f"client{c}-page"}
+        standin.add_client(page, f"client{c}-page", {dataset: f"client{c}-capi"})
+    (tmp / "agency.toml").write_text("\n".join(lines))
+    return env
+
+
 def scraped(text: str) -> dict:
     """{(series, *label values in name order): value} from Prometheus text."""
     from prometheus_client.parser import text_string_to_metric_families
@@ -111,6 +131,7 @@ def main() -> None:
     parser.add_argument("--fault-rate", type=float, default=0.15, help="share of Graph calls that fail")
     parser.add_argument("--redeliver", type=float, default=0.1, help="share of notifications sent twice")
     parser.add_argument("--timeout", type=float, default=600, help="give up draining after this many seconds")
+    parser.add_argument("--clients", type=int, default=1, help="clients of an agency sharing the run (1: none)")
     args = parser.parse_args()
     rng = random.Random(11)
 
@@ -125,6 +146,10 @@ def main() -> None:
                "META_GRAPH_URL": graph_url, "LEADRELAY_RETRY_BASE_SECONDS": "0.2",
                "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "0.5", "LEADRELAY_LOG_LEVEL": "WARNING",
                "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"}
+        if args.clients > 1:
+            for name in ("META_PAGE_ACCESS_TOKEN", "META_DATASET_ID", "META_CAPI_ACCESS_TOKEN"):
+                env.pop(name)
+            env |= agency(args.clients, standin, tmp)
         web = subprocess.Popen([str(BIN / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
                                 "webhook_app:create_app()"], env=env, cwd=ROOT, stdout=log, stderr=log)
         workers = Workers(env, args.workers, log)
@@ -137,6 +162,8 @@ def main() -> None:
                 time.sleep(0.1)
 
         lead_ids = [str(10**15 + i) for i in range(args.leads)]
+        if args.clients > 1:
+            standin.lead_pages.update((lid, page_of(lid, args.clients)) for lid in lead_ids)
         batches, i = [], 0
         while i < len(lead_ids):
             size = rng.choice([1, 1, 1, 2, 3])
@@ -150,7 +177,7 @@ def main() -> None:
         def push(batch):
             if not hasattr(session, "s"):
                 session.s = requests.Session()
-            body, headers = notification(batch)
+            body, headers = notification(batch, args.clients)
             statuses[session.s.post(f"{base}/webhooks/meta", data=body, headers=headers, timeout=10).status_code] += 1
 
         stop_chaos = threading.Event()
@@ -207,6 +234,8 @@ def main() -> None:
                                   deadletters.Filter())
     standin.stop()
     lost = expected - set(received)
+    owner = {f"meta:{lid}:Lead": str(9000 + int(page_of(lid, args.clients)) - 100) for lid in lead_ids}
+    crossed = sum(1 for e in standin.events if args.clients > 1 and e["dataset_id"] != owner[e["event_id"]])
     duplicated = {k: n for k, n in received.items() if n > 1}
     graph_calls = len(standin.requests)
     print(f"leads {len(lead_ids)} in {len(batches)} signed notifications "
@@ -222,16 +251,19 @@ def main() -> None:
     killed_mid_send = {k for k in duplicated if "lead-" + k.rsplit(":", 1)[0].replace(":", "-") in recovered}
     print(f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
           f"{dict(Counter(d['reason'] for d in dead))}")
+    if args.clients > 1:
+        per = Counter(e["dataset_id"] for e in standin.events)
+        print(f"clients {args.clients}: events per dataset {dict(sorted(per.items()))}; cross-client events {crossed}")
     if duplicated:
         print(f"  of the duplicated, {len(killed_mid_send)} belong to jobs killed mid-run and recovered: the send "
               f"reached Meta, the answer never reached us; the resend carries the same event_id, which Meta dedupes")
     print(f"logs: {tmp / 'processes.log'}")
-    if lost or set(duplicated) - killed_mid_send:
+    if lost or set(duplicated) - killed_mid_send or crossed:
         print("examples:", sorted(lost)[:5], list(duplicated.items())[:5])
         sys.exit(1)
     accepted = figures.get(("leadrelay_webhooks_received_total", "accepted", "meta"), 0)
     repeats = figures.get(("leadrelay_webhooks_received_total", "duplicate", "meta"), 0)
-    confirmed = figures.get(("leadrelay_events_sent_total", "Lead", "delivered"), 0)
+    confirmed = sum(v for k, v in figures.items() if k[0] == "leadrelay_events_sent_total" and k[2:] == ("Lead", "delivered"))
     retries = sum(v for k, v in figures.items() if k[0] == "leadrelay_retries_total")
     print(f"/metrics: webhooks accepted {accepted:.0f}, duplicate {repeats:.0f}; events confirmed {confirmed:.0f}; "
           f"retries {retries:.0f}")

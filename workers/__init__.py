@@ -7,7 +7,8 @@ The data path, top to bottom:
       sources/        the registry: each source's kind, secret setting, verify, parse,
                       lead key and job; one module per source (meta, typeform, tally)
       errors.py       what a delivery can be refused for (reason, status)
-      intake.py       verify, parse, prepare, dedupe and enqueue durably; what is not sent
+      intake.py       verify, parse, route, prepare, dedupe and enqueue durably; what is not sent
+      routing.py      datasets, Pages, per-form datasets, API clients: where each lead goes
       forms.py        form answers to match keys (mappingfile.py: the mapping file)
       stages.py       CRM/sheet stage changes checked and queued (stagemap.py: names)
 
