@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 from werkzeug.serving import make_server
 
-from helpers import ADMIN, invalid_dead_letter
+from helpers import ADMIN, agency_lead, agency_post, invalid_dead_letter
 from webhook_app import create_app
 from workers import policy
 
@@ -144,3 +144,35 @@ def test_logging_out_ends_the_session_for_a_copied_cookie_and_wrong_tokens_are_t
     page.fill("#token", ADMIN)
     page.click("text=Log in")
     expect(page.get_by_role("alert")).to_contain_text("too many wrong tokens")
+
+
+@pytest.fixture
+def served_agency(agency, monkeypatch):
+    """The app of an agency with three clients (conftest's `agency`), on a real port."""
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", ADMIN)
+    app = create_app()
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield app, f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def test_pick_one_dataset_and_replay_only_its_dead_letters(served_agency, browser, graph, work, redis_conn):
+    app, base = served_agency
+    graph.refuse_event_ids.update({"meta:21:Lead", "meta:31:Lead"})
+    agency_post(app.test_client(), agency_lead(graph, "21", "202"), agency_lead(graph, "31", "303"))
+    work()
+    graph.refuse_event_ids.clear()
+    page = browser.new_page()
+    page.goto(f"{base}/admin")
+    page.fill("#token", ADMIN)
+    page.press("#token", "Enter")
+    expect(page.locator('tr[data-dataset="cedar"] [data-figure="dead"]')).to_have_text("1")
+    page.select_option("#dataset-filter select", "cedar")
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_role("heading", name="Dead letters of cedar")).to_be_visible()
+    page.get_by_role("button", name="Replay all 1").click()
+    expect(page.get_by_role("status")).to_have_text("Replay: 1 requeued.")
+    work()
+    assert [e["dataset_id"] for e in graph.events] == ["3001"]  # Brand B's dead letter stays where it was
+    expect(page.locator('tr[data-dataset="brandb"] [data-figure="dead"]')).to_have_text("1")

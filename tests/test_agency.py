@@ -4,6 +4,7 @@ every Page. Real Redis and the stand-in (which enforces each client's tokens).""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -124,3 +125,21 @@ def test_reconcile_all_reads_every_pages_forms_with_its_token_and_routes_what_it
     got = {e["dataset_id"]: str(e["user_data"]["lead_id"]) for e in graph.events}
     assert got == {"1001": "11", "1002": "12", "2001": "21", "3001": "31"}
     assert leadrelay("reconcile", "--form-id", "202555").returncode == 2  # which Page's? the file lists several
+
+
+def test_a_dataset_without_a_capi_token_keeps_its_events_and_dry_run_shows_them_alone(agency, graph, work):
+    from workers import jobs
+    from workers.settings import load
+
+    agency.write_text(AGENCY_CONFIG + '[datasets.trial]\nid = "5001"\n\n[pages.505]\ntoken_env = "CEDAR_PAGE_TOKEN"\n'
+                                      'dataset = "trial"\n')
+    jobs.install(load())
+    graph.add_client("505", "cedar-page-token", {})
+    web = create_app().test_client()
+    agency_post(web, agency_lead(graph, "51", "505"), agency_lead(graph, "31", "303"))
+    work()
+    assert [e["dataset_id"] for e in graph.events] == ["3001"]  # the trial dataset's event was kept, not sent
+    kept = leadrelay("dry-run", "--dataset", "trial").stdout.splitlines()
+    assert [json.loads(line)["event"]["event_id"] for line in kept] == ["meta:51:Lead"]
+    assert json.loads(kept[0])["dataset_id"] == "5001"
+    assert leadrelay("dry-run", "--dataset", "cedar").stdout == ""
