@@ -47,6 +47,10 @@ def test_an_agency_file_stands_in_for_the_single_dataset_settings_and_its_mistak
                     ACME_API_TOKEN="a", BRANDB_API_TOKEN="b")
     ok = subprocess.run([str(BIN / "leadrelay"), "check-config"], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
+    routes = json.loads(ok.stdout)["mapping"]["routes"]
+    assert routes["pages"]["202"] == {"dataset": "brandb", "token_env": "BRANDB_PAGE_TOKEN"}
+    assert routes["datasets"]["acme_b2b"] == {"id": "1002", "token_env": "ACME_CAPI_TOKEN", "sends": "live"}
+    assert routes["clients"]["acme"]["datasets"] == ["acme", "acme_b2b"] and "acme-page-token" not in ok.stdout
     del env["CEDAR_PAGE_TOKEN"]
     bad = subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"], env={**env, "REDIS_URL": "redis://127.0.0.1:1/0"},
                          cwd=tmp_path, capture_output=True, text=True)

@@ -63,8 +63,20 @@ def check_config():
     summary = {**settings.masked(), "mapping": {
         "forms": {source: sorted(forms) for source, forms in mapping["forms"].items()},
         "negative_stages": sorted(mapping["stages"].negative),
-        "sources_with_ldu": sorted(name for name, fields in mapping["processing"].items() if fields)}}
+        "sources_with_ldu": sorted(name for name, fields in mapping["processing"].items() if fields),
+        "routes": _routes_summary(mapping["routes"])}}
     click.echo(json.dumps(summary, indent=2, default=list))
+
+
+def _routes_summary(routes) -> dict:
+    """Where leads go, with the variables that hold the tokens (never the tokens)."""
+    return {"datasets": {d.name: {"id": d.id, "token_env": d.token_env, "sends": "dry-run" if d.dry_run else "live"}
+                         for d in routes.datasets.values()},
+            "default_dataset": routes.default,
+            "pages": {p.id: {"dataset": p.dataset, "token_env": p.token_env} for p in routes.pages.values()},
+            "forms": {f"{source}.{form}": dataset for (source, form), dataset in routes.forms.items()},
+            "clients": {c.name: {"datasets": sorted(c.datasets), "token_env": c.token_env}
+                        for c in routes.clients.values()}}
 
 
 @click.command(short_help="Check the whole setup; a fix for each.")
