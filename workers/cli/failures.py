@@ -171,7 +171,7 @@ def ignored(count: int, release: bool):
     if held:
         pages = sorted({item.get("page_id") or "?" for item in held})
         click.echo(f"{len(held)} leads held for Pages not in the mapping file ({', '.join(pages)}): add the Pages, "
-                   f"then `leadrelay ignored --release`")
+                   f"restart, then `leadrelay ignored --release`")
     rows = connection.lrange(intake.IGNORED, 0, count - 1)
     if not rows:
         click.echo("nothing ignored", err=True)
