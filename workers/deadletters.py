@@ -19,7 +19,7 @@ import redis
 from rq import Queue
 from rq.registry import FailedJobRegistry
 
-from . import counters, times
+from . import accuracy, counters, times
 from .queues import redis_key
 
 INDEX = redis_key("dead")
@@ -44,6 +44,8 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
         pipe.hset(REASONS, entry["job_id"], f"{entry['reason']} {dataset}")
         if new:
             counters.count(pipe, counters.DEAD, entry["reason"], dataset)
+        if entry.get("source") == "meta" and isinstance(entry.get("args"), dict):
+            accuracy.mark(pipe, "dead", [entry["args"]])
         pipe.execute()
 
 

@@ -11,7 +11,7 @@ import redis
 from rq import Queue
 from rq.exceptions import DuplicateJobError
 
-from . import counters, forms, policy
+from . import accuracy, counters, forms, policy
 from .errors import BadSignature, QueueUnavailable
 from .queues import job_id, redis_key
 from .routing import Routes
@@ -49,7 +49,8 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
     unusable = counts.pop("unusable")
     # One write, after the enqueue: a delivery answered 503 records nothing, so its retry
     # does not record the same items twice.
-    record_ignored(queue.connection, source.name, not_sent + unusable, held)
+    record_ignored(queue.connection, source.name, not_sent + unusable, held,
+                   arrived=[args for _, args in jobs] if source.kind != FORM else [])
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
 
 
@@ -140,16 +141,18 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
     return {"accepted": len(new_ids), "duplicates": duplicates, "job_ids": new_ids, "unusable": unusable}
 
 
-def record_ignored(connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = ()) -> None:
+def record_ignored(connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = (),
+                   arrived: list[dict] = ()) -> None:
     """Keep what was acknowledged but not sent (unknown form or Page, no consent, test
     delivery, negative stages), newest first, for `leadrelay ignored`, and count it by
     reason. Ids and reasons only. `held`: Lead Ads changes no route took, kept whole
-    (they are ids too) until `release_held` sends them.
+    (they are ids too) until `release_held` sends them. `arrived`: the Lead Ads leads a
+    webhook brought, for the accuracy figures.
 
     Raises:
         QueueUnavailable: Redis could not be reached.
     """
-    if not skipped:
+    if not skipped and not arrived:
         return
     now = int(time.time())
     try:
@@ -160,6 +163,7 @@ def record_ignored(connection: redis.Redis, source: str, skipped: list[dict], he
             pipe.ltrim(IGNORED, 0, IGNORED_KEEP - 1)
             for item in held:
                 pipe.hset(HELD, item["leadgen_id"], json.dumps({**item, "held_at": now}, sort_keys=True))
+            accuracy.mark(pipe, "webhook", arrived, now)
             pipe.execute()
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None

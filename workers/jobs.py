@@ -15,7 +15,7 @@ from typing import Callable
 import redis
 from rq import get_current_job
 
-from . import capi, counters, deliveries, events, logs, matchkeys, profiles, times, userdata
+from . import accuracy, capi, counters, deliveries, events, logs, matchkeys, profiles, times, userdata
 from .attempts import attempt, finished
 from .policy import DeliveryError
 from .graph import Graph
@@ -35,6 +35,7 @@ class Context:
     connection: redis.Redis
     graph: Graph
     routes: Routes
+    processing: dict | None = None  # the Lead Ads source's Limited Data Use fields ([sources.meta] ldu)
 
 
 _context: Context | None = None
@@ -50,11 +51,12 @@ def install(settings: Settings, routes: Routes | None = None) -> Context:
     from .mappingfile import validate  # it reads the source registry, which imports this module
 
     global _context
-    routes = validate(settings)["routes"] if routes is None else routes
+    mapping = validate(settings)
+    routes = mapping["routes"] if routes is None else routes
     connection = connect(settings.redis_url)
     graph = Graph(settings, pauses=Pauses(connection), labels=routes.labels(),
                   observe=functools.partial(counters.observe_graph, connection))
-    _context = Context(settings, connection, graph, routes)
+    _context = Context(settings, connection, graph, routes, mapping["processing"].get("meta"))
     return _context
 
 
@@ -119,6 +121,7 @@ def process_meta_lead(leadgen: dict) -> dict:
                              lead_event_source=dataset.lead_event_source, processing=leadgen.get("processing"))
         profiles.keep_lead_event(ctx.connection, event)
         result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
+        accuracy.mark_now(ctx.connection, "confirmed", [{**leadgen, "created_time": created}])
         return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
 
     return _run(ctx, work, body)

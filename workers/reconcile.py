@@ -32,9 +32,12 @@ def _pages(graph: Graph, path: str, token: str, params: dict) -> Iterator[dict]:
         after = (paging.get("cursors") or {}).get("after")
 
 
-def form_leads(graph: Graph, form_id: str, since: int, token: str) -> Iterator[dict]:
-    """Every lead of the form created after `since`."""
-    filtering = json.dumps([{"field": "time_created", "operator": "GREATER_THAN", "value": since}])
+def form_leads(graph: Graph, form_id: str, since: int, token: str, until: int | None = None) -> Iterator[dict]:
+    """Every lead of the form created after `since` (and, with `until`, not after it)."""
+    rules = [{"field": "time_created", "operator": "GREATER_THAN", "value": since}]
+    if until is not None:
+        rules.append({"field": "time_created", "operator": "LESS_THAN", "value": until + 1})
+    filtering = json.dumps(rules)
     return _pages(graph, f"{form_id}/leads", token, {"fields": LEAD_FIELDS, "filtering": filtering,
                                                      "limit": PAGE_SIZE})
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import requests
 from rq import SimpleWorker
 
-from . import capi, jobs, logs, recovery, retention, sandbox
+from . import capi, jobs, logs, recovery, retention, sandbox, sweep
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
@@ -66,6 +66,7 @@ def work(settings: Settings, burst: bool = False) -> bool:
     worker.settings = settings
     ctx = jobs.install(settings)  # the jobs this process runs use these settings, read once
     capi.warn_at_start(ctx.routes.datasets.values(), "worker")
+    sweep.schedule(q, settings.sweep_seconds)  # one job per time slot, whoever schedules it
     swept = recovery.sweep(connection, q)
     if any(swept.values()):
         log.warning("recovery_sweep", **swept)

@@ -41,6 +41,8 @@ class Settings:
     profile_retention_days: int = 90
     graph_timeout_seconds: float = 10.0
     dry_run_keep: int = 200
+    sweep_seconds: int = 300  # how often the sweep reads every form's leads (0: never)
+    sweep_grace_seconds: int = 600  # leads younger than this are left to their webhook
     retry_base_seconds: float = 30.0
     admin_token: str = ""
     allow_unsigned: tuple[str, ...] = ()
@@ -202,6 +204,8 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
         profile_retention_days=number("LEADRELAY_PROFILE_RETENTION_DAYS", 90),
         graph_timeout_seconds=number("LEADRELAY_GRAPH_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
         dry_run_keep=number("LEADRELAY_DRY_RUN_KEEP", 200),
+        sweep_seconds=number("LEADRELAY_SWEEP_SECONDS", 300, minimum=0),
+        sweep_grace_seconds=number("LEADRELAY_SWEEP_GRACE_SECONDS", 600, minimum=0),
         retry_base_seconds=number("LEADRELAY_RETRY_BASE_SECONDS", 30.0, kind=float, minimum=0.01),
         admin_token=_text(env, "LEADRELAY_ADMIN_TOKEN"),
         allow_unsigned=checked(allow_unsigned, ()),

@@ -100,12 +100,14 @@ class LeadAds:
 
     def _form_leads(self, form_id: str, query: dict) -> dict:
         """GET /{form_id}/leads: newest first, `time_created` filtering, cursor paging."""
-        since = 0
+        since, before = 0, float("inf")
         for rule in json.loads(query.get("filtering", ["[]"])[0]):
             if rule.get("field") == "time_created" and rule.get("operator") == "GREATER_THAN":
                 since = int(rule["value"])
-        leads = sorted((lead for lead in self.leads.values() if lead["form_id"] == form_id
-                        and unix_time(lead["created_time"]) > since),
+            if rule.get("field") == "time_created" and rule.get("operator") == "LESS_THAN":
+                before = int(rule["value"])
+        leads = sorted((lead for lead in list(self.leads.values()) if lead["form_id"] == form_id
+                        and since < unix_time(lead["created_time"]) < before),
                        key=lambda lead: lead["created_time"], reverse=True)
         start = int(query.get("after", ["0"])[0])
         limit = int(query.get("limit", ["25"])[0])
