@@ -13,7 +13,7 @@ from helpers import CAPI_TOKEN, leadgen_body, fast_forward, sign
 from helpers import fixture, typeform_sig
 from helpers import BIN, clean_env, wait_for
 from webhook_app import create_app
-from workers import deadletters, replay
+from workers import deadletters, jobs, replay, sweep
 from workers.embedded_redis import free_port
 from workers.queues import queue
 
@@ -227,7 +227,7 @@ def test_metrics_carry_no_personal_data_or_secrets(client, graph, post_meta, wor
         assert raw.lower() not in text
 
 
-def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta, work):
+def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta, work, redis_conn):
     """docs/prometheus-alerts.yml must not drift from what /metrics serves."""
     graph.add_lead(LEAD)
     graph.add_lead("1234567890123457")
@@ -236,6 +236,9 @@ def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta,
     post_meta(leadgen_body("1234567890123457", created_time=int(time.time())))
     graph.then(error(100, 2804016), on="events")
     work()
+    graph.page_forms["111"] = ["555"]
+    graph.add_lead("1234567890123458")  # no webhook: the sweep finds it and flags the Page silent
+    sweep.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=time.time() + 700)
     served = {name for name, _ in scrape(client)}
     rules = (Path(__file__).parent.parent / "docs" / "prometheus-alerts.yml").read_text()
     used = set(re.findall(r"\bleadrelay_[a-z_]+", rules))

@@ -20,7 +20,7 @@ from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render
                    url_for)
 from rq import Worker
 
-from workers import counters, deadletters, events, intake, logs, matchkeys
+from workers import accuracy, counters, deadletters, events, intake, logs, matchkeys
 from workers.replay import run_replay
 from workers.routing import DEFAULT
 from workers.pauses import Pauses
@@ -28,7 +28,7 @@ from workers.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, T
 from workers.queues import queue_status
 from workers.sources.signing import matches_any
 
-from . import guard, tokenauth
+from . import charts, guard, tokenauth
 
 bp = Blueprint("admin_page", __name__, url_prefix="/admin", template_folder="templates")
 log = logs.get(__name__)
@@ -168,7 +168,9 @@ def overview() -> dict:
     pauses = Pauses(connection).all()
     last = connection.hget(counters.HASH, counters.LAST_DELIVERED)
     recent = [e for e in counters.recent(connection) if chosen in (None, e.get("dataset", DEFAULT))]
+    figures = accuracy.report(connection)
     return {
+        "accuracy": figures, "charts": charts.page_charts(figures), "silent": accuracy.silent(connection),
         "datasets": _datasets(routes, entries, pauses, counters.read(connection)),
         "chosen": chosen,
         "held": intake.held(connection),

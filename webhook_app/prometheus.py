@@ -17,7 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.multiprocess import MultiProcessCollector
 from rq import Worker
 
-from workers import deadletters
+from workers import accuracy, deadletters
 from workers import counters
 from workers.pauses import Pauses
 from workers.queues import queue_status
@@ -91,6 +91,30 @@ class RedisCollector:
         paused = GaugeMetricFamily("leadrelay_tokens_paused", "Tokens Meta refused; jobs needing them wait.")
         paused.add_metric([], len(Pauses(self.connection).all()))
         yield paused
+        yield from _accuracy(self.connection)
+
+
+def _accuracy(connection):
+    """Of the Lead Ads leads of the last 7 days, per Page and form, where each stands."""
+    rows = accuracy.report(connection)
+    leads = GaugeMetricFamily("leadrelay_leads", "Lead Ads leads created in the last 7 days, by Page, form and "
+                              "state (meta: listed by Meta; webhook; recovered: by the sweep; confirmed; dead; "
+                              "waiting; too_old).", labels=["page", "form", "state"])
+    for row in rows:
+        for state in ("meta", "webhook", "recovered", "confirmed", "dead", "waiting", "too_old"):
+            leads.add_metric([row["page_id"], row["form_id"], state], row[state])
+    yield leads
+    ratio = GaugeMetricFamily("leadrelay_lead_accuracy_ratio", "Share of the last 7 days' known leads whose Lead "
+                              "event Meta confirmed, by Page.", labels=["page"])
+    for page, figures in sorted(accuracy.by_page(rows).items()):
+        if figures["accuracy"] is not None:
+            ratio.add_metric([page], figures["accuracy"])
+    yield ratio
+    silent = GaugeMetricFamily("leadrelay_webhook_silent", "1 for a Page flagged webhook_silent: the sweep found "
+                               "leads no webhook brought.", labels=["page"])
+    for page in sorted(accuracy.silent(connection)):
+        silent.add_metric([page], 1)
+    yield silent
 
 
 def _rows(values: dict, name: str):

@@ -48,7 +48,7 @@ def mark(pipe, kind: str, leads: list[dict], now: float | None = None) -> None:
         created = lead.get("created_time")
         key = _key(kind, page, form, day(created if isinstance(created, (int, float)) else now))
         pipe.sadd(key, str(lead.get("leadgen_id") or lead.get("id")))
-        pipe.expire(key, (WINDOW_DAYS + 1) * 86400)
+        pipe.expire(key, (WINDOW_DAYS + 2) * 86400)
         pipe.sadd(FORMS, f"{page} {form}")
 
 
@@ -66,7 +66,8 @@ def report(connection: redis.Redis, days: int = WINDOW_DAYS, now: float | None =
     """Per Page and form (and per day, for the chart): how many leads Meta holds, came by
     webhook, were recovered, confirmed, dead-lettered, are still waiting, or were too old."""
     now = time.time() if now is None else now
-    dates = [day(now - n * 86400) for n in range(days - 1, -1, -1)]
+    # The days a rolling window of `days` × 24 hours touches: one more than `days`.
+    dates = [day(now - n * 86400) for n in range(days, -1, -1)]
     pairs = sorted(p.decode().split(" ") for p in connection.smembers(FORMS))
     with connection.pipeline(transaction=False) as pipe:
         for page, form in pairs:

@@ -54,7 +54,8 @@ class GraphStandin(LeadAds):
     # -- scripting ---------------------------------------------------------
     def then(self, action: dict, on: str | None = None, times: int = 1) -> None:
         """Answer the next `times` calls (to `on`: "lead" or "events", or any) with `action`:
-        {"status": 400, "error": {...}, "headers": {...}}, {"delay": 3}, or {"drop": True}."""
+        {"status": 400, "error": {...}, "headers": {...}}, {"delay": 3}, {"drop": True}, or
+        {"hold": threading.Event()} (answer once the test sets it)."""
         for _ in range(times):
             self.script.append((on, action))
 
@@ -153,6 +154,8 @@ class GraphStandin(LeadAds):
                 "message": "Error validating access token: Session has expired", "type": "OAuthException",
                 "code": 190, "error_subcode": 463, "fbtrace_id": "revoked"}})
         action = self._next_action(kind) or self._chaos()
+        if action and action.get("hold"):  # a threading.Event: the answer waits until it is set
+            action["hold"].wait(10)
         if action and action.get("delay"):
             time.sleep(action["delay"])
         if action and action.get("drop"):  # after a delay: a request lost before Meta processed it

@@ -5,6 +5,7 @@
     sent.py      dry-run, coverage
     imports.py   import-stages, reconcile
     samples.py   send-test
+    accounting.py  accuracy, sweep
     common.py    settings and mapping checked, the running queue, progress, filters
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import click
 
 from .. import environment
-from . import failures, imports, samples, sent, service
+from . import accounting, failures, imports, samples, sent, service
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -33,5 +34,5 @@ def main(ctx: click.Context):
 for command in (service.run, service.worker, sent.dry_run, sent.coverage, service.check_config,
                 failures.dead_letters_group, failures.replay, failures.resume, failures.ignored,
                 imports.import_stages, imports.reconcile_command, service.doctor, service.subscribe,
-                samples.send_test):
+                samples.send_test, accounting.accuracy, accounting.sweep):
     main.add_command(command)

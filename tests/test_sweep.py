@@ -1,0 +1,160 @@
+"""The sweep against the stand-in's form lead lists (time filter, cursor paging) on real
+Redis: it enqueues exactly the leads no webhook brought, remembers where it stopped across
+restarts, sweeps once however many workers try, backs off when Meta rate-limits it, flags a
+Page whose webhooks stopped, and counts leads too old to send without sending them."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from rq.registry import ScheduledJobRegistry
+
+from helpers import agency_lead, leadgen_body, leadrelay, scheduled_in, wait_for
+from workers import accuracy, jobs, sweep
+from workers.queues import queue
+from workers.settings import load
+
+PAGE, FORM = "111", "555"  # where tests/helpers.leadgen_body's leads come from
+HOUR = 3600
+
+
+@pytest.fixture
+def form(graph):
+    """The Page's one Lead Ads form, as Graph lists it."""
+    graph.page_forms[PAGE] = [FORM]
+    return FORM
+
+
+def leads(graph, count: int, created: int, start: int = 0) -> list[str]:
+    ids = [str(7000000000000000 + start + n) for n in range(count)]
+    for leadgen_id in ids:
+        graph.add_lead(leadgen_id, created_time=created, form_id=FORM)
+    return ids
+
+
+def run(redis_conn, now: float | None = None) -> dict:
+    return sweep.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=now)
+
+
+def lead_events(graph) -> list[str]:
+    return sorted(str(e["user_data"]["lead_id"]) for e in graph.events if e["event_name"] == "Lead")
+
+
+def filtering(call) -> dict:
+    return {rule["operator"]: rule["value"] for rule in json.loads(call["query"]["filtering"][0])}
+
+
+def test_webhooks_for_8_of_10_leads_then_the_sweep_enqueues_exactly_the_other_2(form, graph, post_meta, work,
+                                                                                 redis_conn):
+    created = int(time.time()) - HOUR
+    ids = leads(graph, 10, created)
+    post_meta(leadgen_body(*ids[:8], created_time=created))
+    work()
+    result = run(redis_conn)
+    assert result["outcome"] == "swept" and result["forms"][f"{PAGE}/{FORM}"] == {
+        "listed": 10, "recovered": 2, "too_old": 0, "known": 8}
+    work()
+    assert lead_events(graph) == sorted(ids)  # each once
+    [row] = accuracy.report(redis_conn)
+    assert {k: row[k] for k in ("meta", "webhook", "recovered", "confirmed", "waiting", "dead", "missing")} == {
+        "meta": 10, "webhook": 8, "recovered": 2, "confirmed": 10, "waiting": 0, "dead": 0, "missing": 0}
+    assert row["accuracy"] == 1.0
+    table = leadrelay("accuracy")
+    assert table.returncode == 1  # two leads came without a webhook: the Page is flagged
+    assert f"{PAGE:<18}{FORM:<18}" in table.stdout and "100.0%" in table.stdout
+    assert f"page {PAGE}: webhook_silent" in table.stderr
+    assert json.loads(leadrelay("accuracy", "--json").stdout)["pages"][PAGE]["recovered"] == 2
+
+
+def test_a_restart_between_sweeps_neither_rereads_nor_skips(form, graph, post_meta, work, redis_conn):
+    now = time.time()
+    first = leads(graph, 3, int(now) - HOUR)
+    post_meta(leadgen_body(first[0], created_time=int(now) - HOUR))  # the Page becomes known
+    assert run(redis_conn, now)["recovered"] == 2
+    jobs.install(load())  # a worker restarted: only Redis remembers
+    second = leads(graph, 2, int(now) - 300, start=100)  # inside the grace period at the first sweep
+    later = now + 1000
+    result = run(redis_conn, later)
+    [_, call] = graph.calls("form_leads")
+    assert filtering(call) == {"GREATER_THAN": int(now) - 600, "LESS_THAN": int(later) - 600 + 1}
+    assert result["forms"][f"{PAGE}/{FORM}"]["listed"] == 2 and result["recovered"] == 2
+    work()
+    assert lead_events(graph) == sorted(first + second)
+
+
+def test_two_workers_sweeping_at_once_enqueue_each_lead_once(form, graph, post_meta, redis_conn):
+    created = int(time.time()) - HOUR
+    ids = leads(graph, 4, created)
+    post_meta(leadgen_body(ids[0], created_time=created))
+    release = threading.Event()
+    graph.then({"hold": release}, on="form_leads")
+    outcomes = []
+    first = threading.Thread(target=lambda: outcomes.append(run(redis_conn)["outcome"]))
+    first.start()
+    wait_for(lambda: graph.calls("form_leads"))  # the first sweep is inside Graph's answer
+    outcomes.append(run(redis_conn)["outcome"])
+    release.set()
+    first.join(10)
+    assert sorted(outcomes) == ["already_running", "swept"]
+    assert len(graph.calls("form_leads")) == 1
+    assert queue(redis_conn, "leadrelay").count == 4  # the webhook's lead and the three recovered, once each
+
+
+def test_a_rate_limit_stops_the_sweep_keeps_its_place_and_waits_longer_each_time(form, graph, post_meta, work,
+                                                                                 redis_conn, monkeypatch):
+    monkeypatch.setenv("LEADRELAY_SWEEP_SECONDS", "60")
+    jobs.install(load())
+    created = int(time.time()) - HOUR
+    ids = leads(graph, 3, created)
+    post_meta(leadgen_body(ids[0], created_time=created))
+    usage = json.dumps({"1": [{"type": "lead_retrieval", "estimated_time_to_regain_access": 5}]})
+    graph.then({"status": 400, "error": {"code": 80005}, "headers": {"X-Business-Use-Case-Usage": usage}},
+               on="form_leads", times=2)
+    first = sweep.run_sweep({})
+    assert first["outcome"] == "throttled" and first["retry_in"] == 300  # Meta's five minutes
+    assert redis_conn.hget(sweep.CURSORS, FORM) is None  # its place is kept: nothing was read
+    [scheduled] = [j for j in ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids()
+                   if j.startswith("sweep-")]
+    assert 235 < scheduled_in(redis_conn, scheduled) <= 300  # the start of the slot five minutes on
+    assert sweep.run_sweep({})["retry_in"] == 600  # twice as long
+    assert sweep.run_sweep({})["recovered"] == 2  # Meta answers again: from the same place
+    assert redis_conn.get(sweep.BACKOFF) is None
+    work()
+    assert lead_events(graph) == sorted(ids)
+
+
+def test_a_page_with_no_webhooks_at_all_is_flagged_webhook_silent_once(agency, graph, work, redis_conn, capfd):
+    for n in range(3):
+        agency_lead(graph, f"2020{n}", "202")  # Brand B's leads: no webhook ever came
+    capfd.readouterr()
+    result = run(redis_conn, time.time() + 600)
+    assert result["forms"]["202/202555"]["recovered"] == 3 and result["forms"]["101/101555"]["recovered"] == 0
+    assert set(accuracy.silent(redis_conn)) == {"202"}
+    logged = [json.loads(line) for line in capfd.readouterr().err.splitlines() if '"webhook_silent"' in line]
+    assert [(e["level"], e["page_id"]) for e in logged] == [("error", "202")]
+    assert "leadrelay doctor --page-id 202" in logged[0]["detail"]
+    graph.add_lead("20209", page_id="202", form_id="202555", created_time=int(time.time()) + 100)  # after the cursor
+    run(redis_conn, time.time() + 1200)
+    assert '"webhook_silent"' not in capfd.readouterr().err  # still silent: said once
+    run(redis_conn, time.time() + 1800)  # nothing new only the sweep found: the flag clears
+    assert accuracy.silent(redis_conn) == {}
+    work()
+    assert sorted(e["dataset_id"] for e in graph.events) == ["2001"] * 4
+
+
+def test_leads_older_than_the_window_are_counted_but_not_sent(form, graph, post_meta, work, redis_conn):
+    now = int(time.time())
+    fresh = leads(graph, 1, now - HOUR)
+    closing = leads(graph, 1, now - 7 * 24 * HOUR + 1800, start=10)  # inside 7 days, past the hour of margin
+    leads(graph, 1, now - 8 * 24 * HOUR, start=20)  # past 7 days: never read
+    post_meta(leadgen_body(fresh[0], created_time=now - HOUR))
+    result = run(redis_conn, now)
+    assert filtering(graph.calls("form_leads")[0])["GREATER_THAN"] == now - 7 * 24 * HOUR
+    assert result["forms"][f"{PAGE}/{FORM}"] == {"listed": 2, "recovered": 0, "too_old": 1, "known": 1}
+    work()
+    assert lead_events(graph) == fresh
+    assert closing[0] not in lead_events(graph)
+    assert sum(row["too_old"] for row in accuracy.report(redis_conn)) == 1
