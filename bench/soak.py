@@ -10,7 +10,12 @@ With --clients N, N clients of an agency (a Page, a Page token, a dataset and a 
 each, in a mapping file; the stand-in refuses any token on another client's lead or
 dataset) share the run, and it also counts events that reached another client's dataset.
 
+With --drop-webhooks 0.3, that share of notifications is never sent (the leads exist at
+the stand-in only) and the worker's sweep must find them; it prints how long the last
+recovered lead took from its creation to Meta's confirmation.
+
     .venv/bin/python bench/soak.py [--leads 3000] [--workers 3] [--kill-every 2] [--fault-rate 0.15] [--clients 1]
+                                   [--drop-webhooks 0]
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from workers.standin import GraphStandin  # noqa: E402
+from workers.times import unix_time  # noqa: E402
 
 from workers import deadletters  # noqa: E402
 from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
@@ -132,6 +138,8 @@ def main() -> None:
     parser.add_argument("--redeliver", type=float, default=0.1, help="share of notifications sent twice")
     parser.add_argument("--timeout", type=float, default=600, help="give up draining after this many seconds")
     parser.add_argument("--clients", type=int, default=1, help="clients of an agency sharing the run (1: none)")
+    parser.add_argument("--drop-webhooks", type=float, default=0.0, help="share of notifications never sent: "
+                        "the sweep must recover their leads")
     args = parser.parse_args()
     rng = random.Random(11)
 
@@ -145,7 +153,8 @@ def main() -> None:
                "META_PAGE_ACCESS_TOKEN": "page", "META_DATASET_ID": "42", "META_CAPI_ACCESS_TOKEN": "capi",
                "META_GRAPH_URL": graph_url, "LEADRELAY_RETRY_BASE_SECONDS": "0.2",
                "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "0.5", "LEADRELAY_LOG_LEVEL": "WARNING",
-               "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"}
+               "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2",
+               "LEADRELAY_SWEEP_SECONDS": "5", "LEADRELAY_SWEEP_GRACE_SECONDS": "3"}
         if args.clients > 1:
             for name in ("META_PAGE_ACCESS_TOKEN", "META_DATASET_ID", "META_CAPI_ACCESS_TOKEN"):
                 env.pop(name)
@@ -164,6 +173,8 @@ def main() -> None:
         lead_ids = [str(10**15 + i) for i in range(args.leads)]
         if args.clients > 1:
             standin.lead_pages.update((lid, page_of(lid, args.clients)) for lid in lead_ids)
+        for page in {page_of(lid, args.clients) for lid in lead_ids}:
+            standin.page_forms[page] = ["2"]  # the stand-in lists a form's leads across Pages: one form is enough
         batches, i = [], 0
         while i < len(lead_ids):
             size = rng.choice([1, 1, 1, 2, 3])
@@ -171,12 +182,20 @@ def main() -> None:
             i += size
         batches += [b for b in batches if rng.random() < args.redeliver]  # Meta redelivers
         rng.shuffle(batches)
+        dropped = {id(b) for b in batches if rng.random() < args.drop_webhooks}
+        never = {lid for b in batches if id(b) in dropped for lid in b} - {
+            lid for b in batches if id(b) not in dropped for lid in b}
         statuses: Counter = Counter()
         session = threading.local()
 
         def push(batch):
             if not hasattr(session, "s"):
                 session.s = requests.Session()
+            for lid in batch:  # the lead exists at Meta whether or not its webhook comes
+                if lid not in standin.leads:
+                    standin.add_lead(lid, form_id="2", created_time=int(time.time()))
+            if id(batch) in dropped:
+                return
             body, headers = notification(batch, args.clients)
             statuses[session.s.post(f"{base}/webhooks/meta", data=body, headers=headers, timeout=10).status_code] += 1
 
@@ -212,7 +231,8 @@ def main() -> None:
         chaos_thread.join()
         workers.kill_one(rng)  # one more fresh worker: its start-up sweep finds any orphan
         quiet, last_report = 0, time.time()
-        while time.time() - started < args.timeout and quiet < 6:
+        while time.time() - started < args.timeout and (quiet < 6 or len({e["event_id"] for e in standin.events})
+                                                         < len(lead_ids)):
             quiet = quiet + 1 if pending() == 0 else 0
             time.sleep(0.5)
             if time.time() - last_report > 15:
@@ -244,6 +264,13 @@ def main() -> None:
           f"fault rate {args.fault_rate:.0%}")
     print(f"pushed in {pushed_in:.1f}s, drained in {drained_in:.1f}s")
     print(f"events received {sum(received.values())}, distinct event_ids {len(received)}")
+    if never:
+        confirmed_at = {e.get("event_id"): r["at"] for r in standin.requests if r["kind"] == "events" and r["body"]
+                        for e in r["body"].get("data", [])}
+        took = [confirmed_at[f"meta:{lid}:Lead"] - unix_time(standin.leads[lid]["created_time"]) for lid in never
+                if f"meta:{lid}:Lead" in confirmed_at]
+        print(f"webhooks never sent for {len(never)} leads: the sweep recovered {len(took)}; the last took "
+              f"{max(took, default=0):.1f}s from creation to Meta's confirmation (median {sorted(took)[len(took) // 2] if took else 0:.1f}s)")
     recovered = set()
     for line in (tmp / "processes.log").read_text().splitlines():
         if '"job_recovered"' in line:

@@ -4,6 +4,7 @@ see the dead letters grouped by reason, click Replay, see the event go."""
 import os
 import shutil
 import threading
+import time
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -176,3 +177,40 @@ def test_pick_one_dataset_and_replay_only_its_dead_letters(served_agency, browse
     work()
     assert [e["dataset_id"] for e in graph.events] == ["3001"]  # Brand B's dead letter stays where it was
     expect(page.locator('tr[data-dataset="brandb"] [data-figure="dead"]')).to_have_text("1")
+
+
+def test_the_accuracy_table_and_chart_after_a_sweep_recovered_two_leads(served, browser, graph, work, redis_conn,
+                                                                       tmp_path):
+    from helpers import leadgen_body, sign
+    from workers import jobs, sweep
+    from workers.queues import queue
+
+    app, base = served
+    created = int(time.time()) - 3600
+    ids = [str(7100000000000000 + n) for n in range(10)]
+    for leadgen_id in ids:
+        graph.add_lead(leadgen_id, created_time=created, form_id="555")
+    graph.page_forms["111"] = ["555"]
+    body = leadgen_body(*ids[:8], created_time=created)
+    app.test_client().post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    sweep.sweep(jobs.context(), queue(redis_conn, "leadrelay"))
+    work()
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{base}/admin")
+    page.fill("#token", ADMIN)
+    page.press("#token", "Enter")
+    row = page.locator('tr[data-form="111/555"]')
+    for figure, shown in (("meta", "10"), ("webhook", "8"), ("recovered", "2"), ("confirmed", "10"),
+                          ("waiting", "0"), ("accuracy", "100.0%")):
+        expect(row.locator(f'[data-figure="{figure}"]')).to_have_text(shown)
+    expect(page.locator('[data-silent="111"]')).to_contain_text("webhook_silent")
+    chart = page.locator('figure[data-chart="111"]')
+    expect(chart).to_be_visible()
+    today = time.strftime("%Y-%m-%d", time.gmtime(created))
+    heights = {s: float(chart.locator(f'rect[data-series="{s}"][data-day="{today}"]').get_attribute("height"))
+               for s in ("webhook", "recovered", "confirmed")}
+    assert heights["confirmed"] == 80 and heights["webhook"] == 64 and heights["recovered"] == 16  # 10, 8, 2 of 10
+    chart.screenshot(path=str(tmp_path / "accuracy-chart.png"))
+    if os.environ.get("SAVE_ADMIN_SCREENSHOT"):
+        shutil.copy(tmp_path / "accuracy-chart.png", os.environ["SAVE_ADMIN_SCREENSHOT"])

@@ -158,3 +158,32 @@ def test_leads_older_than_the_window_are_counted_but_not_sent(form, graph, post_
     assert lead_events(graph) == fresh
     assert closing[0] not in lead_events(graph)
     assert sum(row["too_old"] for row in accuracy.report(redis_conn)) == 1
+
+
+def test_a_page_whose_token_is_refused_does_not_stop_the_sweep_of_the_others(agency, graph, redis_conn, capfd):
+    from helpers import PAGES
+
+    agency_lead(graph, "30301", "303")
+    graph.revoked.add(PAGES["202"][1])
+    result = run(redis_conn, time.time() + 600)
+    assert result["outcome"] == "swept" and result["failed_pages"] == ["202"]
+    assert result["forms"]["303/303555"]["recovered"] == 1
+    failed = [json.loads(line) for line in capfd.readouterr().err.splitlines() if '"sweep_page_failed"' in line]
+    assert [(e["level"], e["page_id"], e["code"]) for e in failed] == [("error", "202", 190)]
+
+
+def test_an_interrupted_read_goes_on_from_the_page_it_reached(form, graph, post_meta, redis_conn):
+    created = int(time.time()) - HOUR
+    ids = leads(graph, 250, created)  # three pages of Graph's list
+    post_meta(leadgen_body(ids[0], created_time=created))
+    graph.then({"status": 500, "error": {"code": 2, "is_transient": True}}, on="form_leads")  # before any page
+    graph.then({}, on="form_leads")  # page 1 answers...
+    graph.then({"status": 400, "error": {"code": 613}}, on="form_leads")  # ...then Meta rate-limits page 2
+    assert run(redis_conn)["failed_pages"] == [PAGE]  # a 5xx: this Page waits for the next sweep
+    interrupted = run(redis_conn)
+    assert interrupted["outcome"] == "throttled" and interrupted["forms"][f"{PAGE}/{FORM}"]["listed"] == 100
+    assert json.loads(redis_conn.hget(sweep.PROGRESS, FORM))["after"] == "100"
+    finished = run(redis_conn)
+    assert finished["forms"][f"{PAGE}/{FORM}"]["listed"] == 150  # pages 2 and 3, not page 1 again
+    assert [c["query"].get("after") for c in graph.calls("form_leads")][-2:] == [["100"], ["200"]]
+    assert queue(redis_conn, "leadrelay").count == 250 and redis_conn.hget(sweep.PROGRESS, FORM) is None

@@ -24,6 +24,7 @@ The data path, top to bottom:
       events.py       event names, ids, the 7-day window; ldu.py: Limited Data Use
       graph.py        the Graph client; capi.py: send, the ledger, dry-run; deliveries.py: batches
       pauses.py       tokens parked after an auth failure
+      sweep.py        the scheduled read of every form's leads; accuracy.py: what reached Meta
 
     what failed, and keeping it tidy
       deadletters.py  the store and its filters; replay.py; retention.py; recovery.py

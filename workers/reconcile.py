@@ -15,31 +15,42 @@ from .sources import SOURCES, meta
 PAGE_SIZE = 100
 
 
-def _pages(graph: Graph, path: str, token: str, params: dict) -> Iterator[dict]:
-    """Every item of a Graph list, following its cursor paging.
+def pages_of(graph: Graph, path: str, token: str, params: dict, after: str | None = None
+             ) -> Iterator[tuple[list[dict], str | None]]:
+    """A Graph list page by page, following its cursor paging: (items, the cursor that
+    continues after them; None after the last page). Starts after `after` if given.
 
     Raises:
         DeliveryError: a Graph call failed (classified as everywhere else).
     """
-    after = None
     while True:
         page = graph.call("GET", path, token, params={**params, **({"after": after} if after else {})},
                           operation="form_leads")
-        yield from page.get("data") or []
         paging = page.get("paging") or {}
-        if not paging.get("next") or not page.get("data"):
+        after = (paging.get("cursors") or {}).get("after") if paging.get("next") and page.get("data") else None
+        yield page.get("data") or [], after
+        if after is None:
             return
-        after = (paging.get("cursors") or {}).get("after")
+
+
+def _pages(graph: Graph, path: str, token: str, params: dict) -> Iterator[dict]:
+    for items, _ in pages_of(graph, path, token, params):
+        yield from items
+
+
+def lead_list(form_id: str, since: int, until: int | None = None) -> tuple[str, dict]:
+    """The path and parameters that list a form's leads created after `since` (and, with
+    `until`, not after it)."""
+    rules = [{"field": "time_created", "operator": "GREATER_THAN", "value": since}]
+    if until is not None:
+        rules.append({"field": "time_created", "operator": "LESS_THAN", "value": until + 1})
+    return f"{form_id}/leads", {"fields": LEAD_FIELDS, "filtering": json.dumps(rules), "limit": PAGE_SIZE}
 
 
 def form_leads(graph: Graph, form_id: str, since: int, token: str, until: int | None = None) -> Iterator[dict]:
     """Every lead of the form created after `since` (and, with `until`, not after it)."""
-    rules = [{"field": "time_created", "operator": "GREATER_THAN", "value": since}]
-    if until is not None:
-        rules.append({"field": "time_created", "operator": "LESS_THAN", "value": until + 1})
-    filtering = json.dumps(rules)
-    return _pages(graph, f"{form_id}/leads", token, {"fields": LEAD_FIELDS, "filtering": filtering,
-                                                     "limit": PAGE_SIZE})
+    path, params = lead_list(form_id, since, until)
+    return _pages(graph, path, token, params)
 
 
 def page_forms(graph: Graph, page_id: str, token: str) -> list[str]:

@@ -20,6 +20,7 @@ leadrelay notices, and how those leads still reach Meta inside their 7 days.
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from datetime import datetime, timezone
@@ -28,13 +29,14 @@ import redis
 from rq import Queue, get_current_job
 
 from . import accuracy, events, intake, jobs, logs, times
-from .policy import THROTTLED, DeliveryError
+from .policy import THROTTLED, TRANSIENT, DeliveryError, Paused
 from .queues import SERIALIZER, job_id, redis_key
-from .reconcile import form_leads, page_forms
+from .reconcile import lead_list, page_forms, pages_of
 from .routing import ANY_PAGE
 from .sources import SOURCES, meta
 
 CURSORS = redis_key("sweep", "cursors")  # form id -> creation time read up to
+PROGRESS = redis_key("sweep", "progress")  # form id -> {"since", "until", "after"}: a read under way
 LOCK = redis_key("sweep", "lock")
 BACKOFF = redis_key("sweep", "backoff")  # seconds the next sweep waits after a rate limit
 MAX_BACKOFF = 3600
@@ -90,20 +92,33 @@ def sweep(ctx, queue: Queue, now: float | None = None) -> dict:
     if not connection.set(LOCK, token, nx=True, ex=max(ctx.settings.sweep_seconds, 60) * 2):
         return {"outcome": "already_running"}
     forms: dict[str, dict] = {}
+    failed = []
     try:
         for page_id, page_token in pages(ctx):
-            found = {form: _sweep_form(ctx, queue, page_id, page_token, form, now)
-                     for form in page_forms(ctx.graph, page_id, page_token)}
-            forms.update((f"{page_id}/{form}", counts) for form, counts in found.items())
-            _judge_page(connection, page_id, sum(c["recovered"] for c in found.values()), now)
+            found: dict[str, dict] = {}
+            try:
+                for form in page_forms(ctx.graph, page_id, page_token):
+                    found[form] = _sweep_form(ctx, queue, page_id, page_token, form, now, forms)
+            except (DeliveryError, Paused) as err:
+                if getattr(err, "reason", None) == THROTTLED:
+                    raise
+                failed.append(page_id)  # its progress is kept: the next sweep goes on from there
+                # One Page's refused token or list must not stop the others; doctor says why.
+                level = log.warning if getattr(err, "reason", None) == TRANSIENT else log.error
+                level("sweep_page_failed", page_id=page_id, **(err.as_dict() if isinstance(err, DeliveryError)
+                                                               else {"reason": "token_paused"}),
+                      fix=f"the sweep could not read this Page's forms; if it lasts, run `leadrelay doctor "
+                          f"--page-id {page_id}`")
+            _judge_page(connection, page_id, sum(c["recovered"] for c in found.values()), now,
+                        complete=page_id not in failed)
     except DeliveryError as err:
-        if err.reason != THROTTLED:
-            raise
-        wait = min(max(int(connection.get(BACKOFF) or 0) * 2, err.retry_after or 0, ctx.settings.sweep_seconds),
-                   MAX_BACKOFF)
+        progressed = any(c["listed"] for c in forms.values())
+        # Waits grow only while sweeps make no progress at all.
+        grown = 0 if progressed else int(connection.get(BACKOFF) or 0) * 2
+        wait = min(max(grown, err.retry_after or 0, ctx.settings.sweep_seconds), MAX_BACKOFF)
         connection.set(BACKOFF, wait)
         log.warning("sweep_throttled", retry_in=wait, code=err.code, detail="Meta rate-limited the sweep: it stops, "
-                    "keeps its place, and waits longer each time")
+                    "keeps its place, and waits (longer each time it gets nowhere)")
         return {"outcome": "throttled", "retry_in": wait, "forms": forms}
     finally:
         if connection.get(LOCK) == token.encode():
@@ -111,43 +126,64 @@ def sweep(ctx, queue: Queue, now: float | None = None) -> dict:
     connection.delete(BACKOFF)
     recovered = sum(c["recovered"] for c in forms.values())
     log.info("sweep", forms=len(forms), recovered=recovered, listed=sum(c["listed"] for c in forms.values()))
-    return {"outcome": "swept", "recovered": recovered, "forms": forms}
+    return {"outcome": "swept", "recovered": recovered, "forms": forms, "failed_pages": failed}
 
 
-def _sweep_form(ctx, queue: Queue, page_id: str, token: str, form_id: str, now: float) -> dict:
+def _sweep_form(ctx, queue: Queue, page_id: str, token: str, form_id: str, now: float, forms: dict) -> dict:
+    """Read one form's leads in (since, until], page by page, keeping after each page where
+    the read stands, so an interrupted read goes on from there next time; the form's
+    cursor moves to `until` once the read is whole. Counts go into `forms` as they come."""
     connection = ctx.connection
-    oldest = int(now - events.MAX_AGE_SECONDS)
-    cursor = connection.hget(CURSORS, form_id)
-    since = max(int(cursor), oldest) if cursor else oldest
-    until = int(now - ctx.settings.sweep_grace_seconds)
-    if until <= since:
-        return {"listed": 0, "recovered": 0, "too_old": 0, "known": 0}
+    counts = forms.setdefault(f"{page_id}/{form_id}", {"listed": 0, "recovered": 0, "too_old": 0, "known": 0})
+    raw = connection.hget(PROGRESS, form_id)
+    progress = json.loads(raw) if raw else None
+    if progress is None:
+        cursor, oldest = connection.hget(CURSORS, form_id), int(now - events.MAX_AGE_SECONDS)
+        since = max(int(cursor), oldest) if cursor else oldest
+        until = int(now - ctx.settings.sweep_grace_seconds)
+        if until <= since:
+            return counts
+        progress = {"since": since, "until": until, "after": None}
+    path, params = lead_list(form_id, progress["since"], progress["until"])
+    for items, after in pages_of(ctx.graph, path, token, params, progress["after"]):
+        with connection.pipeline() as pipe:
+            for name, value in _take(ctx, queue, pipe, page_id, form_id, items, now).items():
+                counts[name] += value
+            if after is None:  # the whole window is read: the next sweep starts where it ended
+                pipe.hset(CURSORS, form_id, progress["until"])
+                pipe.hdel(PROGRESS, form_id)
+            else:
+                pipe.hset(PROGRESS, form_id, json.dumps({**progress, "after": after}))
+            pipe.execute()
+    return counts
+
+
+def _take(ctx, queue: Queue, pipe, page_id: str, form_id: str, items: list[dict], now: float) -> dict:
+    """Enqueue one page of a form's leads that no webhook brought; mark them all for the
+    accuracy figures (in `pipe`); counts."""
     listed = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": page_id, "form_id": form_id,
                "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
-               "created_time": times.unix_time(lead.get("created_time"))}
-              for lead in form_leads(ctx.graph, form_id, since, token, until)]
+               "created_time": times.unix_time(lead.get("created_time"))} for lead in items]
     cutoff = events.oldest_acceptable(now)
     sendable = [lead for lead in listed if (lead["created_time"] or now) > cutoff]
     too_old = [lead for lead in listed if (lead["created_time"] or now) <= cutoff]
     work, _ = intake.lead_jobs(SOURCES[meta.NAME], sendable, ctx.routes, ctx.processing)
-    counts = intake.enqueue_new(queue, SOURCES[meta.NAME], work)
-    new = set(counts["job_ids"])
+    enqueued = intake.enqueue_new(queue, SOURCES[meta.NAME], work)
+    new = set(enqueued["job_ids"])
     recovered = [args for key, args in work if job_id("lead", meta.NAME, key) in new]
-    with connection.pipeline() as pipe:
-        accuracy.mark(pipe, "meta", listed, now)
-        accuracy.mark(pipe, "too_old", too_old, now)
-        accuracy.mark(pipe, "recovered", recovered, now)
-        pipe.hset(CURSORS, form_id, until)
-        pipe.execute()
+    accuracy.mark(pipe, "meta", listed, now)
+    accuracy.mark(pipe, "too_old", too_old, now)
+    accuracy.mark(pipe, "recovered", recovered, now)
     return {"listed": len(listed), "recovered": len(recovered), "too_old": len(too_old),
-            "known": counts["duplicates"]}
+            "known": enqueued["duplicates"]}
 
 
-def _judge_page(connection: redis.Redis, page_id: str, recovered: int, now: float) -> None:
+def _judge_page(connection: redis.Redis, page_id: str, recovered: int, now: float, complete: bool) -> None:
     """Leads only the sweep found mean the Page's webhooks have stopped: flag it, loudly
-    once; a sweep that recovers nothing clears it."""
+    once; a whole sweep of the Page that recovers nothing clears it."""
     if not recovered:
-        accuracy.clear_silent(connection, page_id)
+        if complete:
+            accuracy.clear_silent(connection, page_id)
         return
     if accuracy.flag_silent(connection, page_id, recovered, now):
         log.error("webhook_silent", page_id=page_id, recovered=recovered,
