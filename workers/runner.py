@@ -44,6 +44,8 @@ class LeadrelayWorker(SimpleWorker):
         super().run_maintenance_tasks()
         days = self.settings.dead_letter_retention_days
         for q in self.queues:
+            # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
+            sweep.schedule(q, self.settings.sweep_seconds)
             recovery.sweep(self.connection, q)
             retention.scrub(self.connection, q, days)
             retention.prune(self.connection, q)

@@ -89,7 +89,7 @@ def sweep(ctx, queue: Queue, now: float | None = None) -> dict:
     if queue.count > BUSY_QUEUE:
         return {"outcome": "queue_busy", "queued": queue.count}
     token = secrets.token_hex(8)
-    if not connection.set(LOCK, token, nx=True, ex=max(ctx.settings.sweep_seconds, 60) * 2):
+    if not connection.set(LOCK, token, nx=True, ex=_lock_seconds(ctx)):
         return {"outcome": "already_running"}
     forms: dict[str, dict] = {}
     failed = []
@@ -147,6 +147,7 @@ def _sweep_form(ctx, queue: Queue, page_id: str, token: str, form_id: str, now: 
     path, params = lead_list(form_id, progress["since"], progress["until"])
     for items, after in pages_of(ctx.graph, path, token, params, progress["after"]):
         with connection.pipeline() as pipe:
+            pipe.expire(LOCK, _lock_seconds(ctx))  # still sweeping: a killed sweep's lock soon lapses
             for name, value in _take(ctx, queue, pipe, page_id, form_id, items, now).items():
                 counts[name] += value
             if after is None:  # the whole window is read: the next sweep starts where it ended
@@ -156,6 +157,12 @@ def _sweep_form(ctx, queue: Queue, page_id: str, token: str, form_id: str, now: 
                 pipe.hset(PROGRESS, form_id, json.dumps({**progress, "after": after}))
             pipe.execute()
     return counts
+
+
+def _lock_seconds(ctx) -> int:
+    """Long enough for a few Graph calls, short enough that a sweep killed with its worker
+    does not hold the others back for long (the lock is renewed after each page read)."""
+    return int(max(3 * ctx.settings.graph_timeout_seconds, 30))
 
 
 def _take(ctx, queue: Queue, pipe, page_id: str, form_id: str, items: list[dict], now: float) -> dict:
