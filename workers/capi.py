@@ -38,6 +38,14 @@ def confirmed(connection: redis.Redis, event_id: str) -> bool:
     return bool(connection.exists(redis_key("confirmed", event_id)))
 
 
+def confirmed_many(connection: redis.Redis, event_ids: list[str | None]) -> list[bool]:
+    """`confirmed` for many events in one round trip (None: no event, not confirmed)."""
+    with connection.pipeline(transaction=False) as pipe:
+        for event_id in event_ids:
+            pipe.exists(redis_key("confirmed", event_id or ""))
+        return [bool(found) and bool(event_id) for found, event_id in zip(pipe.execute(), event_ids)]
+
+
 def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict], dataset: Dataset) -> dict:
     """Send events to the dataset with its token; in dry-run (a dataset without a CAPI
     token), keep them for inspection instead.

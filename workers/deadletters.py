@@ -63,12 +63,16 @@ def get(connection: redis.Redis, job_id: str) -> dict | None:
     return json.loads(raw) if raw else None
 
 
-def forget(connection: redis.Redis, job_id: str) -> None:
-    with connection.pipeline() as pipe:
-        pipe.delete(record_key(job_id))
-        pipe.zrem(INDEX, job_id)
-        pipe.hdel(REASONS, job_id)
+def forget(connection: redis.Redis, job_id: str, pipe=None) -> None:
+    """Drop a dead letter's record; in `pipe` when given (the caller executes it)."""
+    own = pipe is None
+    pipe = connection.pipeline() if own else pipe
+    pipe.delete(record_key(job_id))
+    pipe.zrem(INDEX, job_id)
+    pipe.hdel(REASONS, job_id)
+    if own:
         pipe.execute()
+        pipe.reset()
 
 
 def purge(connection: redis.Redis, queue: Queue, job_id: str) -> None:
@@ -130,12 +134,16 @@ def select(connection: redis.Redis, queue: Queue, where: Filter) -> list[dict]:
     the failed registry (replayed elsewhere, expired) are dropped from the index."""
     job_ids = list(where.job_ids) or [j.decode() for j in connection.zrangebyscore(INDEX, where.since or 0, "+inf")]
     raws = connection.mget([record_key(j) for j in job_ids]) if job_ids else []
-    failed = FailedJobRegistry(queue=queue)
+    failed_key = FailedJobRegistry(queue=queue).key
+    with connection.pipeline(transaction=False) as pipe:
+        for job_id in job_ids:
+            pipe.zscore(failed_key, job_id)
+        present = pipe.execute() if job_ids else []
     out = []
-    for job_id, raw in zip(job_ids, raws):
+    for job_id, raw, score in zip(job_ids, raws, present):
         if raw is None:
             continue
-        if job_id not in failed:
+        if score is None:
             forget(connection, job_id)
             continue
         entry = json.loads(raw)
