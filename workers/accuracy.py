@@ -1,6 +1,6 @@
 """Accuracy: of the Lead Ads leads that exist, how many reached Meta, per Page and form.
 
-Each lead leaves its id in a few sets, one per (day it was created, Page, form, kind):
+Each lead has a few flags, per (day it was created, Page, form):
 
     meta        listed by Meta (the sweep reads every form's lead list)
     webhook     brought by a webhook
@@ -9,9 +9,11 @@ Each lead leaves its id in a few sets, one per (day it was created, Page, form, 
     dead        dead-lettered
     too_old     listed by Meta but past what can still be sent: counted, never sent
 
-Sets, not counters: a lead marked twice (a redelivered webhook, a replayed job) counts
-once, and the report can tell "recovered and then confirmed" from "still waiting". Ids
-only; the sets expire a day after the report's window.
+A lead marked twice with the same flag (a redelivered webhook, a replayed job) counts
+once. One Lua script sets a flag and moves the lead between flag combinations, counted
+per (day, Page, form): the report reads those few counters, never the leads, so it
+costs the same at ten leads a day or a hundred thousand. Ids only; everything expires
+two days after the report's window.
 """
 
 from __future__ import annotations
@@ -24,19 +26,41 @@ import redis
 
 from .queues import redis_key
 
-KINDS = ("meta", "webhook", "recovered", "confirmed", "dead", "too_old")
+FLAGS = {"meta": "m", "webhook": "w", "recovered": "r", "confirmed": "c", "dead": "d", "too_old": "o"}
+KINDS = tuple(FLAGS)
 WINDOW_DAYS = 7  # what can still be sent, and what the report looks back over
 FORMS = redis_key("accuracy", "forms")  # "page form" pairs ever marked
 SILENT = redis_key("accuracy", "silent")  # page id -> why it is flagged webhook_silent
 NONE = "-"  # a Page or form the lead did not name
+
+# KEYS: the day's flags per lead (hash), the day's count per flag combination (hash), FORMS.
+# ARGV: lead id, flag, ttl, "page form". Combinations are kept with their flags sorted.
+_MARK = """
+local old = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if string.find(old, ARGV[2], 1, true) then return 0 end
+local flags = {}
+for c in (old .. ARGV[2]):gmatch('.') do flags[#flags + 1] = c end
+table.sort(flags)
+local new = table.concat(flags)
+redis.call('HSET', KEYS[1], ARGV[1], new)
+if old ~= '' then redis.call('HINCRBY', KEYS[2], old, -1) end
+redis.call('HINCRBY', KEYS[2], new, 1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+return 1
+"""
+# Only its sha is computed here; it always runs on the caller's client or pipeline, which
+# loads it into Redis when Redis does not know it yet.
+_MARK_SCRIPT = redis.Redis().register_script(_MARK)
 
 
 def day(unix: float) -> str:
     return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%d")
 
 
-def _key(kind: str, page: str, form: str, on: str) -> str:
-    return redis_key("accuracy", on, page, form, kind)
+def _keys(page: str, form: str, on: str) -> tuple[str, str]:
+    return redis_key("accuracy", on, page, form, "leads"), redis_key("accuracy", on, page, form, "counts")
 
 
 def mark(pipe, kind: str, leads: list[dict], now: float | None = None) -> None:
@@ -46,10 +70,9 @@ def mark(pipe, kind: str, leads: list[dict], now: float | None = None) -> None:
     for lead in leads:
         page, form = str(lead.get("page_id") or NONE), str(lead.get("form_id") or NONE)
         created = lead.get("created_time")
-        key = _key(kind, page, form, day(created if isinstance(created, (int, float)) else now))
-        pipe.sadd(key, str(lead.get("leadgen_id") or lead.get("id")))
-        pipe.expire(key, (WINDOW_DAYS + 2) * 86400)
-        pipe.sadd(FORMS, f"{page} {form}")
+        flags, counts = _keys(page, form, day(created if isinstance(created, (int, float)) else now))
+        _MARK_SCRIPT(keys=[flags, counts, FORMS], args=[str(lead.get("leadgen_id") or lead.get("id")), FLAGS[kind],
+                                                  (WINDOW_DAYS + 2) * 86400, f"{page} {form}"], client=pipe)
 
 
 def mark_now(connection: redis.Redis, kind: str, leads: list[dict]) -> None:
@@ -72,27 +95,30 @@ def report(connection: redis.Redis, days: int = WINDOW_DAYS, now: float | None =
     with connection.pipeline(transaction=False) as pipe:
         for page, form in pairs:
             for on in dates:
-                for kind in KINDS:
-                    pipe.smembers(_key(kind, page, form, on))
-        members = iter(pipe.execute()) if pairs else iter(())
+                pipe.hgetall(_keys(page, form, on)[1])
+        combos = iter(pipe.execute()) if pairs else iter(())
     rows = []
     for page, form in pairs:
-        by_day = [_figures({kind: next(members) for kind in KINDS}) | {"day": on} for on in dates]
+        by_day = [_figures({k.decode(): int(v) for k, v in next(combos).items()}) | {"day": on} for on in dates]
         total = {k: sum(d[k] for d in by_day) for k in by_day[0] if k != "day"}
         if total["known"]:
             rows.append({"page_id": page, "form_id": form, **total, "accuracy": _share(total), "days": by_day})
     return rows
 
 
-def _figures(sets: dict[str, set]) -> dict:
-    known = sets["meta"] | sets["webhook"] | sets["recovered"]
-    sent = sets["confirmed"] & known
-    dead = (sets["dead"] & known) - sent
-    return {"known": len(known), "meta": len(sets["meta"]), "webhook": len(sets["webhook"]),
-            "recovered": len(sets["recovered"] - sets["webhook"]), "confirmed": len(sent), "dead": len(dead),
-            "too_old": len(sets["too_old"] - sent),
-            "waiting": len((sets["webhook"] | sets["recovered"]) - sent - dead),
-            "missing": len(sets["meta"] - sets["webhook"] - sets["recovered"] - sets["too_old"])}
+def _figures(combos: dict[str, int]) -> dict:
+    """The report's figures from the count of leads per flag combination."""
+    def count(test) -> int:
+        return sum(n for flags, n in combos.items() if n > 0 and test(set(flags)))
+
+    known = {"m", "w", "r"}
+    return {"known": count(lambda f: f & known), "meta": count(lambda f: "m" in f),
+            "webhook": count(lambda f: "w" in f), "recovered": count(lambda f: "r" in f and "w" not in f),
+            "confirmed": count(lambda f: "c" in f and f & known),
+            "dead": count(lambda f: "d" in f and "c" not in f and f & known),
+            "too_old": count(lambda f: "o" in f and not ("c" in f and f & known)),
+            "waiting": count(lambda f: f & {"w", "r"} and not f & {"c", "d"}),
+            "missing": count(lambda f: "m" in f and not f & {"w", "r", "o"})}
 
 
 def _share(figures: dict) -> float | None:

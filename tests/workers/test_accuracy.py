@@ -1,0 +1,46 @@
+"""The accuracy figures, kept as counts per flag combination by a Lua script, against a
+plain model of sets of lead ids: any sequence of marks gives the same report."""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, settings, strategies as st
+
+from workers import accuracy
+
+NOW = time.time()
+LEADS = [{"leadgen_id": str(n), "page_id": "1", "form_id": "2", "created_time": NOW} for n in range(6)]
+
+
+def model(marks: list[tuple[str, int]]) -> dict:
+    sets = {kind: set() for kind in accuracy.KINDS}
+    for kind, n in marks:
+        sets[kind].add(n)
+    known = sets["meta"] | sets["webhook"] | sets["recovered"]
+    sent = sets["confirmed"] & known
+    dead = (sets["dead"] & known) - sent
+    return {"known": len(known), "meta": len(sets["meta"]), "webhook": len(sets["webhook"]),
+            "recovered": len(sets["recovered"] - sets["webhook"]), "confirmed": len(sent), "dead": len(dead),
+            "too_old": len(sets["too_old"] - sent), "waiting": len((sets["webhook"] | sets["recovered"]) - sent - dead),
+            "missing": len(sets["meta"] - sets["webhook"] - sets["recovered"] - sets["too_old"])}
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.sampled_from(accuracy.KINDS), st.integers(0, 5)), max_size=30))
+def test_any_sequence_of_marks_reports_what_the_sets_say(redis_url, marks):
+    import redis
+
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    with connection.pipeline() as pipe:
+        for kind, n in marks:
+            accuracy.mark(pipe, kind, [LEADS[n]], NOW)
+        pipe.execute()
+    rows = accuracy.report(connection, now=NOW)
+    expected = model(marks)
+    if not expected["known"]:
+        assert rows == []
+        return
+    [row] = rows
+    assert {k: row[k] for k in expected} == expected
