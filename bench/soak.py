@@ -68,7 +68,8 @@ def page_of(leadgen_id: str, clients: int) -> str:
 def notification(leadgen_ids: list[str], clients: int) -> tuple[bytes, dict]:
     now = int(time.time())
     body = json.dumps({"object": "page", "entry": [{"id": page_of(lid, clients), "time": now, "changes": [
-        {"field": "leadgen", "value": {"leadgen_id": lid, "page_id": page_of(lid, clients), "form_id": "2",
+        {"field": "leadgen", "value": {"leadgen_id": lid, "page_id": page_of(lid, clients),
+                                       "form_id": f"2{page_of(lid, clients)}",
                                        "created_time": now}}]} for lid in leadgen_ids]}).encode()
     digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
     return body, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={digest}"}
@@ -174,7 +175,7 @@ def main() -> None:
         if args.clients > 1:
             standin.lead_pages.update((lid, page_of(lid, args.clients)) for lid in lead_ids)
         for page in {page_of(lid, args.clients) for lid in lead_ids}:
-            standin.page_forms[page] = ["2"]  # the stand-in lists a form's leads across Pages: one form is enough
+            standin.page_forms[page] = [f"2{page}"]  # one Lead Ads form per Page (form ids are Graph ids)
         batches, i = [], 0
         while i < len(lead_ids):
             size = rng.choice([1, 1, 1, 2, 3])
@@ -193,7 +194,7 @@ def main() -> None:
                 session.s = requests.Session()
             for lid in batch:  # the lead exists at Meta whether or not its webhook comes
                 if lid not in standin.leads:
-                    standin.add_lead(lid, form_id="2", created_time=int(time.time()))
+                    standin.add_lead(lid, form_id=f"2{page_of(lid, args.clients)}", created_time=int(time.time()))
             if id(batch) in dropped:
                 return
             body, headers = notification(batch, args.clients)
