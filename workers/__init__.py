@@ -9,6 +9,7 @@ The data path, top to bottom:
       errors.py       what a delivery can be refused for (reason, status)
       intake.py       verify, parse, route, prepare, dedupe and enqueue durably; what is not sent
       routing.py      datasets, Pages, per-form datasets, API clients: where each lead goes
+                      (routesfile.py: read and checked from the mapping file)
       forms.py        form answers to match keys (mappingfile.py: the mapping file)
       stages.py       CRM/sheet stage changes checked and queued (stagemap.py: names)
 
@@ -22,7 +23,7 @@ The data path, top to bottom:
       jobs.py         the job functions, on one skeleton; work.py: what a job works on
       attempts.py     one attempt: retry, wait for a token, or dead-letter (policy.py decides)
       events.py       event names, ids, the 7-day window; ldu.py: Limited Data Use
-      graph.py        the Graph client; capi.py: send, the ledger, dry-run; deliveries.py: batches
+      graph.py        the Graph client; capi.py: send, the ledger, dry-run; deliveries.py: stage batches
       pauses.py       tokens parked after an auth failure
       sweep.py        the scheduled read of every form's leads; accuracy.py: what reached Meta
 

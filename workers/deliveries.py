@@ -1,4 +1,5 @@
-"""Batch delivery with isolation: one invalid event must not sink the other 999."""
+"""Stage events built and delivered in batches, with isolation: one invalid event must not
+sink the other 999."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry
 
-from . import capi, deadletters, logs, policy
+from . import capi, deadletters, events, logs, policy, profiles
 from .policy import EXPIRED, INVALID, DeliveryError
 from .queues import SERIALIZER, job_id
+from .routing import DEFAULT
 from .work import Work, dead_letter
 
 
@@ -63,9 +65,46 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
     now = time.time()
     work = Work(job_id=stage_job_id, source=item.get("source"), key=item.get("key"), event_name=item["event_name"],
                 event_id=item["event_id"], event_time=item["event_time"], args=args,
-                dataset=(item.get("route") or {}).get("dataset") or "default")
+                dataset=(item.get("route") or {}).get("dataset") or DEFAULT)
     deadletters.record(connection, dead_letter(work, err.reason, err.detail, error=err, attempts=1,
                                                first_attempt_at=now, last_attempt_at=now,
                                                batch_job=parent.id if parent else None))
     FailedJobRegistry(queue=queue).add(job, exc_string=f"{err.reason}: {err.detail}")
     log.warning("event_isolated", event_id=item["event_id"], reason=err.reason, code=err.code, subcode=err.subcode)
+
+
+def stage_pairs(connection, items: list[dict]) -> list[tuple[dict, dict]]:
+    """(event, the item it came from) pairs, each lead's missing `Lead` first, once: the
+    Lead event as it was built when the lead arrived, when it is still kept."""
+    out, seen = [], set()
+    for item in items:
+        first = item.get("lead_first")
+        if first and first["event_id"] not in seen:
+            seen.add(first["event_id"])
+            lead_item = {**item, "event_name": events.LEAD, "event_id": first["event_id"],
+                         "event_time": first["event_time"], "value": None, "currency": None, "lead_first": None}
+            kept = profiles.lead_event(connection, first["event_id"])
+            if kept:
+                kept["event_time"] = events.event_time(kept["event_time"])
+            out.append((kept or stage_event(lead_item), lead_item))
+        if item["event_id"] not in seen:
+            seen.add(item["event_id"])
+            out.append((stage_event(item), item))
+    return out
+
+
+def by_route(pairs: list[tuple[dict, dict]]) -> list[tuple[dict | None, list]]:
+    """(event, item) pairs grouped by the dataset their lead went to, in order."""
+    groups: dict[str, tuple[dict | None, list]] = {}
+    for event, item in pairs:
+        route = item.get("route") or {}
+        group = route.get("dataset_id") or route.get("dataset") or DEFAULT
+        groups.setdefault(group, (item.get("route"), []))[1].append((event, item))
+    return list(groups.values())
+
+
+def stage_event(item: dict) -> dict:
+    return events.build(name=item["event_name"], time=events.event_time(item["event_time"]),
+                        event_id=item["event_id"], user_data=item["user_data"],
+                        lead_event_source=item["lead_event_source"], value=item.get("value"),
+                        currency=item.get("currency"), processing=item.get("processing"))

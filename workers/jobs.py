@@ -194,7 +194,7 @@ def send_stage_events(stage_events: dict) -> dict:
 
     def body():
         delivered, isolated, dry = 0, [], True
-        for route, pairs in _by_route(_stage_events(ctx.connection, items)):
+        for route, pairs in deliveries.by_route(deliveries.stage_pairs(ctx.connection, items)):
             try:
                 dataset = ctx.routes.dataset(route)
             except DeliveryError as err:  # its dataset left the file: these events alone wait for a replay
@@ -211,42 +211,6 @@ def send_stage_events(stage_events: dict) -> dict:
 
     result = _run(ctx, work, body)
     return {**result, "outcome": "delivered"}
-
-
-def _stage_events(connection, items: list[dict]) -> list[tuple[dict, dict]]:
-    """(event, the item it came from) pairs, each lead's missing `Lead` first, once: the
-    Lead event as it was built when the lead arrived, when it is still kept."""
-    out, seen = [], set()
-    for item in items:
-        first = item.get("lead_first")
-        if first and first["event_id"] not in seen:
-            seen.add(first["event_id"])
-            lead_item = {**item, "event_name": events.LEAD, "event_id": first["event_id"],
-                         "event_time": first["event_time"], "value": None, "currency": None, "lead_first": None}
-            kept = profiles.lead_event(connection, first["event_id"])
-            if kept:
-                kept["event_time"] = events.event_time(kept["event_time"])
-            out.append((kept or _stage_event(lead_item), lead_item))
-        if item["event_id"] not in seen:
-            seen.add(item["event_id"])
-            out.append((_stage_event(item), item))
-    return out
-
-
-def _by_route(pairs: list[tuple[dict, dict]]) -> list[tuple[dict | None, list]]:
-    """(event, item) pairs grouped by the dataset their lead went to, in order."""
-    groups: dict[str, tuple[dict | None, list]] = {}
-    for event, item in pairs:
-        route = item.get("route")
-        groups.setdefault((route or {}).get("dataset_id") or _dataset_name(route), (route, []))[1].append((event, item))
-    return list(groups.values())
-
-
-def _stage_event(item: dict) -> dict:
-    return events.build(name=item["event_name"], time=events.event_time(item["event_time"]),
-                        event_id=item["event_id"], user_data=item["user_data"],
-                        lead_event_source=item["lead_event_source"], value=item.get("value"),
-                        currency=item.get("currency"), processing=item.get("processing"))
 
 
 def _dataset_name(route: dict | None) -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 import phonenumbers
 import pycountry
 
-from . import ldu, matchkeys, routing
+from . import ldu, matchkeys, routesfile
 from .required import ConfigError
 from .sources import EVENT_SOURCES, FORM_SOURCES
 from .stagemap import StageMap
@@ -149,4 +149,4 @@ def validate(settings, env=None) -> dict:
     by_source = processing(doc)
     return {"forms": forms, "processing": by_source,
             "stages": StageMap.load(doc.get("stages", {}), by_source.get("crm")),
-            "routes": routing.load(doc, settings, env)}
+            "routes": routesfile.load(doc, settings, env)}

@@ -237,10 +237,10 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
 def _routed(path: str) -> tuple[str, ...]:
     """The settings the mapping file's datasets and Pages stand in for; a file that cannot
     be read requires nothing here (the mapping file's own check names what is wrong)."""
-    from . import mappingfile, routing
+    from . import mappingfile, routesfile
 
     try:
-        return routing.routed_settings(mappingfile.read(path))
+        return routesfile.routed_settings(mappingfile.read(path))
     except ConfigError:
         return ()
 
