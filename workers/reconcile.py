@@ -53,6 +53,13 @@ def form_leads(graph: Graph, form_id: str, since: int, token: str, until: int | 
     return _pages(graph, path, token, params)
 
 
+def as_change(lead: dict, page_id: str | None, form_id: str) -> dict:
+    """A lead from a form's lead list, shaped as the webhook's change for it (ids only)."""
+    return {"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": page_id, "form_id": form_id,
+            "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
+            "created_time": times.unix_time(lead.get("created_time"))}
+
+
 def page_forms(graph: Graph, page_id: str, token: str) -> list[str]:
     """The ids of a Page's Lead Ads forms."""
     return [str(form["id"]) for form in _pages(graph, f"{page_id}/leadgen_forms", token,
@@ -65,10 +72,7 @@ def reconcile(graph: Graph, queue, routes: Routes, form_id: str, since: int, pag
     been; counts of found, enqueued, known. `processing`: the Lead Ads source's Limited
     Data Use fields. `watch` wraps the lead stream (the CLI's progress bar)."""
     token = routes.page_token({"page_id": page_id})
-    changes = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": page_id, "form_id": form_id,
-                "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
-                "created_time": times.unix_time(lead.get("created_time"))}
-               for lead in watch(form_leads(graph, form_id, since, token))]
+    changes = [as_change(lead, page_id, form_id) for lead in watch(form_leads(graph, form_id, since, token))]
     jobs, held = intake.lead_jobs(SOURCES[meta.NAME], changes, routes, processing)
     counts = intake.enqueue_new(queue, SOURCES[meta.NAME], jobs)
     return {"found": len(changes), "enqueued": counts["accepted"], "already_known": counts["duplicates"],

@@ -28,10 +28,10 @@ from datetime import datetime, timezone
 import redis
 from rq import Queue, get_current_job
 
-from . import accuracy, events, intake, jobs, logs, times
+from . import accuracy, events, intake, jobs, logs
 from .policy import THROTTLED, TRANSIENT, DeliveryError, Paused
 from .queues import SERIALIZER, job_id, redis_key
-from .reconcile import lead_list, page_forms, pages_of
+from .reconcile import as_change, lead_list, page_forms, pages_of
 from .routing import ANY_PAGE
 from .sources import SOURCES, meta
 
@@ -168,9 +168,7 @@ def _lock_seconds(ctx) -> int:
 def _take(ctx, queue: Queue, pipe, page_id: str, form_id: str, items: list[dict], now: float) -> dict:
     """Enqueue one page of a form's leads that no webhook brought; mark them all for the
     accuracy figures (in `pipe`); counts."""
-    listed = [{"source": meta.NAME, "leadgen_id": str(lead["id"]), "page_id": page_id, "form_id": form_id,
-               "ad_id": lead.get("ad_id"), "adgroup_id": lead.get("ad_id"),
-               "created_time": times.unix_time(lead.get("created_time"))} for lead in items]
+    listed = [as_change(lead, page_id, form_id) for lead in items]
     cutoff = events.oldest_acceptable(now)
     sendable = [lead for lead in listed if (lead["created_time"] or now) > cutoff]
     too_old = [lead for lead in listed if (lead["created_time"] or now) <= cutoff]
