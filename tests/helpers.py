@@ -245,3 +245,11 @@ def delivered(graph) -> dict[str, list[str]]:
     for event in graph.events:
         out.setdefault(event["dataset_id"], []).append(str(event["user_data"].get("lead_id")))
     return out
+
+
+def inbox_entries(connection) -> list[dict]:
+    """The leads waiting in the inbox stream, oldest first, as the receiver stored them:
+    {"id": job id, "fn": the job function, "arg": its argument, "rid": request id}."""
+    from workers import inbox
+
+    return [json.loads(fields[b"e"]) for _, fields in connection.xrange(inbox.STREAM)]

@@ -78,7 +78,9 @@ def test_a_delivered_lead_moves_queue_job_event_match_key_and_latency_figures(cl
     post_meta(leadgen_body(LEAD, created_time=int(time.time())))
     time.sleep(0.3)
     waiting = scrape(client)
-    assert value(waiting, "leadrelay_queue_depth", queue="leadrelay") == 1
+    # The lead waits in the inbox, and one drain job is queued to take it.
+    assert value(waiting, "leadrelay_queue_jobs", queue="leadrelay", state="inbox") == 1
+    assert value(waiting, "leadrelay_queue_depth", queue="leadrelay") == 2
     assert value(waiting, "leadrelay_queue_oldest_job_age_seconds", queue="leadrelay") >= 0.25
     assert value(waiting, "leadrelay_last_event_delivered_timestamp_seconds") == 0
 
@@ -86,7 +88,7 @@ def test_a_delivered_lead_moves_queue_job_event_match_key_and_latency_figures(cl
     done = scrape(client)
     assert value(done, "leadrelay_queue_depth", queue="leadrelay") == 0
     assert value(done, "leadrelay_queue_oldest_job_age_seconds", queue="leadrelay") == 0
-    assert value(done, "leadrelay_queue_jobs", queue="leadrelay", state="finished") == 1
+    assert value(done, "leadrelay_queue_jobs", queue="leadrelay", state="inbox") == 0
     assert value(done, "leadrelay_jobs_total", source="meta", outcome="delivered") == 1
     assert value(done, "leadrelay_events_sent_total", event_name="Lead", outcome="delivered", dataset="default") == 1
     for key in ("lead_id", "em", "ph", "fn", "ln"):
@@ -94,7 +96,7 @@ def test_a_delivered_lead_moves_queue_job_event_match_key_and_latency_figures(cl
         assert value(done, "leadrelay_match_key_coverage_ratio", event_name="Lead", key=key, dataset="default") == 1.0
     for key in ("fbc", "fbp"):  # Lead Ads leads carry no click or browser id
         assert value(done, "leadrelay_match_key_coverage_ratio", event_name="Lead", key=key, dataset="default") == 0.0
-    for operation in ("lead_read", "events"):
+    for operation in ("lead_batch", "events"):  # the lead was read in a Graph batch request
         assert value(done, "leadrelay_graph_request_duration_seconds_count", operation=operation, outcome="ok") == 1
         assert value(done, "leadrelay_graph_request_duration_seconds_bucket", operation=operation, outcome="ok",
                      le="+Inf") == 1
@@ -261,4 +263,4 @@ def test_a_job_popped_by_a_worker_that_died_shows_as_intermediate(client, graph,
     redis_conn.lmove("rq:queue:leadrelay", "rq:queue:leadrelay:intermediate")  # as a worker's dequeue does
     figures = scrape(client)
     assert value(figures, "leadrelay_queue_jobs", queue="leadrelay", state="intermediate") == 1
-    assert value(figures, "leadrelay_queue_depth", queue="leadrelay") == 0
+    assert value(figures, "leadrelay_queue_depth", queue="leadrelay") == 1  # the lead, still in the inbox

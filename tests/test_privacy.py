@@ -43,7 +43,7 @@ def test_a_full_run_logs_no_personal_data_and_no_secrets(env, monkeypatch, graph
     client.get("/metrics")
     out, err = capfd.readouterr()
     logs = out + err
-    assert '"event": "job_attempt"' in logs and '"match_key_dropped"' in logs  # the run did log
+    assert '"event": "batch_done"' in logs and '"match_key_dropped"' in logs  # the run did log
     assert '"admin_login_refused"' in logs and '"admin_login"' in logs
     for raw in RAW + [APP_SECRET, PAGE_TOKEN, CAPI_TOKEN, TYPEFORM_SECRET, "crm-token-value", "admin-token-value"]:
         assert raw not in logs, f"{raw!r} appears in the logs"
@@ -59,5 +59,6 @@ def test_the_webhooks_request_id_follows_it_into_its_job(env, graph, work, capfd
     out, err = capfd.readouterr()
     lines = [json.loads(line) for line in (out + err).splitlines() if line.startswith("{")]
     [webhook] = [entry for entry in lines if entry.get("event") == "webhook"]
-    [attempt] = [entry for entry in lines if entry.get("event") == "job_attempt"]
-    assert webhook["request_id"] == "req-42" and attempt["request_id"] == "req-42"
+    [batch] = [entry for entry in lines if entry.get("event") == "batch_done"]
+    assert webhook["request_id"] == "req-42" and batch["request_ids"] == ["req-42"]
+    assert batch["delivered"] == 1 and batch["job_ids"] == ["lead-meta-1234567890123456"]

@@ -12,7 +12,7 @@ import time
 import pytest
 from rq.registry import ScheduledJobRegistry
 
-from helpers import agency_lead, leadgen_body, leadrelay, scheduled_in, wait_for
+from helpers import inbox_entries, agency_lead, leadgen_body, leadrelay, scheduled_in, wait_for
 from workers import accuracy, jobs, sweep
 from workers.queues import queue
 from workers.settings import load
@@ -100,7 +100,7 @@ def test_two_workers_sweeping_at_once_enqueue_each_lead_once(form, graph, post_m
     first.join(10)
     assert sorted(outcomes) == ["already_running", "swept"]
     assert len(graph.calls("form_leads")) == 1
-    assert queue(redis_conn, "leadrelay").count == 4  # the webhook's lead and the three recovered, once each
+    assert len(inbox_entries(redis_conn)) == 4  # the webhook's lead and the three recovered, once each
 
 
 def test_a_rate_limit_stops_the_sweep_keeps_its_place_and_waits_longer_each_time(form, graph, post_meta, work,
@@ -186,4 +186,4 @@ def test_an_interrupted_read_goes_on_from_the_page_it_reached(form, graph, post_
     finished = run(redis_conn)
     assert finished["forms"][f"{PAGE}/{FORM}"]["listed"] == 150  # pages 2 and 3, not page 1 again
     assert [c["query"].get("after") for c in graph.calls("form_leads")][-2:] == [["100"], ["200"]]
-    assert queue(redis_conn, "leadrelay").count == 250 and redis_conn.hget(sweep.PROGRESS, FORM) is None
+    assert len(inbox_entries(redis_conn)) == 250 and redis_conn.hget(sweep.PROGRESS, FORM) is None

@@ -150,11 +150,11 @@ def _graph_latency(values: dict) -> HistogramMetricFamily:
 
 
 def _queue_gauges(status: dict):
-    jobs = GaugeMetricFamily("leadrelay_queue_jobs", "Jobs in each state, per queue.", labels=["queue", "state"])
-    for state in ("queued", "intermediate", "started", "scheduled", "deferred", "failed", "finished"):
+    jobs = GaugeMetricFamily("leadrelay_queue_jobs", "Jobs in each state, per queue (inbox: new leads waiting for a drain job, also in queued).", labels=["queue", "state"])
+    for state in ("queued", "inbox", "intermediate", "started", "scheduled", "deferred", "failed", "finished"):
         jobs.add_metric([status["queue"], state], status[state])
     yield jobs
-    depth = GaugeMetricFamily("leadrelay_queue_depth", "Jobs waiting to run, per queue.", labels=["queue"])
+    depth = GaugeMetricFamily("leadrelay_queue_depth", "Jobs and new leads waiting to run, per queue.", labels=["queue"])
     depth.add_metric([status["queue"]], status["queued"])
     yield depth
     age = GaugeMetricFamily("leadrelay_queue_oldest_job_age_seconds", "How long the oldest waiting job has "

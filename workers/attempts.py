@@ -56,8 +56,6 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
     meta["host"], meta["pid"] = socket.gethostname(), os.getpid()
     if job:
         job.save_meta()
-    fields = {"job_id": work.job_id, "event_id": work.event_id, "attempt": meta["attempts"],
-              "request_id": work.request_id}
     started = time.monotonic()
     try:
         try:
@@ -67,38 +65,53 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
             # its reason now, not a crash that recovery would retry three times.
             log.error("job_data_unusable", job_id=work.job_id, error=type(err).__name__, where=logs.where(err))
             raise DeliveryError(policy.INVALID, f"the job's data could not be used ({type(err).__name__})") from None
-    except Paused as paused:
-        meta["attempts"] -= 1  # waiting for a token is not a try
-        pauses = Pauses(connection)
-        pauses.wait(paused.fingerprint, work.job_id)
-        delay = policy.PAUSE_RECHECK_SECONDS
-        if pauses.probe_due(paused.fingerprint) and graph.probe(paused.fingerprint):
-            pauses.resume(paused.fingerprint, _queue(job))
-            delay = 0
+    except (Paused, DeliveryError) as err:
+        delay = settle(connection, graph, work, meta, err, retry_base, started, _queue(job) if job else None)
         if job:
             job.save_meta()
-            _retry_in(job, delay)
-        _count(connection, work, "waiting_for_token")
-        log.info("job_attempt", outcome="waiting_for_token", fingerprint=paused.fingerprint, retry_in=delay, **fields)
-        raise
-    except DeliveryError as err:
-        deadline = events.deadline(work.event_time or now)
-        decision = policy.decide(err, meta["attempts"], deadline, time.time(), base=retry_base)
-        elapsed = round((time.monotonic() - started) * 1000, 1)
-        if decision.retry_in is not None:
-            if job:
-                _retry_in(job, decision.retry_in)
-            _count(connection, work, "retry", retry_reason=err.reason)
-            log.warning("job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed,
-                        **fields, **err.as_dict())
-        else:
-            if job:
+            if delay is None:
                 _no_retry(job)
-            deadletters.record(connection, _dead_letter(work, meta, err, decision.reason))
-            _count(connection, work, "dead_letter")
-            log.warning("job_attempt", outcome="dead_letter", elapsed_ms=elapsed,
-                        **fields, **{**err.as_dict(), "reason": decision.reason})
+            else:
+                _retry_in(job, delay)
         raise
+
+
+def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exception, retry_base: float,
+           started: float, queue: Queue | None) -> int | None:
+    """What a failed attempt (`meta` counts it) means, for a job or a lead a batch hands
+    to a job of its own: seconds until the next try, or None when it was dead-lettered
+    (recorded here). Logs the attempt and counts it. `queue`: where a resumed token's
+    waiting jobs go.
+
+    Paused: the job waits for the token without using up an attempt; one waiting job
+    per policy.PROBE_EVERY_SECONDS tests the token and resumes everyone on success.
+    """
+    fields = {"job_id": work.job_id, "event_id": work.event_id, "attempt": meta["attempts"],
+              "request_id": work.request_id}
+    if isinstance(err, Paused):
+        meta["attempts"] -= 1  # waiting for a token is not a try
+        pauses = Pauses(connection)
+        pauses.wait(err.fingerprint, work.job_id)
+        delay = policy.PAUSE_RECHECK_SECONDS
+        if pauses.probe_due(err.fingerprint) and graph.probe(err.fingerprint) and queue is not None:
+            pauses.resume(err.fingerprint, queue)
+            delay = 0
+        _count(connection, work, "waiting_for_token")
+        log.info("job_attempt", outcome="waiting_for_token", fingerprint=err.fingerprint, retry_in=delay, **fields)
+        return delay
+    deadline = events.deadline(work.event_time or meta["last_attempt_at"])
+    decision = policy.decide(err, meta["attempts"], deadline, time.time(), base=retry_base)
+    elapsed = round((time.monotonic() - started) * 1000, 1)
+    if decision.retry_in is not None:
+        _count(connection, work, "retry", retry_reason=err.reason)
+        log.warning("job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed,
+                    **fields, **err.as_dict())
+        return decision.retry_in
+    deadletters.record(connection, _dead_letter(work, meta, err, decision.reason))
+    _count(connection, work, "dead_letter")
+    log.warning("job_attempt", outcome="dead_letter", elapsed_ms=elapsed,
+                **fields, **{**err.as_dict(), "reason": decision.reason})
+    return None
 
 
 def finished(connection: redis.Redis, work: Work, outcome: str, **fields) -> None:

@@ -33,7 +33,9 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     """
     delivered, isolated = 0, []
     for start in range(0, len(pairs), MAX_BATCH):
-        chunk = [p for p in pairs[start:start + MAX_BATCH] if not capi.confirmed(connection, p[0]["event_id"])]
+        chunk = pairs[start:start + MAX_BATCH]
+        chunk = [p for p, done in zip(chunk, capi.confirmed_many(connection, [e["event_id"] for e, _ in chunk]))
+                 if not done]
         stack = [chunk] if chunk else []
         while stack:
             part = stack.pop()

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 import requests
+from requests.structures import CaseInsensitiveDict
 
 from . import logs
 from .pauses import Pauses, fingerprint
@@ -17,10 +18,26 @@ from .settings import Settings
 
 
 # Always ask for the fields: without them Meta returns a minimal set (spec §2).
+BATCH_LIMIT = 50  # Graph's most requests in one batch
 LEAD_FIELDS = ("id,created_time,ad_id,ad_name,adset_id,adset_name,campaign_id,campaign_name,form_id,"
                "field_data,custom_disclaimer_responses,is_organic,platform,partner_name")
 
 log = logs.get(__name__)
+
+
+def usage_percent(headers) -> float:
+    """The highest share of a rate limit Meta says is used (0-100), from `X-App-Usage`
+    ({"call_count", "total_cputime", "total_time"}) and `X-Business-Use-Case-Usage`
+    ({id: [{...the same, per use case}]}); 0 when neither header is there."""
+    found = [0.0]
+    for name in ("X-App-Usage", "X-Business-Use-Case-Usage"):
+        try:
+            usage = json.loads(headers.get(name) or "{}")
+            parts = [usage] if "call_count" in usage else [item for items in usage.values() for item in items]
+            found += [float(part.get(key) or 0) for part in parts for key in ("call_count", "total_cputime", "total_time")]
+        except (ValueError, TypeError, AttributeError):
+            continue
+    return max(found)
 
 
 def regain_access_seconds(headers) -> int | None:
@@ -51,6 +68,7 @@ class Graph:
         self.pauses = pauses
         self.observe = observe
         # Names for logs and pause records: which setting holds the token, never the token.
+        self.usage = 0.0  # usage_percent of Meta's last answer: batch sizes and pacing follow it
         self.labels = {settings.page_access_token: "META_PAGE_ACCESS_TOKEN",
                        settings.capi_access_token: "META_CAPI_ACCESS_TOKEN", **(labels or {})}
 
@@ -103,6 +121,7 @@ class Graph:
             raise DeliveryError(TRANSIENT, "timeout") from None
         except requests.ConnectionError:
             raise DeliveryError(TRANSIENT, "connection_error") from None
+        self.usage = usage_percent(response.headers)
         warning = response.headers.get("x-ad-api-version-warning")
         if warning:
             log.warning("graph_version_warning", api_version=self.settings.api_version, warning=warning)
@@ -110,7 +129,7 @@ class Graph:
             body = response.json()
         except ValueError:
             body = None
-        if response.status_code == 200 and isinstance(body, dict):
+        if response.status_code == 200 and isinstance(body, (dict, list)):  # a list: a batch's answers
             return body
         error = body.get("error") if isinstance(body, dict) else None
         error = error if isinstance(error, dict) else None
@@ -136,6 +155,48 @@ class Graph:
         """
         return self.call("GET", leadgen_id, token, params={"fields": LEAD_FIELDS},
                          operation="lead_read")
+
+    def read_leads(self, leadgen_ids: list[str], token: str) -> dict[str, dict | DeliveryError]:
+        """Many leads in one Graph batch request (at most BATCH_LIMIT), read with one Page
+        token; each lead's answer on its own: the lead, or its classified DeliveryError.
+        An item Meta did not finish (null) is transient; an item refused for the token
+        parks the token, as a single read would.
+
+        Raises:
+            Paused, DeliveryError: the batch request itself failed (see `call`).
+        """
+        batch = [{"method": "GET", "relative_url": f"{lead_id}?fields={LEAD_FIELDS}"} for lead_id in leadgen_ids]
+        answers = self.call("POST", "", token, json={"batch": batch},
+                            operation="lead_batch")
+        out: dict[str, dict | DeliveryError] = {}
+        for lead_id, answer in zip(leadgen_ids, answers if isinstance(answers, list) else []):
+            out[lead_id] = self._batch_item(answer, token)
+        for lead_id in leadgen_ids[len(out):]:
+            out[lead_id] = DeliveryError(TRANSIENT, "missing from Meta's batch answer", call="lead_read")
+        return out
+
+    def _batch_item(self, answer: dict | None, token: str) -> dict | DeliveryError:
+        if not isinstance(answer, dict):
+            return DeliveryError(TRANSIENT, "Meta did not finish this batch item", call="lead_read")
+        try:
+            body = json.loads(answer.get("body") or "null")
+        except ValueError:
+            body = None
+        status = answer.get("code") or 500
+        if status == 200 and isinstance(body, dict):
+            return body
+        error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}
+        reason = classify(status, error)
+        headers = CaseInsensitiveDict({h.get("name"): h.get("value") for h in answer.get("headers") or []
+                                       if isinstance(h, dict) and isinstance(h.get("name"), str)})
+        err = DeliveryError(reason, f"HTTP {status}" + (f" code {error['code']}" if error.get("code") else ""),
+                            code=error.get("code"), subcode=error.get("error_subcode"),
+                            fbtrace_id=error.get("fbtrace_id"), user_title=error.get("error_user_title"),
+                            http_status=status, call="lead_read",
+                            retry_after=regain_access_seconds(headers) if reason == THROTTLED else None)
+        if err.reason == AUTH and self.pauses is not None:
+            self.pauses.pause(token, err.as_dict(), self.labels.get(token, "token"))
+        return err
 
     def probe(self, fp: str) -> bool:
         """One cheap call with the token behind a pause fingerprint; True if Meta takes it."""

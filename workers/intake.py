@@ -9,9 +9,8 @@ from typing import Mapping
 
 import redis
 from rq import Queue
-from rq.exceptions import DuplicateJobError
 
-from . import accuracy, counters, forms, policy
+from . import accuracy, counters, forms, inbox, logs
 from .errors import BadSignature, QueueUnavailable
 from .queues import job_id, redis_key
 from .routing import Routes
@@ -20,6 +19,7 @@ from .sources import FORM, Source
 
 IGNORED = redis_key("ignored")
 IGNORED_KEEP = 1000
+log = logs.get(__name__)
 HELD = redis_key("held")  # leadgen id -> a Lead Ads change from a Page not (yet) in the mapping file
 
 
@@ -106,39 +106,35 @@ def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Se
 
 
 def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], request_id: str | None = None) -> dict:
-    """Enqueue one job per (lead key, job argument) not seen before; counts and new job ids.
+    """Put each (lead key, job argument) not seen before into the inbox, in one atomic
+    Redis call (inbox.admit), and wake a drain job if none is awake; counts and the
+    new leads' job ids.
 
-    The job id is derived from the lead key, and RQ's unique enqueue checks for that
-    id, saves the job and pushes it in one Lua script: a lead is either queued or
-    already known, never marked seen without a job. A job's hash outlives Meta's
-    36-hour redelivery window (policy.RESULT_TTL, policy.FAILURE_TTL).
+    A lead is either stored with its dedupe record or not at all, never marked seen
+    without being stored. The dedupe record outlives Meta's 36-hour redelivery window
+    and the sweep's 7 days (policy.SEEN_TTL).
 
     Raises:
         QueueUnavailable: Redis could not be reached or refused the write.
     """
-    new_ids, duplicates, unusable = [], 0, []
+    entries, unusable = [], []
+    function = f"{source.job.__module__}.{source.job.__qualname__}"
+    for lead_key, argument in jobs:
+        new_id = job_id("lead", source.name, lead_key)
+        try:
+            entries.append((new_id, inbox.entry(new_id, function, argument, request_id)))
+        except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
+            unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
     try:
-        for lead_key, argument in jobs:
-            try:
-                job = queue.enqueue(
-                    source.job,
-                    argument,
-                    job_id=job_id("lead", source.name, lead_key),
-                    unique=True,
-                    result_ttl=policy.RESULT_TTL,
-                    failure_ttl=policy.FAILURE_TTL,
-                    description=f"{source.name} {lead_key}",
-                    meta={"request_id": request_id} if request_id else None,
-                )
-            except DuplicateJobError:
-                duplicates += 1
-            except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
-                unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
-            else:
-                new_ids.append(job.id)
+        new, woken = inbox.admit(queue.connection, entries, inbox.SLOTS)
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
-    return {"accepted": len(new_ids), "duplicates": duplicates, "job_ids": new_ids, "unusable": unusable}
+    try:
+        inbox.wake(queue, woken)
+    except redis.RedisError as err:  # the leads are stored: a worker's maintenance pass wakes a drain job
+        log.warning("drain_wake_failed", error=type(err).__name__, slots=woken)
+    return {"accepted": len(new), "duplicates": len(entries) - len(new), "job_ids": [entries[i][0] for i in new],
+            "unusable": unusable}
 
 
 def record_ignored(connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = (),

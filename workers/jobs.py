@@ -15,7 +15,7 @@ from typing import Callable
 import redis
 from rq import get_current_job
 
-from . import accuracy, capi, counters, deliveries, events, logs, matchkeys, profiles, times, userdata
+from . import accuracy, capi, counters, deliveries, events, leadevents, logs, profiles
 from .attempts import attempt, finished
 from .policy import DeliveryError
 from .graph import Graph
@@ -108,20 +108,13 @@ def process_meta_lead(leadgen: dict) -> dict:
     def body():
         dataset = ctx.routes.dataset(route)
         lead = ctx.graph.read_lead(leadgen_id, ctx.routes.page_token(route))
-        created = times.unix_time(lead.get("created_time")) or leadgen.get("created_time") or int(time.time())
-        work.event_time = created
-        user_data, dropped = userdata.build(matchkeys.from_lead_ads(lead.get("field_data")),
-                                            ctx.settings.default_region)
-        for item in dropped:
-            log.info("match_key_dropped", leadgen_id=leadgen_id, **item)
-        profiles.save(ctx.connection, _profile(leadgen, lead, created, user_data, dataset),
-                      ctx.settings.profile_retention_days)
-        event = events.build(name=events.LEAD, time=events.event_time(created), event_id=work.event_id,
-                             user_data={**user_data, "lead_id": int(leadgen_id)},
-                             lead_event_source=dataset.lead_event_source, processing=leadgen.get("processing"))
+        profile = leadevents.lead_ads_profile(leadgen, lead, dataset, ctx.settings.default_region)
+        work.event_time = profile["created_time"]
+        profiles.save(ctx.connection, profile, ctx.settings.profile_retention_days)
+        event = leadevents.lead_ads_event(profile, leadgen, dataset)
         profiles.keep_lead_event(ctx.connection, event)
         result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
-        accuracy.mark_now(ctx.connection, "confirmed", [{**leadgen, "created_time": created}])
+        accuracy.mark_now(ctx.connection, "confirmed", [{**leadgen, "created_time": profile["created_time"]}])
         return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
 
     return _run(ctx, work, body)
@@ -143,22 +136,9 @@ def send_form_lead(submission: dict) -> dict:
 
     def body():
         dataset = ctx.routes.dataset(route)
-        for item in submission.get("dropped", []):
-            log.info("match_key_dropped", source=submission["source"], submission_id=submission["submission_id"],
-                     **item)
-        submitted = submission.get("submitted_at") or int(time.time())
-        profiles.save(ctx.connection, {
-            "source": submission["source"], "key": submission["key"], "lead_id": None, "created_time": submitted,
-            "form_id": submission["form_id"], "submission_id": submission["submission_id"],
-            "user_data": {k: v for k, v in submission["user_data"].items() if k in matchkeys.HASHED},
-            "fbc": submission["user_data"].get("fbc"), "dataset": dataset.name, "dataset_id": dataset.id,
-        }, ctx.settings.profile_retention_days)
-        event = events.build(
-            name=submission["event_name"], time=events.event_time(submitted), event_id=submission["event_id"],
-            user_data=submission["user_data"], lead_event_source=submission["source"].capitalize(),
-            action_source=submission["action_source"], value=submission.get("value"),
-            currency=submission.get("currency"), event_source_url=submission.get("event_source_url"),
-            processing=submission.get("processing"))
+        profiles.save(ctx.connection, leadevents.form_profile(submission, dataset),
+                      ctx.settings.profile_retention_days)
+        event = leadevents.form_event(submission)
         profiles.keep_lead_event(ctx.connection, event)
         result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
         return result, {"match_keys": sorted(event["user_data"]), "source": submission["source"]}
@@ -216,22 +196,3 @@ def send_stage_events(stage_events: dict) -> dict:
 def _dataset_name(route: dict | None) -> str:
     return (route or {}).get("dataset") or DEFAULT
 
-
-def _profile(leadgen: dict, lead: dict, created: int, user_data: dict, dataset) -> dict:
-    return {
-        "dataset": dataset.name,  # stage events for the lead go where the lead went
-        "dataset_id": dataset.id,
-        "source": "meta",
-        "key": leadgen["leadgen_id"],
-        "lead_id": int(leadgen["leadgen_id"]),
-        "created_time": created,
-        "page_id": leadgen.get("page_id"),
-        "form_id": lead.get("form_id") or leadgen.get("form_id"),
-        "ad_id": lead.get("ad_id") or leadgen.get("ad_id"),
-        "adset_id": lead.get("adset_id"),
-        "campaign_id": lead.get("campaign_id"),
-        "platform": lead.get("platform"),
-        "is_organic": lead.get("is_organic"),
-        "user_data": user_data,
-        "fbc": None,  # Lead Ads leads carry no click id; form sources fill it in
-    }

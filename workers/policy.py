@@ -27,7 +27,9 @@ RETRYABLE = frozenset({TRANSIENT, THROTTLED})
 # Every queue name and time-to-live in Redis, in one place.
 QUEUE_NAME = "leadrelay"  # the default; LEADRELAY_QUEUE names another
 DAY = 24 * 3600
-RESULT_TTL = 7 * DAY  # a finished lead job's hash is also its lead's dedupe record (Meta redelivers for 36 h)
+SEEN_TTL = 7 * DAY  # a lead's dedupe record (inbox.SEEN): Meta redelivers for 36 h, a sweep looks back 7 days
+RESULT_TTL = DAY  # a finished lead job (a lead a batch handed to a job of its own, or a replay)
+DRAIN_JOB_TIMEOUT = 600  # a drain job hands over to a fresh one after batches.DRAIN_SECONDS
 FAILURE_TTL = 30 * DAY  # a failed job, so a dead letter can be replayed for a month
 CONFIRMED_TTL = 30 * DAY  # what Meta confirmed; past its 7-day window nothing could be resent anyway
 STAGE_RESULT_TTL = DAY  # a finished stage batch: stages dedupe on their own claims, below

@@ -21,21 +21,28 @@ LOOKUP_KEYS = ("em", "ph", "external_id")
 
 def save(connection: redis.Redis, profile: dict, retention_days: int) -> str:
     """Store the profile and its lookups; return its Redis key."""
-    ttl = retention_days * 24 * 3600
-    profile_key = redis_key("profile", profile["source"], profile["key"])
     with connection.pipeline() as pipe:
-        pipe.set(profile_key, json.dumps(profile, sort_keys=True), ex=ttl)
-        for match_key in LOOKUP_KEYS:
-            for hashed in profile.get("user_data", {}).get(match_key, []):
-                pipe.set(_lookup(profile.get("dataset"), match_key, hashed), profile_key, ex=ttl)
+        profile_key = write(pipe, profile, retention_days)
         pipe.execute()
     return profile_key
 
 
-def keep_lead_event(connection: redis.Redis, event: dict) -> None:
+def write(pipe, profile: dict, retention_days: int) -> str:
+    """`save` on a pipeline (a batch writes all its leads' profiles in one round trip)."""
+    ttl = retention_days * 24 * 3600
+    profile_key = redis_key("profile", profile["source"], profile["key"])
+    pipe.set(profile_key, json.dumps(profile, sort_keys=True, separators=(",", ":")), ex=ttl)
+    for match_key in LOOKUP_KEYS:
+        for hashed in profile.get("user_data", {}).get(match_key, []):
+            pipe.set(_lookup(profile.get("dataset"), match_key, hashed), profile_key, ex=ttl)
+    return profile_key
+
+
+def keep_lead_event(connection, event: dict) -> None:
     """Keep a lead's `Lead` event as built, until Meta's window for it closes, so a stage
     event that finds it unsent (dry run, an outage) sends this very event: the same keys,
-    source, LDU fields and event_id, not a rebuilt, poorer one."""
+    source, LDU fields and event_id, not a rebuilt, poorer one. `connection` may be a
+    pipeline."""
     ttl = int(events.deadline(event["event_time"]) - time.time())
     if ttl > 0:
         connection.set(redis_key("lead-event", event["event_id"]), json.dumps(event, sort_keys=True), ex=ttl)

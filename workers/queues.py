@@ -44,16 +44,26 @@ def queue(connection: redis.Redis, name: str) -> Queue:
     return Queue(name, connection=connection, serializer=SERIALIZER)
 
 
+INBOX = redis_key("inbox")  # the stream of new leads drain jobs take (inbox.py)
+
+
 def queue_status(q: Queue, now: float | None = None) -> dict:
-    """Jobs per state, and how long the oldest queued job has waited (0 when none)."""
+    """Jobs per state, and how long the oldest waiting job or inbox lead has waited (0
+    when none). New leads wait in the inbox, not as jobs: `queued` counts both."""
+    now = time.time() if now is None else now
     oldest = 0.0
     head = q.get_job_ids(0, 1)  # RQ pushes to the tail and pops from the head
     job = q.fetch_job(head[0]) if head else None
     if job is not None and job.enqueued_at is not None:
-        oldest = max((time.time() if now is None else now) - job.enqueued_at.timestamp(), 0.0)
+        oldest = max(now - job.enqueued_at.timestamp(), 0.0)
+    first = q.connection.xrange(INBOX, count=1)  # a stream id starts with its time in ms
+    if first:
+        oldest = max(oldest, now - int(first[0][0].split(b"-")[0]) / 1000)
+    inbox = q.connection.xlen(INBOX)
     return {
         "queue": q.name,
-        "queued": q.count,
+        "queued": q.count + inbox,
+        "inbox": inbox,
         # Popped by a worker that died before starting them; RQ requeues them after a minute.
         "intermediate": q.connection.llen(q.intermediate_queue_key),
         "started": q.started_job_registry.count,

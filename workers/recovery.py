@@ -50,7 +50,7 @@ def _pid_alive(pid: int | None) -> bool:
         return True
 
 
-def _worker_gone(connection: redis.Redis, worker_name: str) -> bool:
+def worker_gone(connection: redis.Redis, worker_name: str) -> bool:
     worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + worker_name, connection=connection)
     if worker is None:
         return True
@@ -73,7 +73,7 @@ def expire_orphans(connection: redis.Redis, queue: Queue) -> int:
             execution = Execution.fetch(execution_id, job_id, connection)
         except ValueError:
             continue  # no execution record: RQ's own expiry handles it
-        gone = execution.worker_name and _worker_gone(connection, execution.worker_name)
+        gone = execution.worker_name and worker_gone(connection, execution.worker_name)
         if gone and not _horse_alive(queue, job_id):
             connection.zadd(started.key, {f"{job_id}:{execution_id}": 0}, xx=True)
             orphans += 1

@@ -13,7 +13,7 @@ from pathlib import Path
 import requests
 from rq import SimpleWorker
 
-from . import capi, jobs, logs, recovery, retention, sandbox, sweep
+from . import capi, inbox, jobs, logs, recovery, retention, sandbox, sweep
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
@@ -47,6 +47,7 @@ class LeadrelayWorker(SimpleWorker):
             # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
             sweep.schedule(q, self.settings.sweep_seconds)
             recovery.sweep(self.connection, q)
+            inbox.revive(q)
             retention.scrub(self.connection, q, days)
             retention.prune(self.connection, q)
         retention.drop_held(self.connection)
@@ -70,6 +71,7 @@ def work(settings: Settings, burst: bool = False) -> bool:
     capi.warn_at_start(ctx.routes.datasets.values(), "worker")
     sweep.schedule(q, settings.sweep_seconds)  # one job per time slot, whoever schedules it
     swept = recovery.sweep(connection, q)
+    inbox.revive(q)
     if any(swept.values()):
         log.warning("recovery_sweep", **swept)
     # RQ's own lines ("Job OK", "Result is kept for 604800 seconds", one set per job) say

@@ -45,6 +45,7 @@ class GraphStandin(LeadAds):
         self.lead_pages: dict[str, str] = {}  # lead id -> its Page
         self.dataset_tokens: dict[str, str] = {}
         self.page_forms: dict[str, list[str]] = {}
+        self.usage_headers: dict[str, str] = {}  # rate-limit usage headers on batch and event answers
         self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
         self.chaos_actions: list[dict] = []
         self.random = random.Random(7)
@@ -130,6 +131,8 @@ class GraphStandin(LeadAds):
             kind = "test_leads"
         elif method == "DELETE":
             kind = "delete"
+        elif method == "POST" and len(parts) == 1:
+            kind = "batch"
         elif method == "POST" and parts[-1:] == ["events"]:
             kind = "events"
         elif parts[-1:] == ["subscribed_apps"]:
@@ -165,6 +168,9 @@ class GraphStandin(LeadAds):
         if action and "status" in action:
             return self._reply(handler, action["status"], {"error": action.get("error", {})},
                                action.get("headers"))
+        if kind == "batch":
+            answers = [self._batch_item(parts[0], item, handler.headers) for item in (record["body"] or {})["batch"]]
+            return self._reply(handler, 200, answers, self.usage_headers)
         if kind == "standin":
             body = record["body"] or {}
             if body.get("fail") not in (None, *FAILURES):
@@ -211,7 +217,7 @@ class GraphStandin(LeadAds):
                 for event in data:
                     self.events.append({"dataset_id": parts[-2], **event})
             return self._reply(handler, 200, {"events_received": len(data), "messages": [],
-                                              "fbtrace_id": f"trace{len(self.requests)}"})
+                                              "fbtrace_id": f"trace{len(self.requests)}"}, self.usage_headers)
         return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
 
     def _may(self, token: str, kind: str, parts: list[str]) -> bool:
@@ -225,7 +231,7 @@ class GraphStandin(LeadAds):
         return True
 
     @staticmethod
-    def _reply(handler: BaseHTTPRequestHandler, status: int, body: dict, headers: dict | None = None) -> None:
+    def _reply(handler: BaseHTTPRequestHandler, status: int, body, headers: dict | None = None) -> None:
         payload = json.dumps(body).encode()
         handler.send_response(status)
         for name, value in (headers or {}).items():

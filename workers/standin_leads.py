@@ -3,6 +3,7 @@ test leads and a form's lead list, answered as Graph answers them."""
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import time
@@ -79,6 +80,16 @@ class LeadAds:
             return self._reply(handler, failing[1][0], {"error": failing[1][1]})
         return self._reply(handler, 200, lead)
 
+    def _batch_item(self, version: str, item: dict, headers) -> dict | None:
+        """One request of a Graph batch, answered as if it came alone (recorded, scripted
+        and refused the same way), in Graph's batch shape; None when it was dropped."""
+        capture = _Capture(f"/{version}/{item['relative_url']}", {"Authorization": headers.get("Authorization", "")})
+        self._handle(capture, item.get("method", "GET"))
+        if capture.status is None:
+            return None
+        return {"code": capture.status, "body": capture.wfile.getvalue().decode(),
+                "headers": [{"name": name, "value": value} for name, value in capture.sent_headers]}
+
     def _not_found(self, handler) -> None:
         self._reply(handler, 400, {"error": {"message": "Unsupported get request.", "type": "GraphMethodException",
                                              "code": 100, "error_subcode": 33, "fbtrace_id": "standin"}})
@@ -116,3 +127,24 @@ class LeadAds:
         if start + limit < len(leads):
             paging["next"] = "next-page"
         return {"data": page, "paging": paging}
+
+
+class _Capture:
+    """What `_handle` needs of a request handler, for one request inside a batch."""
+
+    def __init__(self, path: str, headers):
+        self.path, self.headers, self.rfile, self.wfile = path, headers, io.BytesIO(), io.BytesIO()
+        self.status, self.close_connection, self.sent_headers = None, False, []
+        self.connection = self
+
+    def close(self):
+        self.status = None
+
+    def send_response(self, status):
+        self.status = status
+
+    def send_header(self, name, value):
+        self.sent_headers.append((name, value))
+
+    def end_headers(self):
+        pass

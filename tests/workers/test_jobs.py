@@ -46,9 +46,13 @@ def test_job_reads_the_lead_and_sends_exactly_the_expected_event(graph, post_met
     assert read["path"] == f"/v26.0/{LEAD_ID}"
     assert read["query"]["fields"] == [LEAD_FIELDS]
     assert read["headers"]["Authorization"] == f"Bearer {PAGE_TOKEN}"
-    assert read["query"]["appsecret_proof"] == [hmac.new(APP_SECRET.encode(), PAGE_TOKEN.encode(),
-                                                         hashlib.sha256).hexdigest()]
-    assert "access_token" not in read["query"]  # tokens never in URLs
+    # The lead was read in a Graph batch: the proof and the token go on the batch request.
+    [batch] = graph.calls("batch")
+    assert batch["body"]["batch"] == [{"method": "GET", "relative_url": f"{LEAD_ID}?fields={LEAD_FIELDS}"}]
+    assert batch["headers"]["Authorization"] == f"Bearer {PAGE_TOKEN}"
+    assert batch["query"]["appsecret_proof"] == [hmac.new(APP_SECRET.encode(), PAGE_TOKEN.encode(),
+                                                          hashlib.sha256).hexdigest()]
+    assert "access_token" not in batch["query"] and "access_token" not in read["query"]  # tokens never in URLs
 
     [send] = graph.calls("events")
     assert send["path"] == f"/v26.0/{DATASET_ID}/events"
@@ -91,8 +95,8 @@ def test_confirmed_event_is_never_sent_twice(graph, post_meta, work, redis_conn)
     graph.add_lead(LEAD_ID)
     post_meta(leadgen_body(LEAD_ID))
     work()
-    # The finished job expired (or an engineer replays): the job runs again.
-    redis_conn.delete(f"rq:job:lead-meta-{LEAD_ID}")
+    # The dedupe record expired (or an engineer replays): the lead is taken again.
+    redis_conn.delete(f"leadrelay:seen:lead-meta-{LEAD_ID}")
     assert post_meta(leadgen_body(LEAD_ID)).json["accepted"] == 1
     work()
     assert len(graph.calls("events")) == 1

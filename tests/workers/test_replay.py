@@ -80,20 +80,18 @@ def test_replay_after_fixing_the_token_delivers_each_event_exactly_once(graph, p
 
 def test_replay_never_resends_an_event_meta_confirmed(graph, post_meta, work, redis_conn):
     graph.add_lead(BROKEN)
-    graph.then({"status": 500}, on="events")
+    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016}}, on="events")
     post_meta(leadgen_body(BROKEN, created_time=int(time.time())))
-    # A dead letter whose event Meta did receive (a send that timed out on our side, say):
-    # the ledger says confirmed, so replay must not send it again.
+    work()
+    # A dead letter whose event Meta did receive after all (a send that timed out on our
+    # side, say): the ledger says confirmed, so replay must not send it again.
     redis_conn.set(f"leadrelay:confirmed:meta:{BROKEN}:Lead", "trace")
     job = queue(redis_conn).fetch_job(f"lead-meta-{BROKEN}")
-    entry = {"job_id": job.id, "event_id": f"meta:{BROKEN}:Lead", "event_time": int(time.time()), "reason": "transient",
-             "last_attempt_at": time.time()}
-    deadletters.record(redis_conn, entry)
-    FailedJobRegistry(queue=queue(redis_conn)).add(job, exc_string="test")
+    assert deadletters.get(redis_conn, job.id)["reason"] == "invalid"
     result = leadrelay("replay", job.id)
     assert result.returncode == 0 and "already delivered 1" in result.stdout
     work()
-    assert graph.calls("events") == []
+    assert len(graph.calls("events")) == 1  # the refused send; the replay sent nothing
 
 
 def test_replay_needs_a_selection():
@@ -127,14 +125,14 @@ def test_rq_info_sees_our_queue_and_its_failed_jobs(graph, post_meta, work, redi
     graph.add_lead(BROKEN)
     graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016}}, on="events")
     post_meta(leadgen_body(BROKEN, created_time=int(time.time())))
-    post_meta(leadgen_body(FRESH, created_time=int(time.time())))
     from rq import SimpleWorker
 
     SimpleWorker([queue(redis_conn)], connection=redis_conn, serializer=SERIALIZER).work(burst=True, max_jobs=1)
+    post_meta(leadgen_body(FRESH, created_time=int(time.time())))  # a drain job is queued for it
     out = subprocess.run([str(BIN / "rq"), "info", "--url", env["REDIS_URL"], "-Q", "-r"], capture_output=True,
                          text=True, timeout=30)
     assert out.returncode == 0
-    assert "leadrelay 1, 0 executing, 0 finished, 1 failed" in out.stdout, out.stdout  # FRESH queued, BROKEN failed
+    assert "leadrelay 1, 0 executing, 0 finished, 1 failed" in out.stdout, out.stdout  # FRESH's drain job, BROKEN failed
 
 
 def test_dead_letters_whose_job_left_rqs_registry_are_forgotten(graph, post_meta, work, redis_conn):

@@ -90,6 +90,8 @@ def _settled(job_id: str, timeout: float = 15.0) -> str:
     from rq.job import Job, JobStatus
     from rq.exceptions import NoSuchJobError
 
+    from workers import inbox
+
     connection, q = running_queue()
     deadline = time.monotonic() + timeout
     status = "not found"
@@ -97,8 +99,8 @@ def _settled(job_id: str, timeout: float = 15.0) -> str:
         try:
             job = Job.fetch(job_id, connection=connection, serializer=q.serializer)
             status = job.get_status()
-        except NoSuchJobError:
-            status = "not found"
+        except NoSuchJobError:  # no job of its own: it went in a batch, unless it still waits
+            status = inbox.state(connection, job_id)
         if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.SCHEDULED, JobStatus.STOPPED):
             break
         time.sleep(0.2)

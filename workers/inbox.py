@@ -1,0 +1,170 @@
+"""The inbox: where the receiver puts new leads, in one atomic Redis call per delivery,
+and where drain jobs (workers/batches.py) take them from.
+
+    admit    one Lua script: for each lead, claim its dedupe record (SET NX with a TTL)
+             and, if it is new, append it to the inbox stream; then wake drain jobs if
+             none is awake for the backlog. Dedupe and the durable record cannot part.
+    take     XREADGROUP: up to a batch of entries for one consumer (a drain job).
+    done     XACK + XDEL: the entries' leads were delivered, or handed to their own job.
+    reclaim  entries a dead consumer took and never finished come back (XCLAIM).
+
+A drain slot (`slot:K`) says "drain job K is awake or queued". The receiver sets it and
+enqueues the job only when it was free, so a burst costs one RQ enqueue, not one per
+request. A drain job frees its slot, then looks once more: a lead added in between
+either finds the slot free (and wakes a job) or is found by that last look.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import redis
+from rq import Queue
+
+from . import policy
+from .queues import INBOX, redis_key
+
+STREAM = INBOX
+GROUP = "drainers"
+SLOT = redis_key("inbox", "slot", "")  # + slot number
+SEEN = redis_key("seen", "")  # + job id: a lead's dedupe record
+SLOTS = 4  # drain jobs at most at once; one more per 50 leads waiting (see `admit`)
+SLOT_TTL = 60  # a slot whose drain job died frees itself; a live one renews it each batch
+DRAIN = "workers.batches.drain"
+
+# KEYS: the stream, then (dedupe record, RQ job hash) per lead. ARGV: dedupe TTL, slot
+# prefix, slots, leads per drain job, slot TTL, then one entry per lead.
+_ADMIT = """
+local new = {}
+for i = 1, (#KEYS - 1) / 2 do
+  local seen, job = KEYS[2 * i], KEYS[2 * i + 1]
+  if redis.call('EXISTS', job) == 0 and redis.call('SET', seen, '1', 'NX', 'EX', ARGV[1]) then
+    redis.call('XADD', KEYS[1], '*', 'e', ARGV[5 + i])
+    new[#new + 1] = i
+  end
+end
+local woken = {}
+if #new > 0 then
+  local waiting = redis.call('XLEN', KEYS[1])
+  local wanted = math.min(tonumber(ARGV[3]), 1 + math.floor((waiting - 1) / tonumber(ARGV[4])))
+  for k = 0, wanted - 1 do
+    if redis.call('SET', ARGV[2] .. k, 'woken', 'NX', 'EX', ARGV[5]) then woken[#woken + 1] = k end
+  end
+end
+return {new, woken}
+"""
+
+
+def entry(job_id: str, function: str, argument: dict, request_id: str | None = None) -> str:
+    """One inbox entry: what the lead's own RQ job would run, should it need one."""
+    return json.dumps({"id": job_id, "fn": function, "arg": argument, "rid": request_id, "at": int(time.time())},
+                      separators=(",", ":"))
+
+
+def admit(connection: redis.Redis, entries: list[tuple[str, str]], slots: int,
+          per_job: int = 50) -> tuple[list[int], list[int]]:
+    """Dedupe and store (job id, entry) pairs in one atomic call; (indexes of the new
+    ones, drain slots to wake). A lead is new unless its dedupe record or its own RQ
+    job exists."""
+    if not entries:
+        return [], []
+    keys = [STREAM]
+    for job_id, _ in entries:
+        keys += [SEEN + job_id, f"rq:job:{job_id}"]
+    new, woken = connection.register_script(_ADMIT)(
+        keys=keys, args=[policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries)])
+    return [i - 1 for i in new], list(woken)
+
+
+def wake(queue: Queue, slots: list[int]) -> None:
+    """Enqueue a drain job for each slot just claimed (by `admit`, `claim_slot`)."""
+    for slot in slots:
+        queue.enqueue(DRAIN, slot, job_id=f"drain-{slot}-{uuid.uuid4().hex[:12]}", result_ttl=0,
+                      failure_ttl=policy.DAY, job_timeout=policy.DRAIN_JOB_TIMEOUT,
+                      description=f"drain the inbox (slot {slot})")
+
+
+def revive(queue: Queue) -> bool:
+    """Wake a drain job when leads wait and slot 0 is free (a worker's start and each
+    maintenance pass: after a crash, or a wake the receiver could not enqueue)."""
+    if queue.connection.xlen(STREAM) and claim_slot(queue.connection, 0):
+        wake(queue, [0])
+        return True
+    return False
+
+
+def claim_slot(connection: redis.Redis, slot: int = 0) -> bool:
+    return bool(connection.set(SLOT + str(slot), "woken", nx=True, ex=SLOT_TTL))
+
+
+def hold_slot(connection: redis.Redis, slot: int) -> None:
+    connection.set(SLOT + str(slot), "draining", ex=SLOT_TTL)
+
+
+def free_slot(connection: redis.Redis, slot: int) -> None:
+    connection.delete(SLOT + str(slot))
+
+
+def ensure_group(connection: redis.Redis) -> None:
+    try:
+        connection.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    except redis.ResponseError as err:
+        if "BUSYGROUP" not in str(err):
+            raise
+
+
+def take(connection: redis.Redis, consumer: str, count: int) -> list[tuple[str, dict]]:
+    """Up to `count` new entries for this consumer, oldest first: (entry id, entry)."""
+    answer = connection.xreadgroup(GROUP, consumer, {STREAM: ">"}, count=count)
+    return [(_text(entry_id), json.loads(fields[b"e"])) for _, items in answer or [] for entry_id, fields in items]
+
+
+def done(pipe, entry_ids: list[str]) -> None:
+    """Forget finished entries (on a pipeline, with the rest of the batch's writes)."""
+    if entry_ids:
+        pipe.xack(STREAM, GROUP, *entry_ids)
+        pipe.xdel(STREAM, *entry_ids)
+
+
+def reclaim(connection: redis.Redis, consumer: str, gone, idle_ms: int = 15 * 60 * 1000,
+            count: int = 1000) -> list[tuple[str, dict]]:
+    """Entries taken by a consumer `gone(name)` says is dead (or idle past `idle_ms`,
+    a safety net), now this consumer's: (entry id, entry)."""
+    claimed = []
+    for pending in connection.xpending_range(STREAM, GROUP, "-", "+", count):
+        owner = _text(pending["consumer"])
+        if owner == consumer or (pending["time_since_delivered"] < idle_ms and not gone(owner)):
+            continue
+        for entry_id, fields in connection.xclaim(STREAM, GROUP, consumer, 0, [pending["message_id"]]):
+            if fields:  # a deleted entry comes back empty: it was finished
+                claimed.append((_text(entry_id), json.loads(fields[b"e"])))
+            else:
+                connection.xack(STREAM, GROUP, entry_id)
+    return claimed
+
+
+def waiting(connection: redis.Redis) -> dict:
+    """Entries not yet finished, and how many of them a consumer holds."""
+    try:
+        pending = connection.xpending(STREAM, GROUP)["pending"]
+    except redis.ResponseError:  # no group yet
+        pending = 0
+    return {"inbox": connection.xlen(STREAM), "taken": pending}
+
+
+def state(connection: redis.Redis, job_id: str) -> str:
+    """Where a lead without a job of its own stands: "finished" (done in a batch),
+    "queued" (still in the inbox) or "not found". It reads the whole inbox: for the
+    command line, not for a hot path."""
+    if not connection.exists(SEEN + job_id):
+        return "not found"
+    for _, fields in connection.xrange(STREAM):
+        if json.loads(fields[b"e"])["id"] == job_id:
+            return "queued"
+    return "finished"
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else value
