@@ -45,6 +45,7 @@ class GraphStandin(LeadAds):
         self.lead_pages: dict[str, str] = {}  # lead id -> its Page
         self.dataset_tokens: dict[str, str] = {}
         self.page_forms: dict[str, list[str]] = {}
+        self.latency = 0.0  # seconds before answering each HTTP request (a batch waits once)
         self.usage_headers: dict[str, str] = {}  # rate-limit usage headers on batch and event answers
         self.chaos_rate = 0.0  # share of unscripted calls answered with a random chaos action
         self.chaos_actions: list[dict] = []
@@ -94,9 +95,11 @@ class GraphStandin(LeadAds):
                 pass
 
             def do_GET(self):
+                time.sleep(standin.latency)
                 standin._handle(self, "GET")
 
             def do_POST(self):
+                time.sleep(standin.latency)
                 standin._handle(self, "POST")
 
             def do_DELETE(self):
