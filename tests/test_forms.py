@@ -72,7 +72,7 @@ def test_typeform_form_response__hidden_fields_sends_exactly_this_event(mapped, 
         "custom_data": {"value": 50, "currency": "EUR"},
     }]
     profile = profiles.find(redis_conn, "em", sha("jose.muller@example.com"))
-    assert profile["submission_id"] == "9q3v9bp5alonta6239q3q1rfly2c2ukh"
+    assert profile["key"] == "aBc123Xy:9q3v9bp5alonta6239q3q1rfly2c2ukh"  # the form and its submission
     assert profile["fbc"] == f"fb.1.{SUBMITTED * 1000}.IwAR2xYzAbC"
     assert profiles.load(redis_conn, "typeform", "aBc123Xy:9q3v9bp5alonta6239q3q1rfly2c2ukh") == profile
 

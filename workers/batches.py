@@ -102,13 +102,20 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
     with connection.pipeline(transaction=False) as pipe:
         for profile in profiles_only + [profile for _, profile, _, _ in built]:
             profiles.write(pipe, profile, ctx.settings.profile_retention_days)
-        for _, _, event, _ in built:
-            profiles.keep_lead_event(pipe, event)
         pipe.execute()
     delivered = _deliver(ctx, built, failed, outcomes)
+    unsent = {lead.job_id for lead, _, _ in failed}
+    with connection.pipeline(transaction=False) as pipe:
+        # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
+        # stage event to send first; one Meta has is not (jobs._deliver, the same rule).
+        for lead, _, event, dataset in built:
+            if lead.job_id in unsent or dataset.dry_run:
+                profiles.keep_lead_event(pipe, event)
+        pipe.execute()
     for lead, err, event_time in failed:
         outcomes[hand_off(ctx, queue, lead, err, event_time, started)] += 1
     with connection.pipeline(transaction=False) as pipe:
+        accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
         accuracy.mark(pipe, "confirmed", [{**lead.argument, "created_time": profile["created_time"]}
                                           for lead, profile, _, _ in delivered if lead.source == "meta"])
         for (source, outcome), count in Counter((lead.source, outcome) for lead, outcome in
@@ -184,9 +191,9 @@ def _build(ctx, leads: list[Lead], reads: dict, failed: list, profiles_only: lis
         try:
             dataset = ctx.routes.dataset(lead.argument.get("route"))
             if lead.source == "meta":
-                profile = leadevents.lead_ads_profile(lead.argument, reads[lead.job_id], dataset,
-                                                      ctx.settings.default_region)
-                event = leadevents.lead_ads_event(profile, lead.argument, dataset)
+                profile, user_data = leadevents.lead_ads_profile(lead.argument, reads[lead.job_id], dataset,
+                                                                 ctx.settings.default_region)
+                event = leadevents.lead_ads_event(profile, user_data, lead.argument, dataset)
             else:
                 profile = leadevents.form_profile(lead.argument, dataset)
                 event = leadevents.form_event(lead.argument)

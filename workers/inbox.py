@@ -17,7 +17,6 @@ either finds the slot free (and wakes a job) or is found by that last look.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 
 import redis
@@ -57,9 +56,10 @@ return {new, woken}
 """
 
 
-def entry(job_id: str, function: str, argument: dict, request_id: str | None = None) -> str:
-    """One inbox entry: what the lead's own RQ job would run, should it need one."""
-    return json.dumps({"id": job_id, "fn": function, "arg": argument, "rid": request_id, "at": int(time.time())},
+def entry(job_id: str, function: str, argument: dict, request_id: str | None = None, via: str | None = None) -> str:
+    """One inbox entry: what the lead's own RQ job would run, should it need one; `via`:
+    how it came (the drain job marks Lead Ads leads that came by webhook)."""
+    return json.dumps({"id": job_id, "fn": function, "arg": argument, "rid": request_id, "via": via},
                       separators=(",", ":"))
 
 

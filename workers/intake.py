@@ -45,12 +45,16 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
         jobs, held = lead_jobs(source, parsed["leads"], mapping["routes"], processing)
         not_sent = [{"reason": item["reason"], "leadgen_id": item["leadgen_id"], "page_id": item["page_id"],
                      "form_id": item["form_id"]} for item in held]
-    counts = enqueue_new(queue, source, jobs, request_id)
-    unusable = counts.pop("unusable")
-    # One write, after the enqueue: a delivery answered 503 records nothing, so its retry
-    # does not record the same items twice.
+    via_webhook = source.kind != FORM
+    counts = enqueue_new(queue, source, jobs, request_id, via="webhook" if via_webhook else None)
+    unusable, known = counts.pop("unusable"), counts.pop("known")
+    # New Lead Ads leads are marked "came by webhook" by the drain job that takes them (the
+    # accuracy figures): this request's one write stays one. What needs another write is
+    # rare: a redelivery (its lead may have come by the sweep first), or items not sent.
+    # After the enqueue: a delivery answered 503 records nothing, so its retry does not
+    # record the same items twice.
     record_ignored(queue.connection, source.name, not_sent + unusable, held,
-                   arrived=[args for _, args in jobs] if source.kind != FORM else [])
+                   arrived=[jobs[i][1] for i in known] if via_webhook else [])
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
 
 
@@ -105,10 +109,12 @@ def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Se
     return jobs, not_sent
 
 
-def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], request_id: str | None = None) -> dict:
+def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], request_id: str | None = None,
+                via: str | None = None) -> dict:
     """Put each (lead key, job argument) not seen before into the inbox, in one atomic
-    Redis call (inbox.admit), and wake a drain job if none is awake; counts and the
-    new leads' job ids.
+    Redis call (inbox.admit), and wake a drain job if none is awake; counts, the new
+    leads' job ids, and `known`: the indexes in `jobs` of the leads already known.
+    `via`: how they came ("webhook", "sweep"), for the accuracy figures.
 
     A lead is either stored with its dedupe record or not at all, never marked seen
     without being stored. The dedupe record outlives Meta's 36-hour redelivery window
@@ -117,12 +123,13 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
     Raises:
         QueueUnavailable: Redis could not be reached or refused the write.
     """
-    entries, unusable = [], []
+    entries, positions, unusable = [], [], []
     function = f"{source.job.__module__}.{source.job.__qualname__}"
-    for lead_key, argument in jobs:
+    for position, (lead_key, argument) in enumerate(jobs):
         new_id = job_id("lead", source.name, lead_key)
         try:
-            entries.append((new_id, inbox.entry(new_id, function, argument, request_id)))
+            entries.append((new_id, inbox.entry(new_id, function, argument, request_id, via)))
+            positions.append(position)
         except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
             unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
     try:
@@ -133,8 +140,9 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
         inbox.wake(queue, woken)
     except redis.RedisError as err:  # the leads are stored: a worker's maintenance pass wakes a drain job
         log.warning("drain_wake_failed", error=type(err).__name__, slots=woken)
+    fresh = set(new)
     return {"accepted": len(new), "duplicates": len(entries) - len(new), "job_ids": [entries[i][0] for i in new],
-            "unusable": unusable}
+            "unusable": unusable, "known": [positions[i] for i in range(len(entries)) if i not in fresh]}
 
 
 def record_ignored(connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = (),

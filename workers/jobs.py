@@ -108,12 +108,11 @@ def process_meta_lead(leadgen: dict) -> dict:
     def body():
         dataset = ctx.routes.dataset(route)
         lead = ctx.graph.read_lead(leadgen_id, ctx.routes.page_token(route))
-        profile = leadevents.lead_ads_profile(leadgen, lead, dataset, ctx.settings.default_region)
+        profile, user_data = leadevents.lead_ads_profile(leadgen, lead, dataset, ctx.settings.default_region)
         work.event_time = profile["created_time"]
         profiles.save(ctx.connection, profile, ctx.settings.profile_retention_days)
-        event = leadevents.lead_ads_event(profile, leadgen, dataset)
-        profiles.keep_lead_event(ctx.connection, event)
-        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
+        event = leadevents.lead_ads_event(profile, user_data, leadgen, dataset)
+        result = _deliver(ctx, event, dataset)
         accuracy.mark_now(ctx.connection, "confirmed", [{**leadgen, "created_time": profile["created_time"]}])
         return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
 
@@ -139,8 +138,7 @@ def send_form_lead(submission: dict) -> dict:
         profiles.save(ctx.connection, leadevents.form_profile(submission, dataset),
                       ctx.settings.profile_retention_days)
         event = leadevents.form_event(submission)
-        profiles.keep_lead_event(ctx.connection, event)
-        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
+        result = _deliver(ctx, event, dataset)
         return result, {"match_keys": sorted(event["user_data"]), "source": submission["source"]}
 
     return _run(ctx, work, body)
@@ -196,3 +194,16 @@ def send_stage_events(stage_events: dict) -> dict:
 def _dataset_name(route: dict | None) -> str:
     return (route or {}).get("dataset") or DEFAULT
 
+
+def _deliver(ctx: Context, event: dict, dataset) -> dict:
+    """Send a lead's first event; keep it as built when it did not reach Meta (dry run, a
+    failure), for a later stage event to send first (profiles.keep_lead_event). Once
+    Meta has it, it is not kept: the confirmed ledger says it went."""
+    try:
+        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
+    except DeliveryError:
+        profiles.keep_lead_event(ctx.connection, event)
+        raise
+    if result["outcome"] == "dry_run":
+        profiles.keep_lead_event(ctx.connection, event)
+    return result

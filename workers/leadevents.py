@@ -6,46 +6,32 @@ from __future__ import annotations
 import time
 
 from . import events, logs, matchkeys, times, userdata
+from .profiles import LOOKUP_KEYS
 from .routing import Dataset
 
 log = logs.get(__name__)
 
 
-def lead_ads_profile(leadgen: dict, lead: dict, dataset: Dataset, default_region: str | None) -> dict:
-    """The profile of a Lead Ads lead: `leadgen` is its webhook change (with its route and
-    Limited Data Use fields), `lead` what Graph answered for it."""
+def lead_ads_profile(leadgen: dict, lead: dict, dataset: Dataset, default_region: str | None) -> tuple[dict, dict]:
+    """(the profile of a Lead Ads lead, every match key its answers gave): `leadgen` is its
+    webhook change (with its route and Limited Data Use fields), `lead` what Graph
+    answered for it."""
     leadgen_id = leadgen["leadgen_id"]
     created = times.unix_time(lead.get("created_time")) or leadgen.get("created_time") or int(time.time())
     user_data, dropped = userdata.build(matchkeys.from_lead_ads(lead.get("field_data")), default_region)
     for item in dropped:
         log.info("match_key_dropped", leadgen_id=leadgen_id, **item)
-    profile = {
-        "dataset": dataset.name,  # stage events for the lead go where the lead went
-        "dataset_id": dataset.id,
-        "source": "meta",
-        "key": leadgen_id,
-        "lead_id": int(leadgen_id),
-        "created_time": created,
-        "page_id": leadgen.get("page_id"),
-        "form_id": lead.get("form_id") or leadgen.get("form_id"),
-        "ad_id": lead.get("ad_id") or leadgen.get("ad_id"),
-        "adset_id": lead.get("adset_id"),
-        "campaign_id": lead.get("campaign_id"),
-        "platform": lead.get("platform"),
-        "is_organic": lead.get("is_organic"),
-        "user_data": user_data,
-        "fbc": None,  # Lead Ads leads carry no click id; form sources fill it in
-    }
-    return profile
+    return _kept(source="meta", key=leadgen_id, lead_id=int(leadgen_id), created_time=created,
+                 page_id=leadgen.get("page_id"), user_data=user_data, fbc=None, dataset=dataset), user_data
 
 
-def lead_ads_event(profile: dict, leadgen: dict, dataset: Dataset) -> dict:
-    """Its `Lead` event. Raises DeliveryError (expired, invalid) as events.build does; the
-    profile is kept all the same, for the lead's later stages."""
+def lead_ads_event(profile: dict, user_data: dict, leadgen: dict, dataset: Dataset) -> dict:
+    """Its `Lead` event, with every match key. Raises DeliveryError (expired, invalid) as
+    events.build does; the profile is kept all the same, for the lead's later stages."""
     leadgen_id = leadgen["leadgen_id"]
     return events.build(name=events.LEAD, time=events.event_time(profile["created_time"]),
                         event_id=events.event_id("meta", leadgen_id, events.LEAD),
-                        user_data={**profile["user_data"], "lead_id": int(leadgen_id)},
+                        user_data={**user_data, "lead_id": int(leadgen_id)},
                         lead_event_source=dataset.lead_event_source, processing=leadgen.get("processing"))
 
 
@@ -54,12 +40,9 @@ def form_profile(submission: dict, dataset: Dataset) -> dict:
     for item in submission.get("dropped", []):
         log.info("match_key_dropped", source=submission["source"], submission_id=submission["submission_id"], **item)
     submitted = submission.get("submitted_at") or int(time.time())
-    return {
-        "source": submission["source"], "key": submission["key"], "lead_id": None, "created_time": submitted,
-        "form_id": submission["form_id"], "submission_id": submission["submission_id"],
-        "user_data": {k: v for k, v in submission["user_data"].items() if k in matchkeys.HASHED},
-        "fbc": submission["user_data"].get("fbc"), "dataset": dataset.name, "dataset_id": dataset.id,
-    }
+    return _kept(source=submission["source"], key=submission["key"], lead_id=None, created_time=submitted,
+                 page_id=None, user_data=submission["user_data"], fbc=submission["user_data"].get("fbc"),
+                 dataset=dataset)
 
 
 def form_event(submission: dict) -> dict:
@@ -71,3 +54,15 @@ def form_event(submission: dict) -> dict:
         action_source=submission["action_source"], value=submission.get("value"),
         currency=submission.get("currency"), event_source_url=submission.get("event_source_url"),
         processing=submission.get("processing"))
+
+
+def _kept(*, source: str, key: str, lead_id: int | None, created_time: int, page_id: str | None, user_data: dict,
+          fbc: str | None, dataset: Dataset) -> dict:
+    """A profile holds only what a later stage event uses (stages.py): the lead's keys and
+    creation time, the hashed email, phone and external id it is found by and sends, the
+    click id, and where its Lead went. Kept for LEADRELAY_PROFILE_RETENTION_DAYS, so every
+    byte counts (bench/memory.py)."""
+    return {"source": source, "key": key, "lead_id": lead_id, "created_time": created_time, "page_id": page_id,
+            "user_data": {k: v for k, v in user_data.items() if k in LOOKUP_KEYS}, "fbc": fbc,
+            # stage events for the lead go where the lead went
+            "dataset": dataset.name, "dataset_id": dataset.id}

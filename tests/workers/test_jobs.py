@@ -130,8 +130,10 @@ def test_profile_keeps_hashes_and_ids_never_raw_pii(graph, post_meta, work, redi
     post_meta(leadgen_body(LEAD_ID))
     work()
     profile = profiles.load(redis_conn, "meta", LEAD_ID)
-    assert profile["user_data"]["em"] == [EM]
-    assert profile["form_id"] == "555" and profile["campaign_id"] == "999"
+    assert profile["user_data"] == {"em": [EM], "ph": [PH]}  # what stage events find and send, nothing more
+    assert sorted(profile) == ["created_time", "dataset", "dataset_id", "fbc", "key", "lead_id", "page_id",
+                               "source", "user_data"]
+    assert profile["lead_id"] == int(LEAD_ID) and profile["page_id"] == "111"
     assert profiles.find(redis_conn, "em", EM)["key"] == LEAD_ID
     assert profiles.find(redis_conn, "ph", PH)["key"] == LEAD_ID
     everything = b" ".join(redis_conn.dump(k) or b"" for k in redis_conn.keys("*"))
