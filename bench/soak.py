@@ -10,12 +10,14 @@ With --clients N, N clients of an agency (a Page, a Page token, a dataset and a 
 each, in a mapping file; the stand-in refuses any token on another client's lead or
 dataset) share the run, and it also counts events that reached another client's dataset.
 
+With --redis-restart, Redis stops and starts again once, halfway through the pushing.
+
 With --drop-webhooks 0.3, that share of notifications is never sent (the leads exist at
 the stand-in only) and the worker's sweep must find them; it prints how long the last
 recovered lead took from its creation to Meta's confirmation.
 
     .venv/bin/python bench/soak.py [--leads 3000] [--workers 3] [--kill-every 2] [--fault-rate 0.15] [--clients 1]
-                                   [--drop-webhooks 0]
+                                   [--drop-webhooks 0] [--redis-restart]
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from workers.standin import GraphStandin  # noqa: E402
 from workers.times import unix_time  # noqa: E402
 
-from workers import deadletters  # noqa: E402
+from workers import deadletters, inbox  # noqa: E402
 from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
 from workers.queues import SERIALIZER, connect  # noqa: E402
 
@@ -102,6 +104,12 @@ class Workers:
         self.kills += 1
         self.start()
 
+    def replace_exited(self):
+        """Start a new worker for each that exited on its own (a worker that lost Redis may)."""
+        for proc in [p for p in self.procs if p.poll() is not None]:
+            self.procs.remove(proc)
+            self.start()
+
     def stop(self):
         for proc in self.procs:
             proc.send_signal(signal.SIGTERM)
@@ -141,6 +149,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=1, help="clients of an agency sharing the run (1: none)")
     parser.add_argument("--drop-webhooks", type=float, default=0.0, help="share of notifications never sent: "
                         "the sweep must recover their leads")
+    parser.add_argument("--redis-restart", action="store_true", help="restart Redis once, halfway through")
     args = parser.parse_args()
     rng = random.Random(11)
 
@@ -198,13 +207,32 @@ def main() -> None:
             if id(batch) in dropped:
                 return
             body, headers = notification(batch, args.clients)
-            statuses[session.s.post(f"{base}/webhooks/meta", data=body, headers=headers, timeout=10).status_code] += 1
+            for _ in range(600):  # as Meta does, until it is acknowledged (a Redis restart answers 503)
+                try:
+                    status = session.s.post(f"{base}/webhooks/meta", data=body, headers=headers, timeout=10).status_code
+                except requests.RequestException:
+                    status = "connection error"
+                statuses[status] += 1
+                if status == 200:
+                    return
+                time.sleep(0.2)
 
         stop_chaos = threading.Event()
+
+        restarts = []
 
         def chaos():
             while not stop_chaos.wait(args.kill_every):
                 workers.kill_one(rng)
+                if args.redis_restart and not restarts and sum(statuses.values()) >= len(batches) / 2:
+                    # Half the notifications are in: Redis stops (SIGTERM: it writes its append-only
+                    # file out) and starts again on the same port and data, as a deploy or a failover
+                    # would. Meanwhile the receiver answers 503 and the workers lose their connection.
+                    down = time.time()
+                    redis_server.stop()
+                    redis_server.start()
+                    restarts.append(time.time() - down)
+                    workers.replace_exited()
 
         started = time.time()
         chaos_thread = threading.Thread(target=chaos, daemon=True)
@@ -224,7 +252,7 @@ def main() -> None:
             sweeps = sum(1 for j in connection.zrange("rq:scheduled:leadrelay", 0, -1) if j.startswith(b"sweep-"))
             return sum(connection.zcard(k) for k in ("rq:scheduled:leadrelay", "rq:wip:leadrelay")) - sweeps + \
                 sum(connection.llen(k) for k in ("rq:queue:leadrelay", "rq:queue:leadrelay:intermediate")) + \
-                max(crashed, 0)
+                max(crashed, 0) + connection.xlen(inbox.STREAM)  # leads not finished by a drain job yet
 
         # Keep killing while the backlog drains, then let the last workers finish.
         while time.time() - started < args.timeout and pending() and time.time() - started < pushed_in * 2 + 10:
@@ -264,7 +292,8 @@ def main() -> None:
           f"({len(batches) - len(set(map(tuple, batches)))} redelivered); HTTP answers {dict(statuses)}")
     print(f"workers {args.workers}, SIGKILLed (worker + horse) {workers.kills} times; Graph calls {graph_calls}, "
           f"fault rate {args.fault_rate:.0%}")
-    print(f"pushed in {pushed_in:.1f}s, drained in {drained_in:.1f}s")
+    print(f"pushed in {pushed_in:.1f}s, drained in {drained_in:.1f}s"
+          + (f"; Redis restarted once, down {restarts[0]:.1f}s" if restarts else ""))
     print(f"events received {sum(received.values())}, distinct event_ids {len(received)}")
     if never:
         confirmed_at = {e.get("event_id"): r["at"] for r in standin.requests if r["kind"] == "events" and r["body"]
@@ -277,6 +306,8 @@ def main() -> None:
     for line in (tmp / "processes.log").read_text().splitlines():
         if '"job_recovered"' in line:
             recovered.add(json.loads(line)["job_id"])
+        if '"inbox_reclaimed"' in line:  # a drain job killed with these leads in hand
+            recovered.update(json.loads(line)["job_ids"])
     killed_mid_send = {k for k in duplicated if "lead-" + k.rsplit(":", 1)[0].replace(":", "-") in recovered}
     print(f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
           f"{dict(Counter(d['reason'] for d in dead))}")

@@ -9,10 +9,11 @@ import time
 
 import psutil
 from hypothesis import given, strategies as st
-from rq.registry import FailedJobRegistry
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
-from helpers import BIN, fast_forward, inbox_entries, leadgen_body, leadrelay, wait_for
+from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, leadgen_body, leadrelay, wait_for
 from workers import batches, deadletters, inbox, runner
+from workers.pauses import Pauses
 from workers.graph import BATCH_LIMIT
 from workers.queues import queue
 from workers.settings import load
@@ -196,3 +197,36 @@ def test_pacing_never_grows_as_meta_reports_more_usage(usage):
     more_size, more_rest = batches.pacing(usage + 5)
     assert 1 <= more_size <= size <= BATCH_LIMIT and rest <= more_rest
     assert (size, rest) == ((BATCH_LIMIT, 0.0) if usage < 75 else (size, rest))
+
+
+def test_a_batch_meta_fails_as_a_whole_is_retried_together_not_lead_by_lead(graph, post_meta, work, redis_conn):
+    for lead_id in IDS:
+        graph.add_lead(lead_id)
+    graph.then({"status": 503, "error": {"code": 2, "is_transient": True}}, on="batch")
+    post_meta(leadgen_body(*IDS, created_time=NOW))
+    work()
+    scheduled = ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids()
+    assert len(scheduled) == 1 and scheduled[0].startswith("batch-")  # one job for the five, not five
+    assert graph.events == [] and failed_ids(redis_conn) == []
+    assert fast_forward(redis_conn) == 1
+    work()
+    assert [len(call["body"]["batch"]) for call in graph.calls("batch")] == [5, 5]  # read again as one batch
+    assert sorted(e["event_id"] for e in graph.events) == sorted(f"meta:{i}:Lead" for i in IDS)
+
+
+def test_after_a_refused_token_the_batch_waits_for_it_together(graph, post_meta, work, redis_conn):
+    for lead_id in IDS:
+        graph.add_lead(lead_id)
+    graph.revoked.add(PAGE_TOKEN)
+    post_meta(leadgen_body(*IDS, created_time=NOW))
+    work()
+    # The first lead carries Meta's refusal (its dead letter says what to fix); the other
+    # four wait for the token in one job.
+    assert failed_ids(redis_conn) == [f"lead-meta-{IDS[0]}"]
+    [pause] = Pauses(redis_conn).all()
+    assert pause["waiting"] == 1
+    graph.revoked.clear()
+    assert leadrelay("resume", "--all").returncode == 0
+    work()
+    assert sorted(e["event_id"] for e in graph.events) == sorted(f"meta:{i}:Lead" for i in IDS[1:])
+    assert [len(call["body"]["batch"]) for call in graph.calls("batch")] == [5, 4]

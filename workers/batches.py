@@ -3,9 +3,12 @@ and sent many events per Conversions API request.
 
 A drain job takes what is already waiting, up to a batch, and never waits for more: a
 lone lead is read and sent at once. Each lead keeps its own outcome. A lead whose read
-failed, or whose event Meta refused (isolated by halving, as stage events are), or
-whose request failed as a whole, is handed to its own RQ job (handoff.py), which
-retries, waits or dead-letters it alone. The others are delivered.
+failed, or whose event Meta refused (isolated by halving, as stage events are), is
+handed to its own RQ job (handoff.py), which retries or dead-letters it alone. When a
+whole request failed for a passing reason (a 5xx, throttling, a paused token), its
+leads stay together: one RQ job retries them as a batch later (handoff.later), so a
+Meta outage or a token outage ends in batches, not in thousands of single jobs. The
+others are delivered.
 
 The entries are acknowledged last, with the batch's other writes: a drain job killed
 anywhere before that leaves them pending, and the next drain job takes them back
@@ -23,17 +26,15 @@ from collections import Counter
 
 from rq import get_current_job
 
-from . import accuracy, counters, deliveries, events, inbox, jobs, leadevents, logs, profiles, recovery
+from . import accuracy, batchsteps, counters, events, inbox, jobs, logs, profiles, recovery
 from .graph import BATCH_LIMIT
-from .handoff import Lead, hand_off
-from .pauses import fingerprint
-from .policy import AUTH, INVALID, DeliveryError, Paused
-from .queues import queue as make_queue, redis_key
+from .handoff import Lead, hand_off, later
+from .policy import DeliveryError, Paused
+from .queues import queue as make_queue
 from .routing import DEFAULT
 
 DRAIN_SECONDS = 20  # then a fresh drain job takes over: other jobs get their turn meanwhile
 log = logs.get(__name__)
-_DATA_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)
 
 
 def pacing(usage: float) -> tuple[int, float]:
@@ -60,11 +61,11 @@ def drain(slot: int) -> dict:
     outcomes: Counter = Counter()
     started = time.monotonic()
     gone = functools.partial(recovery.worker_gone, connection)
-    taken = inbox.reclaim(connection, consumer, gone)
+    taken = _reclaim(connection, consumer, gone)
     while True:
         size, rest = pacing(ctx.graph.usage)
         # What is new, else what a dead drain job left: nothing stays pending while one drains.
-        taken = taken or inbox.take(connection, consumer, size) or inbox.reclaim(connection, consumer, gone)
+        taken = taken or inbox.take(connection, consumer, size) or _reclaim(connection, consumer, gone)
         if not taken:
             inbox.free_slot(connection, slot)
             taken = inbox.take(connection, consumer, size)  # one last look: see inbox.py
@@ -82,6 +83,13 @@ def drain(slot: int) -> dict:
             time.sleep(rest)
 
 
+def _reclaim(connection, consumer: str, gone) -> list[tuple[str, dict]]:
+    taken = inbox.reclaim(connection, consumer, gone)
+    if taken:  # a drain job died holding them: what Meta confirmed is skipped, the rest goes now
+        log.warning("inbox_reclaimed", leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
+    return taken
+
+
 def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
     """Finish these inbox entries: each lead delivered, skipped (already done) or handed
     to its own job; then acknowledge them all. Outcomes counted."""
@@ -90,20 +98,20 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
     leads = [_lead(entry_id, entry) for entry_id, entry in taken]
     outcomes: Counter = Counter()
     todo = []
-    for lead, skip in zip(leads, _already_done(connection, leads)):
+    for lead, skip in zip(leads, batchsteps.already_done(connection, leads)):
         if skip:
             outcomes[skip] += 1
         else:
             todo.append(lead)
-    failed: list[tuple[Lead, Exception, int | None]] = []
-    reads = _read(ctx, [lead for lead in todo if lead.source == "meta"], failed)
+    failed: list[tuple[Lead, Exception, int | None]] = []  # each with its own job, or together
+    reads = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"], failed)
     profiles_only: list[dict] = []
-    built = _build(ctx, todo, reads, failed, profiles_only)
+    built = batchsteps.build(ctx, todo, reads, failed, profiles_only)
     with connection.pipeline(transaction=False) as pipe:
         for profile in profiles_only + [profile for _, profile, _, _ in built]:
             profiles.write(pipe, profile, ctx.settings.profile_retention_days)
         pipe.execute()
-    delivered = _deliver(ctx, built, failed, outcomes)
+    delivered = batchsteps.deliver(ctx, built, failed, outcomes)
     unsent = {lead.job_id for lead, _, _ in failed}
     with connection.pipeline(transaction=False) as pipe:
         # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
@@ -112,8 +120,12 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
             if lead.job_id in unsent or dataset.dry_run:
                 profiles.keep_lead_event(pipe, event)
         pipe.execute()
+    together = [item for item in failed if _passing(item[1])]
     for lead, err, event_time in failed:
-        outcomes[hand_off(ctx, queue, lead, err, event_time, started)] += 1
+        if not _passing(err):
+            outcomes[hand_off(ctx, queue, lead, err, event_time, started)] += 1
+    for outcome, count in later(ctx, queue, together, started).items():
+        outcomes[outcome] += count
     with connection.pipeline(transaction=False) as pipe:
         accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
         accuracy.mark(pipe, "confirmed", [{**lead.argument, "created_time": profile["created_time"]}
@@ -121,7 +133,7 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
         for (source, outcome), count in Counter((lead.source, outcome) for lead, outcome in
                                                 _outcomes(delivered)).items():
             counters.count(pipe, counters.JOBS, source, outcome, by=count)
-        inbox.done(pipe, [lead.entry_id for lead in leads])
+        inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])
         pipe.execute()
     # One line per batch: the leads' job ids and webhook request ids, so one grep still
     # finds what became of a lead or a delivery. Leads handed off have their own lines.
@@ -131,117 +143,29 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
     return outcomes
 
 
-def _lead(entry_id: str, entry: dict) -> Lead:
+def retry_batch(batch: dict) -> dict:
+    """The RQ job that tries again leads whose request failed as a whole: `{"entries":
+    [inbox entries, each with "n", its attempts so far]}`. They are finished exactly as a
+    drain job finishes inbox entries."""
+    ctx = jobs.context()
+    job = get_current_job()
+    queue = make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name)
+    return dict(process(ctx, queue, [(None, entry) for entry in batch["entries"]]))
+
+
+def _passing(err: Exception) -> bool:
+    return isinstance(err, Paused) or isinstance(err, DeliveryError) and err.retryable
+
+
+def _lead(entry_id: str | None, entry: dict) -> Lead:
     argument = entry["arg"]
     dataset = (argument.get("route") or {}).get("dataset") or DEFAULT
     if "leadgen_id" in argument:
         key = argument["leadgen_id"]
         return Lead(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), "meta", key,
-                    events.event_id("meta", key, events.LEAD), events.LEAD, dataset)
+                    events.event_id("meta", key, events.LEAD), events.LEAD, dataset, entry.get("n", 0), entry)
     return Lead(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), argument["source"],
-                argument["key"], argument["event_id"], argument["event_name"], dataset)
-
-
-def _already_done(connection, leads: list[Lead]) -> list[str | None]:
-    """Per lead, why it needs nothing more (a drain job killed before it acknowledged):
-    it was handed to its own job, or Meta confirmed its event; else None."""
-    with connection.pipeline(transaction=False) as pipe:
-        for lead in leads:
-            pipe.exists(f"rq:job:{lead.job_id}")
-            pipe.exists(redis_key("confirmed", lead.event_id))
-        found = pipe.execute()
-    return ["handed_off_before" if found[2 * i] else "already_confirmed" if found[2 * i + 1] else None
-            for i in range(len(leads))]
-
-
-def _read(ctx, leads: list[Lead], failed: list) -> dict[str, dict]:
-    """Read Lead Ads leads in Graph batches, one per Page token; job id -> the lead read.
-    A lead whose read failed goes to `failed` with its error."""
-    by_token: dict[str, list[Lead]] = {}
-    for lead in leads:
-        try:
-            by_token.setdefault(ctx.routes.page_token(lead.argument.get("route")), []).append(lead)
-        except DeliveryError as err:  # its Page left the mapping file
-            failed.append((lead, err, lead.argument.get("created_time")))
-    reads = {}
-    for token, group in by_token.items():
-        for start in range(0, len(group), BATCH_LIMIT):
-            chunk = group[start:start + BATCH_LIMIT]
-            try:
-                answers = ctx.graph.read_leads([lead.key for lead in chunk], token)
-            except (DeliveryError, Paused) as err:
-                answers = dict(zip((lead.key for lead in chunk), _shared(err, token, len(chunk))))
-            for lead in chunk:
-                answer = answers[lead.key]
-                if isinstance(answer, Exception):
-                    failed.append((lead, answer, lead.argument.get("created_time")))
-                else:
-                    reads[lead.job_id] = answer
-    return reads
-
-
-def _build(ctx, leads: list[Lead], reads: dict, failed: list, profiles_only: list) -> list[tuple]:
-    """(lead, profile, event, dataset) for each lead read (or a form submission); the
-    profiles of leads whose event cannot be built go to `profiles_only`."""
-    built = []
-    for lead in leads:
-        if lead.source == "meta" and lead.job_id not in reads:
-            continue  # its read failed
-        profile = None
-        try:
-            dataset = ctx.routes.dataset(lead.argument.get("route"))
-            if lead.source == "meta":
-                profile, user_data = leadevents.lead_ads_profile(lead.argument, reads[lead.job_id], dataset,
-                                                                 ctx.settings.default_region)
-                event = leadevents.lead_ads_event(profile, user_data, lead.argument, dataset)
-            else:
-                profile = leadevents.form_profile(lead.argument, dataset)
-                event = leadevents.form_event(lead.argument)
-        except DeliveryError as err:  # too old, or its dataset left the mapping file
-            failed.append((lead, err, profile["created_time"] if profile else None))
-            if profile:
-                profiles_only.append(profile)  # kept all the same: its later stages can still go
-            continue
-        except _DATA_ERRORS as err:  # what no check foresaw: this lead alone is a dead letter
-            log.error("job_data_unusable", job_id=lead.job_id, error=type(err).__name__, where=logs.where(err))
-            failed.append((lead, DeliveryError(INVALID, f"the job's data could not be used ({type(err).__name__})"),
-                           None))
-            continue
-        built.append((lead, profile, event, dataset))
-    return built
-
-
-def _deliver(ctx, built: list[tuple], failed: list, outcomes: Counter) -> list[tuple]:
-    """Send the events many per request, per dataset; what was delivered (or kept, in
-    dry run). Refused events, and whole requests that failed, go to `failed`."""
-    by_dataset: dict[str, list[tuple]] = {}
-    for item in built:
-        by_dataset.setdefault(item[3].id or item[3].name, []).append(item)
-    delivered = []
-    for group in by_dataset.values():
-        dataset = group[0][3]
-        pairs = [(event, item) for item in group for event in [item[2]]]
-        try:
-            _, refused = deliveries.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
-        except (DeliveryError, Paused) as err:
-            failed += [(item[0], shared, item[1]["created_time"])
-                       for item, shared in zip(group, _shared(err, dataset.token, len(group)))]
-            continue
-        refused_ids = {id(item) for item, _ in refused}
-        failed += [(item[0], err, item[1]["created_time"]) for item, err in refused]
-        kept = [item for item in group if id(item) not in refused_ids]
-        outcomes["dry_run" if dataset.dry_run else "delivered"] += len(kept)
-        delivered += kept
-    return delivered
-
-
-def _shared(err: Exception, token: str | None, count: int) -> list[Exception]:
-    """One request failed for `count` leads: each lead's error. Meta refused the token
-    (which is now paused): the first lead carries the refusal (its dead letter says what
-    to fix) and the others wait for the token, as jobs after a refusal do."""
-    if isinstance(err, DeliveryError) and err.reason == AUTH and token:
-        return [err] + [Paused(fingerprint(token))] * (count - 1)
-    return [err] * count
+                argument["key"], argument["event_id"], argument["event_name"], dataset, entry.get("n", 0), entry)
 
 
 def _outcomes(delivered: list[tuple]):

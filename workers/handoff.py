@@ -9,6 +9,8 @@ dead letter and replay are then the single-lead path's, untouched.
 from __future__ import annotations
 
 import time
+import uuid
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -17,15 +19,19 @@ from rq.job import JobStatus
 from rq.registry import FailedJobRegistry
 from rq.results import Result
 
-from . import deadletters, policy
+from . import counters, deadletters, events, logs, policy
 from .attempts import settle
+from .pauses import Pauses
+from .policy import Paused
 from .work import Work
+
+log = logs.get(__name__)
 
 
 @dataclass
 class Lead:
     """One inbox entry a drain job works on."""
-    entry_id: str
+    entry_id: str | None  # None: it came in a retry batch, not from the inbox
     job_id: str
     function: str  # the RQ job function it runs when it needs a job of its own
     argument: dict
@@ -35,6 +41,8 @@ class Lead:
     event_id: str
     event_name: str
     dataset: str
+    attempts: int = 0  # tries so far, as part of a batch
+    entry: dict | None = None  # the inbox entry, as stored
 
     def work(self, event_time: int | None) -> Work:
         return Work(job_id=self.job_id, source=self.source, key=self.key, event_name=self.event_name,
@@ -46,7 +54,7 @@ def hand_off(ctx, queue: Queue, lead: Lead, err: Exception, event_time: int | No
     """Give `lead` its own job after a failed first attempt (`err`: DeliveryError or
     Paused); the outcome: retry, waiting_for_token or dead_letter."""
     now = time.time()
-    meta = {"attempts": 1, "first_attempt_at": now, "last_attempt_at": now,
+    meta = {"attempts": lead.attempts + 1, "first_attempt_at": now, "last_attempt_at": now,
             **({"request_id": lead.request_id} if lead.request_id else {})}
     delay = settle(ctx.connection, ctx.graph, lead.work(event_time), meta, err, ctx.settings.retry_base_seconds,
                    started, queue)
@@ -66,3 +74,48 @@ def hand_off(ctx, queue: Queue, lead: Lead, err: Exception, event_time: int | No
     else:  # the token's pause was just lifted: run now
         queue.enqueue_job(job)
     return "retry" if meta["attempts"] else "waiting_for_token"
+
+
+def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], started: float) -> Counter:
+    """Leads whose request failed as a whole for a passing reason (transient, throttled,
+    a paused token) go on together: one RQ job (batches.retry_batch) takes them again
+    after the delay the policy gives the attempt, or when the token's pause lifts. Those
+    the policy gives up on (too many attempts, Meta's 7 days) get their own job and dead
+    letter, and so does a lead alone. Outcomes counted."""
+    outcomes: Counter = Counter()
+    groups: dict[int, list] = {}
+    for item in failed:
+        groups.setdefault(id(item[1]), []).append(item)
+    for group in groups.values():
+        err, now = group[0][1], time.time()
+        leads = [lead for lead, _, _ in group]
+        if isinstance(err, Paused):
+            delay, attempts = policy.PAUSE_RECHECK_SECONDS, max(lead.attempts for lead in leads)
+        else:
+            attempts = max(lead.attempts for lead in leads) + 1
+            oldest = min((t for _, _, t in group if t), default=now)
+            delay = policy.decide(err, attempts, events.deadline(oldest), now,
+                                  base=ctx.settings.retry_base_seconds).retry_in
+        if delay is None or len(group) == 1:  # a lone lead simply has its own job
+            for lead, lead_err, event_time in group:
+                outcomes[hand_off(ctx, queue, lead, lead_err, event_time, started)] += 1
+            continue
+        job = queue.create_job("workers.batches.retry_batch", args=(
+            {"entries": [{**lead.entry, "n": attempts} for lead in leads]},), job_id=f"batch-{uuid.uuid4().hex[:16]}",
+            result_ttl=0, failure_ttl=policy.FAILURE_TTL, timeout=policy.DRAIN_JOB_TIMEOUT,
+            description=f"retry {len(leads)} leads together (attempt {attempts + 1})")
+        job.origin = queue.name
+        queue.schedule_job(job, datetime.now(timezone.utc) + timedelta(seconds=delay))
+        outcome = "waiting_for_token" if isinstance(err, Paused) else "retry"
+        if isinstance(err, Paused):
+            Pauses(ctx.connection).wait(err.fingerprint, job.id)
+        with ctx.connection.pipeline(transaction=False) as pipe:
+            for source, count in Counter(lead.source for lead in leads).items():
+                counters.count(pipe, counters.JOBS, source, outcome, by=count)
+                if outcome == "retry":
+                    counters.count(pipe, counters.RETRIES, source, err.reason, by=count)
+            pipe.execute()
+        log.warning("batch_retry", job_id=job.id, leads=len(leads), outcome=outcome, retry_in=delay,
+                    attempt=attempts, **({"fingerprint": err.fingerprint} if isinstance(err, Paused) else err.as_dict()))
+        outcomes[outcome] += len(leads)
+    return outcomes
