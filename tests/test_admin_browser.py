@@ -77,7 +77,7 @@ def test_log_in_and_replay_a_dead_letter_with_a_click(served, browser, graph, wo
     row.get_by_role("button", name="Replay").click()  # the cause is fixed: Meta takes it now
     expect(page.get_by_role("status")).to_have_text("Replay: 1 requeued.")
     expect(page.locator('section[data-reason="invalid"]')).to_have_count(0)
-    expect(page.locator('[data-figure="queued"]')).to_have_text("1")
+    expect(page.locator('[data-figure="inbox"]')).to_have_text("1")  # back in the inbox, for a drain job
     assert redis_conn.llen("rq:queue:leadrelay") == 1
 
     work()

@@ -70,7 +70,8 @@ def test_replay_by_reason_requeues_the_group_and_says_so(admin, graph, work, red
     answer = admin.post("/admin/dead-letters/replay", data={"reason": "invalid", "csrf": csrf})
     assert answer.status_code == 303
     assert "Replay: 2 requeued." in admin.get("/admin").get_data(as_text=True)
-    assert redis_conn.llen("rq:queue:leadrelay") == 2
+    assert redis_conn.xlen("leadrelay:inbox") == 2  # both back in the inbox...
+    assert redis_conn.llen("rq:queue:leadrelay") == 1  # ...and one drain job to take them
 
 
 def test_security_headers(admin):

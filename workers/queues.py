@@ -63,6 +63,7 @@ def queue_status(q: Queue, now: float | None = None) -> dict:
     return {
         "queue": q.name,
         "queued": q.count + inbox,
+        "jobs": q.count,
         "inbox": inbox,
         # Popped by a worker that died before starting them; RQ requeues them after a minute.
         "intermediate": q.connection.llen(q.intermediate_queue_key),

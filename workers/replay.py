@@ -8,10 +8,11 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry
 
-from . import capi, events
+from . import capi, events, inbox
 from .deadletters import Filter, forget, record, select
 from .pauses import Pauses
 from .policy import AUTH, EXPIRED
+from .sources import SOURCES
 
 def sendable(entry: dict, now: float | None = None) -> bool:
     """Whether Meta would still accept the event (7-day window, margin included)."""
@@ -26,7 +27,9 @@ def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: 
            progress=None, now: float | None = None) -> dict:
     """Replay each entry on its own checks, in pipelined batches; one job's error never
     stops the others. An event Meta already confirmed is dropped, one past Meta's 7-day
-    window is kept as expired, the rest are requeued with a fresh run of attempts.
+    window is kept as expired, the rest are requeued with a fresh run of attempts: a
+    lead goes back into the inbox (drain jobs take it in a batch), other jobs back on
+    their queue.
 
     Returns counts per outcome (requeued, already_delivered, expired, failed) and
     the per-job results.
@@ -70,6 +73,9 @@ def _replay_batch(connection: redis.Redis, queue: Queue, entries: list[dict], dr
             waiting.append(entry["job_id"])
     if dry_run:
         return out
+    leads = {e["job_id"]: e for e in entries if out[e["job_id"]][0] == "requeued" and _inbox_function(e)}
+    waiting = [job_id for job_id in waiting if job_id not in leads]
+    _to_inbox(connection, queue, failed_key, list(leads.values()), out)
     jobs = Job.fetch_many(waiting, connection=connection, serializer=queue.serializer) if waiting else []
     with connection.pipeline(transaction=False) as pipe:
         for job_id in done + [job.id for job in jobs if job is not None]:
@@ -92,6 +98,40 @@ def _replay_batch(connection: redis.Redis, queue: Queue, entries: list[dict], dr
             forget(connection, job_id, pipe)
         pipe.execute()
     return out
+
+
+def _inbox_function(entry: dict) -> str | None:
+    """The job function of a dead-lettered lead (a lead's own job, whose arguments the
+    dead letter holds), or None for other jobs (stage batches), which RQ requeues."""
+    source = SOURCES.get(entry.get("source") or "")
+    if not entry.get("job_id", "").startswith("lead-") or source is None or not isinstance(entry.get("args"), dict):
+        return None
+    return f"{source.job.__module__}.{source.job.__qualname__}"
+
+
+def _to_inbox(connection: redis.Redis, queue: Queue, failed_key: str, entries: list[dict], out: dict) -> None:
+    """Replayed leads go back into the inbox, and drain jobs take them in batches, as new
+    leads: two round trips for the lot. Their own job goes (a lead in the inbox must not
+    have one, see batches), and so does the dead letter; a lead whose job someone else
+    took off the failed registry first is theirs, not ours."""
+    if not entries:
+        return
+    with connection.pipeline(transaction=False) as pipe:
+        for entry in entries:
+            pipe.zrem(failed_key, entry["job_id"])  # as RQ's requeue: whoever removes it, requeues it
+        removed = pipe.execute()
+    with connection.pipeline(transaction=False) as pipe:
+        for entry, mine in zip(entries, removed):
+            if not mine:
+                out[entry["job_id"]] = ("failed", f"job {entry['job_id']} is no longer a failed job "
+                                                  f"(replayed elsewhere, or gone)")
+                continue
+            pipe.delete(f"rq:job:{entry['job_id']}", f"rq:results:{entry['job_id']}")
+            pipe.xadd(inbox.STREAM, {"e": inbox.entry(entry["job_id"], _inbox_function(entry), entry["args"])})
+            forget(connection, entry["job_id"], pipe)
+        pipe.execute()
+    waiting = sum(1 for entry, mine in zip(entries, removed) if mine)
+    inbox.wake(queue, [slot for slot in range(min(inbox.SLOTS, 1 + waiting // 50)) if inbox.claim_slot(connection, slot)])
 
 
 def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything: bool = False,
