@@ -27,7 +27,7 @@ from workers.standin import GraphStandin  # noqa: E402
 FIELDS = [{"name": "full_name", "values": ["Joe Example"]}, {"name": "email", "values": ["joe{}@example.com"]},
           {"name": "phone_number", "values": ["+1650555{:04d}"]}, {"name": "city", "values": ["Palo Alto"]},
           {"name": "zip_code", "values": ["94301"]}]
-KEPT = {"seen": "7 days (dedupe)", "confirmed": "30 days (never resend)", "profile": "90 days (stage events)",
+KEPT = {"seen": "7 days (dedupe)", "confirmed": "8 days (never resend)", "profile": "90 days (stage events)",
         "profile-by": "90 days (find a lead by email or phone)", "lead-event": "7 days (Meta's window)",
         "accuracy": "9 days (the accuracy report)"}
 

@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, leadgen_body, leadrelay, wait_for
-from workers import batches, deadletters, inbox, runner
+from workers import batches, deadletters, inbox, recovery, runner
 from workers.pauses import Pauses
 from workers.graph import BATCH_LIMIT
 from workers.queues import queue
@@ -230,3 +230,16 @@ def test_after_a_refused_token_the_batch_waits_for_it_together(graph, post_meta,
     work()
     assert sorted(e["event_id"] for e in graph.events) == sorted(f"meta:{i}:Lead" for i in IDS[1:])
     assert [len(call["body"]["batch"]) for call in graph.calls("batch")] == [5, 4]
+
+
+def test_a_drain_job_killed_again_and_again_is_replaced_and_never_a_dead_letter(redis_conn, env):
+    q = queue(redis_conn, "leadrelay")
+    job = q.enqueue(inbox.DRAIN, 2, job_id="drain-2-killed")
+    job.meta["crashes"] = recovery.MAX_CRASHES  # a lead's job would be given up on now
+    job.save_meta()
+    q.remove(job)
+    FailedJobRegistry(queue=q).add(job, exc_string="the worker died")
+    assert recovery.requeue_crashed(redis_conn, q) == {"requeued": 1, "crashed": 0}
+    assert deadletters.get(redis_conn, "drain-2-killed") is None and failed_ids(redis_conn) == []
+    [fresh] = q.get_job_ids()
+    assert fresh.startswith("drain-2-") and fresh != "drain-2-killed"

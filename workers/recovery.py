@@ -24,7 +24,7 @@ from rq.exceptions import SchedulerNotFound
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.scheduler import RQScheduler
 
-from . import deadletters, logs
+from . import deadletters, inbox, logs
 from .policy import CRASHED
 from .work import Work, dead_letter
 
@@ -92,6 +92,18 @@ def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
         job = queue.fetch_job(job_id)
         if job is None:
             continue
+        if job.func_name == inbox.DRAIN:
+            # A drain job holds no lead of its own (its leads wait in the inbox, for whichever
+            # drain job claims them), and a long one is often the one a kill meets: no count
+            # of crashes, no dead letter; a fresh drain job for its slot instead.
+            failed.remove(job, delete_job=True)
+            slot = job.args[0] if job.args and isinstance(job.args[0], int) else 0
+            inbox.free_slot(connection, slot)
+            if inbox.claim_slot(connection, slot):
+                inbox.wake(queue, [slot])
+            counts["requeued"] += 1
+            log.warning("drain_job_recovered", job_id=job_id, slot=slot)
+            continue
         job.meta["crashes"] = job.meta.get("crashes", 0) + 1
         job.save_meta()
         if job.meta["crashes"] <= MAX_CRASHES:
@@ -101,7 +113,7 @@ def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
             continue
         last_line = ((job.latest_result().exc_string if job.latest_result() else "") or "").strip().splitlines()
         now = time.time()
-        args = job.args[0] if job.args else None
+        args = job.args[0] if job.args and isinstance(job.args[0], dict) else None
         work = Work(job_id=job_id, source=(args or {}).get("source"), key=None, event_name=None, event_id=None,
                     event_time=None, args=args)
         deadletters.record(connection, dead_letter(
