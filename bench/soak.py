@@ -223,6 +223,7 @@ def main() -> None:
 
         def chaos():
             while not stop_chaos.wait(args.kill_every):
+                workers.replace_exited()  # as a process supervisor would
                 workers.kill_one(rng)
                 if args.redis_restart and not restarts and sum(statuses.values()) >= len(batches) / 2:
                     # Half the notifications are in: Redis stops (SIGTERM: it writes its append-only

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import redis
 import requests
 from rq import SimpleWorker
 
@@ -61,7 +62,33 @@ WORKER_TTL_SECONDS = 35
 
 
 def work(settings: Settings, burst: bool = False) -> bool:
-    """Run an RQ worker with its scheduler (retries are scheduled jobs) on our queue."""
+    """Run an RQ worker with its scheduler (retries are scheduled jobs) on our queue.
+
+    When Redis goes away (a restart, a failover: RQ's worker then quits), the worker
+    waits for it and starts again, as a new RQ worker: what the old one held is
+    recovered like a dead worker's once its record expires. A burst worker just fails.
+    """
+    while True:
+        try:
+            return _work(settings, burst)
+        except redis.ConnectionError as err:  # BusyLoadingError too: Redis is reading its file back
+            if burst:
+                raise
+            log.error("redis_lost", error=type(err).__name__, detail="the worker starts again once Redis answers")
+            _wait_for_redis(settings.redis_url)
+
+
+def _wait_for_redis(url: str, every: float = 1.0) -> None:
+    while True:
+        time.sleep(every)
+        try:
+            if connect(url).ping():
+                return
+        except redis.ConnectionError:
+            continue
+
+
+def _work(settings: Settings, burst: bool) -> bool:
     connection = connect(settings.redis_url)
     q = queue(connection, settings.queue_name)
     worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,

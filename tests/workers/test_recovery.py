@@ -68,3 +68,37 @@ def test_job_that_keeps_killing_its_worker_is_dead_lettered_as_crashed(env, redi
     assert "AbandonedJobError" in dead["detail"]
     assert queue.fetch_job("lead-meta-1").meta["crashes"] == recovery.MAX_CRASHES + 1
     assert FailedJobRegistry(queue=queue).get_job_ids() == ["lead-meta-1"]
+
+
+def test_a_worker_outlives_a_redis_restart(graph, env, monkeypatch, tmp_path):
+    from helpers import leadgen_body as body, sign
+    from webhook_app import create_app
+    from workers import jobs
+    from workers.embedded_redis import EmbeddedRedis
+    from workers.settings import load
+
+    server = EmbeddedRedis(tmp_path / "redis")
+    monkeypatch.setenv("REDIS_URL", server.start())
+    jobs.install(load())
+    client = create_app().test_client()
+
+    def post(lead: str) -> int:
+        graph.add_lead(lead)
+        data = body(lead, created_time=int(time.time()))
+        return client.post("/webhooks/meta", data=data, headers={"X-Hub-Signature-256": sign(data)}).status_code
+
+    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert post("1111111111111111") == 200
+        wait_for(lambda: len(graph.events) == 1)
+        server.stop()  # a restart, as a deploy or a failover does
+        server.start()
+        assert post("2222222222222222") == 200
+        wait_for(lambda: len(graph.events) == 2, timeout=60)
+        assert worker.poll() is None  # the same process, started again inside
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        server.stop()
+    assert [e["event_id"] for e in graph.events] == ["meta:1111111111111111:Lead", "meta:2222222222222222:Lead"]
