@@ -56,6 +56,11 @@ return {new, woken}
 """
 
 
+# Only its sha is computed here; it runs on the caller's client, which loads it into Redis
+# when Redis does not know it yet (after a restart, say).
+_ADMIT_SCRIPT = redis.Redis().register_script(_ADMIT)
+
+
 def entry(job_id: str, function: str, argument: dict, request_id: str | None = None, via: str | None = None) -> str:
     """One inbox entry: what the lead's own RQ job would run, should it need one; `via`:
     how it came (the drain job marks Lead Ads leads that came by webhook)."""
@@ -73,8 +78,8 @@ def admit(connection: redis.Redis, entries: list[tuple[str, str]], slots: int,
     keys = [STREAM]
     for job_id, _ in entries:
         keys += [SEEN + job_id, f"rq:job:{job_id}"]
-    new, woken = connection.register_script(_ADMIT)(
-        keys=keys, args=[policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries)])
+    new, woken = _ADMIT_SCRIPT(keys=keys, args=[policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL,
+                                                *(raw for _, raw in entries)], client=connection)
     return [i - 1 for i in new], list(woken)
 
 

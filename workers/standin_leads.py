@@ -134,7 +134,7 @@ class _Capture:
 
     def __init__(self, path: str, headers):
         self.path, self.headers, self.rfile, self.wfile = path, headers, io.BytesIO(), io.BytesIO()
-        self.status, self.close_connection, self.sent_headers = None, False, []
+        self.status, self.close_connection, self.sent_headers, self.inner = None, False, [], True
         self.connection = self
 
     def close(self):
