@@ -7,7 +7,8 @@ The data path, top to bottom:
       sources/        the registry: each source's kind, secret setting, verify, parse,
                       lead key and job; one module per source (meta, typeform, tally)
       errors.py       what a delivery can be refused for (reason, status)
-      intake.py       verify, parse, route, prepare, dedupe and enqueue durably; what is not sent
+      intake.py       verify, parse, route, prepare, dedupe and store durably; what is not sent
+      inbox.py        the inbox stream: one atomic write per delivery, drain slots, take, reclaim
       routing.py      datasets, Pages, per-form datasets, API clients: where each lead goes
                       (routesfile.py: read and checked from the mapping file)
       forms.py        form answers to match keys (mappingfile.py: the mapping file)
@@ -20,6 +21,9 @@ The data path, top to bottom:
       profiles.py     what later stage events need to find a lead again
 
     sending, in RQ workers
+      batches.py      drain jobs: new leads in batches (batchsteps.py: one batch's steps;
+                      leadevents.py: a lead's profile and Lead event; handoff.py: a lead a
+                      batch could not finish gets its own job, a failed batch one job)
       jobs.py         the job functions, on one skeleton; work.py: what a job works on
       attempts.py     one attempt: retry, wait for a token, or dead-letter (policy.py decides)
       events.py       event names, ids, the 7-day window; ldu.py: Limited Data Use
