@@ -243,3 +243,31 @@ def test_a_drain_job_killed_again_and_again_is_replaced_and_never_a_dead_letter(
     assert deadletters.get(redis_conn, "drain-2-killed") is None and failed_ids(redis_conn) == []
     [fresh] = q.get_job_ids()
     assert fresh.startswith("drain-2-") and fresh != "drain-2-killed"
+
+
+def test_a_lead_meta_already_confirmed_is_skipped_and_counted_so(graph, post_meta, work, redis_conn):
+    from workers import counters
+
+    graph.add_lead(IDS[0])
+    redis_conn.set(f"leadrelay:confirmed:meta:{IDS[0]}:Lead", "trace")  # sent by a drain job killed before its ack
+    post_meta(leadgen_body(IDS[0], created_time=NOW))
+    work()
+    assert graph.calls("batch") == [] and graph.events == []
+    assert counters.read(redis_conn)[("leadrelay_jobs", "meta", "already_confirmed")] == 1
+
+
+def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(graph, post_meta, redis_conn):
+    from workers.recovery import pid_alive
+
+    graph.add_lead(IDS[0])
+    post_meta(leadgen_body(IDS[0], created_time=NOW))
+    inbox.ensure_group(redis_conn)
+    me = inbox.consumer_name()
+    inbox.beat(redis_conn, me)
+    [(_, entry)] = inbox.take(redis_conn, me, 50)  # a drain job of this process holds it...
+    assert redis_conn.keys("rq:worker:*") == []  # ...with no RQ worker record (one lapses in a long job)
+    assert inbox.reclaim(redis_conn, "another-host:1", lambda c: inbox.gone(redis_conn, c, pid_alive)) == []
+    # That drain job failed half-way (an exception, not a kill): the next one here takes it up.
+    batches.drain(0)
+    assert [e["event_id"] for e in graph.events] == [f"meta:{IDS[0]}:Lead"]
+    assert inbox.waiting(redis_conn) == {"inbox": 0, "taken": 0}

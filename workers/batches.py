@@ -19,8 +19,6 @@ job, is then skipped, never sent twice.
 from __future__ import annotations
 
 import functools
-import os
-import socket
 import time
 from collections import Counter
 
@@ -55,13 +53,14 @@ def drain(slot: int) -> dict:
     job = get_current_job()
     connection = ctx.connection
     queue = make_queue(connection, job.origin if job else ctx.settings.queue_name)
-    consumer = (job.worker_name if job else None) or f"{socket.gethostname()}-{os.getpid()}"
+    consumer = inbox.consumer_name()
     inbox.ensure_group(connection)
     inbox.hold_slot(connection, slot)
+    inbox.beat(connection, consumer)
     outcomes: Counter = Counter()
     started = time.monotonic()
-    gone = functools.partial(recovery.worker_gone, connection)
-    taken = _reclaim(connection, consumer, gone)
+    gone = functools.partial(inbox.gone, connection, pid_alive=recovery.pid_alive)
+    taken = inbox.left_over(connection, consumer) + _reclaim(connection, consumer, gone)
     while True:
         size, rest = pacing(ctx.graph.usage)
         # What is new, else what a dead drain job left: nothing stays pending while one drains.
@@ -73,6 +72,7 @@ def drain(slot: int) -> dict:
                 return dict(outcomes)
             inbox.hold_slot(connection, slot)
         outcomes.update(process(ctx, queue, taken))
+        inbox.beat(connection, consumer)
         taken = []
         if time.monotonic() - started > DRAIN_SECONDS:
             inbox.hold_slot(connection, slot)
@@ -97,10 +97,12 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
     connection = ctx.connection
     leads = [_lead(entry_id, entry) for entry_id, entry in taken]
     outcomes: Counter = Counter()
-    todo = []
+    todo, confirmed = [], []
     for lead, skip in zip(leads, batchsteps.already_done(connection, leads)):
         if skip:
             outcomes[skip] += 1
+            if skip == "already_confirmed":
+                confirmed.append((lead, skip))  # counted as a lead's own job counts it
         else:
             todo.append(lead)
     failed: list[tuple[Lead, Exception, int | None]] = []  # each with its own job, or together
@@ -131,7 +133,7 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
         accuracy.mark(pipe, "confirmed", [{**lead.argument, "created_time": profile["created_time"]}
                                           for lead, profile, _, _ in delivered if lead.source == "meta"])
         for (source, outcome), count in Counter((lead.source, outcome) for lead, outcome in
-                                                _outcomes(delivered)).items():
+                                                _outcomes(delivered) + confirmed).items():
             counters.count(pipe, counters.JOBS, source, outcome, by=count)
         inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])
         pipe.execute()

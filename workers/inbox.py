@@ -17,6 +17,8 @@ either finds the slot free (and wakes a job) or is found by that last look.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import uuid
 
 import redis
@@ -31,6 +33,8 @@ SLOT = redis_key("inbox", "slot", "")  # + slot number
 SEEN = redis_key("seen", "")  # + job id: a lead's dedupe record
 SLOTS = 4  # drain jobs at most at once; one more per 50 leads waiting (see `admit`)
 SLOT_TTL = 60  # a slot whose drain job died frees itself; a live one renews it each batch
+ALIVE = redis_key("inbox", "alive", "")  # + consumer: renewed by a drain job after each batch
+ALIVE_TTL = 120  # longer than any one batch can take (two Graph calls and their timeouts)
 DRAIN = "workers.batches.drain"
 
 # KEYS: the stream, then (dedupe record, RQ job hash) per lead. ARGV: dedupe TTL, slot
@@ -126,11 +130,46 @@ def take(connection: redis.Redis, consumer: str, count: int) -> list[tuple[str, 
     return [(_text(entry_id), json.loads(fields[b"e"])) for _, items in answer or [] for entry_id, fields in items]
 
 
+def left_over(connection: redis.Redis, consumer: str, count: int = 1000) -> list[tuple[str, dict]]:
+    """Entries this consumer took and never finished (an earlier drain job of this process
+    that failed half-way: drain jobs of one process run one at a time)."""
+    answer = connection.xreadgroup(GROUP, consumer, {STREAM: "0"}, count=count)
+    out = []
+    for _, items in answer or []:
+        for entry_id, fields in items:
+            if fields:
+                out.append((_text(entry_id), json.loads(fields[b"e"])))
+            else:  # deleted: it was finished
+                connection.xack(STREAM, GROUP, entry_id)
+    return out
+
+
 def done(pipe, entry_ids: list[str]) -> None:
     """Forget finished entries (on a pipeline, with the rest of the batch's writes)."""
     if entry_ids:
         pipe.xack(STREAM, GROUP, *entry_ids)
         pipe.xdel(STREAM, *entry_ids)
+
+
+def consumer_name() -> str:
+    """This process as a consumer of the inbox: its host and pid, so a drain job on the same
+    host can tell at once that a killed one's process is gone."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def beat(connection: redis.Redis, consumer: str) -> None:
+    """Say this consumer is alive (a drain job, at its start and after each batch)."""
+    connection.set(ALIVE + consumer, 1, ex=ALIVE_TTL)
+
+
+def gone(connection: redis.Redis, consumer: str, pid_alive) -> bool:
+    """A consumer is gone when it stopped saying it is alive, or when it ran on this host
+    under a pid that no longer runs. Not RQ's worker record: a worker busy with a long job
+    lets that record lapse, and its entries must not be taken from under it."""
+    host, _, pid = consumer.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit() and not pid_alive(int(pid)):
+        return True
+    return not connection.exists(ALIVE + consumer)
 
 
 def reclaim(connection: redis.Redis, consumer: str, gone, idle_ms: int = 15 * 60 * 1000,

@@ -33,7 +33,7 @@ MAX_CRASHES = 3
 log = logs.get(__name__)
 
 
-def _pid_alive(pid: int | None) -> bool:
+def pid_alive(pid: int | None) -> bool:
     if not pid:
         return False
     try:
@@ -54,14 +54,14 @@ def worker_gone(connection: redis.Redis, worker_name: str) -> bool:
     worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + worker_name, connection=connection)
     if worker is None:
         return True
-    return worker.hostname == socket.gethostname() and not _pid_alive(worker.pid)
+    return worker.hostname == socket.gethostname() and not pid_alive(worker.pid)
 
 
 def _horse_alive(queue: Queue, job_id: str) -> bool:
     """RQ runs a job in a work horse with a session of its own: it can outlive its worker."""
     job = queue.fetch_job(job_id)
     meta = job.meta if job else {}
-    return meta.get("host") == socket.gethostname() and _pid_alive(meta.get("pid"))
+    return meta.get("host") == socket.gethostname() and pid_alive(meta.get("pid"))
 
 
 def expire_orphans(connection: redis.Redis, queue: Queue) -> int:
@@ -139,7 +139,7 @@ def release_dead_scheduler_lock(connection: redis.Redis, queue: Queue) -> bool:
         scheduler = RQScheduler.fetch(owner.decode(), connection)
     except SchedulerNotFound:
         return False
-    if scheduler.hostname != socket.gethostname() or _pid_alive(scheduler.pid):
+    if scheduler.hostname != socket.gethostname() or pid_alive(scheduler.pid):
         return False
     # Delete only if it is still that owner's lock.
     with connection.pipeline() as pipe:
