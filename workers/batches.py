@@ -19,6 +19,8 @@ job, is then skipped, never sent twice.
 from __future__ import annotations
 
 import functools
+import os
+import socket
 import time
 from collections import Counter
 
@@ -54,6 +56,9 @@ def drain(slot: int) -> dict:
     connection = ctx.connection
     queue = make_queue(connection, job.origin if job else ctx.settings.queue_name)
     consumer = inbox.consumer_name()
+    if job:  # who runs it: recovery must not take a running drain job for an orphan
+        job.meta.update(host=socket.gethostname(), pid=os.getpid())
+        job.save_meta()
     inbox.ensure_group(connection)
     inbox.hold_slot(connection, slot)
     inbox.beat(connection, consumer)
