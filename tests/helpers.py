@@ -44,7 +44,7 @@ def wait_for(check, timeout=20.0):
 def ready(base: str) -> bool:
     try:
         return requests.get(f"{base}/readyz", timeout=1).status_code == 200
-    except requests.ConnectionError:
+    except requests.RequestException:  # not listening yet, or listening and still booting its workers
         return False
 
 
