@@ -66,7 +66,7 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
             log.error("job_data_unusable", job_id=work.job_id, error=type(err).__name__, where=logs.where(err))
             raise DeliveryError(policy.INVALID, f"the job's data could not be used ({type(err).__name__})") from None
     except (Paused, DeliveryError) as err:
-        delay = settle(connection, graph, work, meta, err, retry_base, started, _queue(job) if job else None)
+        delay, _ = settle(connection, graph, work, meta, err, retry_base, started, _queue(job) if job else None)
         if job:
             job.save_meta()
             if delay is None:
@@ -77,10 +77,10 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
 
 
 def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exception, retry_base: float,
-           started: float, queue: Queue | None) -> int | None:
+           started: float, queue: Queue | None) -> tuple[int | None, dict | None]:
     """What a failed attempt (`meta` counts it) means, for a job or a lead a batch hands
     to a job of its own: seconds until the next try, or None when it was dead-lettered
-    (recorded here). Logs the attempt and counts it. `queue`: where a resumed token's
+    (recorded here, and returned with it). Logs the attempt and counts it. `queue`: where a resumed token's
     waiting jobs go.
 
     Paused: the job waits for the token without using up an attempt; one waiting job
@@ -98,7 +98,7 @@ def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exceptio
             delay = 0
         _count(connection, work, "waiting_for_token")
         log.info("job_attempt", outcome="waiting_for_token", fingerprint=err.fingerprint, retry_in=delay, **fields)
-        return delay
+        return delay, None
     deadline = events.deadline(work.event_time or meta["last_attempt_at"])
     decision = policy.decide(err, meta["attempts"], deadline, time.time(), base=retry_base)
     elapsed = round((time.monotonic() - started) * 1000, 1)
@@ -106,12 +106,13 @@ def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exceptio
         _count(connection, work, "retry", retry_reason=err.reason)
         log.warning("job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed,
                     **fields, **err.as_dict())
-        return decision.retry_in
-    deadletters.record(connection, _dead_letter(work, meta, err, decision.reason))
+        return decision.retry_in, None
+    record = _dead_letter(work, meta, err, decision.reason)
+    deadletters.record(connection, record)
     _count(connection, work, "dead_letter")
     log.warning("job_attempt", outcome="dead_letter", elapsed_ms=elapsed,
                 **fields, **{**err.as_dict(), "reason": decision.reason})
-    return None
+    return None, record
 
 
 def finished(connection: redis.Redis, work: Work, outcome: str, **fields) -> None:
@@ -123,11 +124,16 @@ def finished(connection: redis.Redis, work: Work, outcome: str, **fields) -> Non
 
 
 def _count(connection: redis.Redis, work: Work, outcome: str, retry_reason: str | None = None) -> None:
-    source = work.source or "unknown"
+    count(connection, {work.source or "unknown": 1}, outcome, retry_reason)
+
+
+def count(connection: redis.Redis, per_source: dict[str, int], outcome: str, retry_reason: str | None = None) -> None:
+    """Count leads' attempts ending in `outcome` (and the retries among them), per source."""
     with connection.pipeline(transaction=False) as pipe:
-        counters.count(pipe, counters.JOBS, source, outcome)
-        if retry_reason:
-            counters.count(pipe, counters.RETRIES, source, retry_reason)
+        for source, number in per_source.items():
+            counters.count(pipe, counters.JOBS, source, outcome, by=number)
+            if retry_reason:
+                counters.count(pipe, counters.RETRIES, source, retry_reason, by=number)
         pipe.execute()
 
 

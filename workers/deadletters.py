@@ -17,9 +17,12 @@ from dataclasses import dataclass
 
 import redis
 from rq import Queue
+from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry
+from rq.results import Result
 
 from . import accuracy, counters, times
+from .policy import FAILURE_TTL
 from .queues import redis_key
 
 INDEX = redis_key("dead")
@@ -61,6 +64,17 @@ def by_reason(connection: redis.Redis) -> Counter:
 def get(connection: redis.Redis, job_id: str) -> dict | None:
     raw = connection.get(record_key(job_id))
     return json.loads(raw) if raw else None
+
+
+def park(queue: Queue, job: Job, failure: str) -> None:
+    """Put a job that never ran on its own (a refused stage event, a lead a batch handed
+    off) in RQ's failed registry, as RQ leaves a job it ran and failed: `rq info`, the
+    dead-letter list and replay then see it like any other. `failure`: the reason line."""
+    job.origin = queue.name
+    job._status = JobStatus.FAILED
+    job.save()
+    Result.create_failure(job, FAILURE_TTL, failure)
+    FailedJobRegistry(queue=queue).add(job, ttl=FAILURE_TTL, exc_string=failure)
 
 
 def forget(connection: redis.Redis, job_id: str, pipe=None) -> None:

@@ -9,7 +9,6 @@ from typing import Callable
 import redis
 from rq import Queue
 from rq.job import Job
-from rq.registry import FailedJobRegistry
 
 from . import capi, deadletters, events, logs, policy, profiles
 from .policy import EXPIRED, INVALID, DeliveryError
@@ -62,8 +61,6 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
     args = {"events": [item]}
     job = queue.create_job(job_function, args=(args,), job_id=stage_job_id, failure_ttl=policy.FAILURE_TTL,
                            description=f"stage event {item['event_id']}")
-    job.origin = queue.name
-    job.save()
     now = time.time()
     work = Work(job_id=stage_job_id, source=item.get("source"), key=item.get("key"), event_name=item["event_name"],
                 event_id=item["event_id"], event_time=item["event_time"], args=args,
@@ -71,7 +68,7 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
     deadletters.record(connection, dead_letter(work, err.reason, err.detail, error=err, attempts=1,
                                                first_attempt_at=now, last_attempt_at=now,
                                                batch_job=parent.id if parent else None))
-    FailedJobRegistry(queue=queue).add(job, exc_string=f"{err.reason}: {err.detail}")
+    deadletters.park(queue, job, f"{err.reason}: {err.detail}")
     log.warning("event_isolated", event_id=item["event_id"], reason=err.reason, code=err.code, subcode=err.subcode)
 
 

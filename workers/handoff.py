@@ -15,12 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from rq import Queue
-from rq.job import JobStatus
-from rq.registry import FailedJobRegistry
-from rq.results import Result
-
-from . import counters, deadletters, events, logs, policy
-from .attempts import settle
+from . import deadletters, events, logs, policy
+from .attempts import count, settle
 from .pauses import Pauses
 from .policy import Paused
 from .work import Work
@@ -56,18 +52,13 @@ def hand_off(ctx, queue: Queue, lead: Lead, err: Exception, event_time: int | No
     now = time.time()
     meta = {"attempts": lead.attempts + 1, "first_attempt_at": now, "last_attempt_at": now,
             **({"request_id": lead.request_id} if lead.request_id else {})}
-    delay = settle(ctx.connection, ctx.graph, lead.work(event_time), meta, err, ctx.settings.retry_base_seconds,
-                   started, queue)
+    delay, record = settle(ctx.connection, ctx.graph, lead.work(event_time), meta, err,
+                           ctx.settings.retry_base_seconds, started, queue)
     job = queue.create_job(lead.function, args=(lead.argument,), job_id=lead.job_id, result_ttl=policy.RESULT_TTL,
                            failure_ttl=policy.FAILURE_TTL, description=f"{lead.source} {lead.key}", meta=meta)
     job.origin = queue.name
-    if delay is None:
-        record = deadletters.get(ctx.connection, lead.job_id) or {}
-        failure = f"{record.get('reason')}: {record.get('detail')}"
-        job._status = JobStatus.FAILED
-        job.save()
-        Result.create_failure(job, policy.FAILURE_TTL, failure)
-        FailedJobRegistry(queue=queue).add(job, ttl=policy.FAILURE_TTL, exc_string=failure)
+    if record is not None:
+        deadletters.park(queue, job, f"{record['reason']}: {record['detail']}")
         return "dead_letter"
     if delay:
         queue.schedule_job(job, datetime.now(timezone.utc) + timedelta(seconds=delay))
@@ -109,12 +100,8 @@ def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], s
         outcome = "waiting_for_token" if isinstance(err, Paused) else "retry"
         if isinstance(err, Paused):
             Pauses(ctx.connection).wait(err.fingerprint, job.id)
-        with ctx.connection.pipeline(transaction=False) as pipe:
-            for source, count in Counter(lead.source for lead in leads).items():
-                counters.count(pipe, counters.JOBS, source, outcome, by=count)
-                if outcome == "retry":
-                    counters.count(pipe, counters.RETRIES, source, err.reason, by=count)
-            pipe.execute()
+        count(ctx.connection, Counter(lead.source for lead in leads), outcome,
+              err.reason if outcome == "retry" else None)
         log.warning("batch_retry", job_id=job.id, leads=len(leads), outcome=outcome, retry_in=delay,
                     attempt=attempts, **({"fingerprint": err.fingerprint} if isinstance(err, Paused) else err.as_dict()))
         outcomes[outcome] += len(leads)

@@ -96,12 +96,18 @@ def wake(queue: Queue, slots: list[int]) -> None:
 
 
 def revive(queue: Queue) -> bool:
-    """Wake a drain job when leads wait and slot 0 is free (a worker's start and each
+    """Wake drain jobs when leads wait and their slots are free (a worker's start and each
     maintenance pass: after a crash, or a wake the receiver could not enqueue)."""
-    if queue.connection.xlen(STREAM) and claim_slot(queue.connection, 0):
-        wake(queue, [0])
-        return True
-    return False
+    return bool(wake_for(queue, queue.connection.xlen(STREAM)))
+
+
+def wake_for(queue: Queue, waiting: int, per_job: int = 50) -> list[int]:
+    """`admit`'s rule, for leads put in the inbox another way (replay): one drain slot,
+    one more per `per_job` leads waiting, at most SLOTS; wake those that were free."""
+    wanted = min(SLOTS, 1 + (waiting - 1) // per_job) if waiting else 0
+    woken = [slot for slot in range(wanted) if claim_slot(queue.connection, slot)]
+    wake(queue, woken)
+    return woken
 
 
 def claim_slot(connection: redis.Redis, slot: int = 0) -> bool:

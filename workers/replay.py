@@ -130,8 +130,7 @@ def _to_inbox(connection: redis.Redis, queue: Queue, failed_key: str, entries: l
             pipe.xadd(inbox.STREAM, {"e": inbox.entry(entry["job_id"], _inbox_function(entry), entry["args"])})
             forget(connection, entry["job_id"], pipe)
         pipe.execute()
-    waiting = sum(1 for entry, mine in zip(entries, removed) if mine)
-    inbox.wake(queue, [slot for slot in range(min(inbox.SLOTS, 1 + waiting // 50)) if inbox.claim_slot(connection, slot)])
+    inbox.wake_for(queue, connection.xlen(inbox.STREAM))
 
 
 def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything: bool = False,
