@@ -120,13 +120,6 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
         pipe.execute()
     delivered = batchsteps.deliver(ctx, built, failed, outcomes)
     unsent = {lead.job_id for lead, _, _ in failed}
-    with connection.pipeline(transaction=False) as pipe:
-        # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
-        # stage event to send first; one Meta has is not (jobs._deliver, the same rule).
-        for lead, _, event, dataset in built:
-            if lead.job_id in unsent or dataset.dry_run:
-                profiles.keep_lead_event(pipe, event)
-        pipe.execute()
     together = [item for item in failed if _passing(item[1])]
     for lead, err, event_time in failed:
         if not _passing(err):
@@ -134,6 +127,11 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
     for outcome, count in later(ctx, queue, together, started).items():
         outcomes[outcome] += count
     with connection.pipeline(transaction=False) as pipe:
+        # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
+        # stage event to send first; one Meta has is not (jobs._deliver, the same rule).
+        for lead, _, event, dataset in built:
+            if lead.job_id in unsent or dataset.dry_run:
+                profiles.keep_lead_event(pipe, event)
         accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
         accuracy.mark(pipe, "confirmed", [{**lead.argument, "created_time": profile["created_time"]}
                                           for lead, profile, _, _ in delivered if lead.source == "meta"])
