@@ -1,16 +1,20 @@
 """Signed-webhook ingest: leadrelay's receiver next to a bare Flask endpoint.
 
-Both run under the same gunicorn config (gunicorn.conf.py) in the same run, against
-the same embedded Redis, with the same closed-loop load: every request is a new,
-correctly signed leadgen notification. Prints requests/s, p50/p99 and the ratio.
-Goal: leadrelay at >= 75% of the bare figure with wrk 2 threads x 32 connections, p99
-under 20 ms.
+All run under the same gunicorn config (gunicorn.conf.py) in the same run, against the
+same embedded Redis, with the same closed-loop load: every request is a new, correctly
+signed leadgen notification. Prints requests/s, p50/p99 and the ratios. Goal: leadrelay
+at >= 75% of the bare figure with wrk 2 threads x 32 connections, p99 under 20 ms.
+
+Two references: `bare` (bench/bare_app.py) reads the body and answers 200; `limit`
+(bench/limit_app.py) is the issue's limit for a receiver, bare Flask plus a signature
+check, a JSON parse and one Redis round trip through redis-py's client.
 
 Two load generators: our Python client (bench/loadgen.py, one process per connection)
 and wrk (`--wrk`), which is lighter and keeps many more connections busy. wrk comes from
 Debian's packages (`apt-get install wrk`); the script installs it when it is missing and
 it may (root), else says how. wrk cannot sign, so the script signs the requests first
-(one per lead id, more than a run sends) and a Lua script sends them in turn.
+(one per lead id, more than a run sends) and a Lua script sends them in turn; the
+warm-up sends other leads than the run, so no request of the run is a redelivery.
 
     .venv/bin/python bench/ingest.py [--seconds 10] [--connections 8] [--rounds 2]
     .venv/bin/python bench/ingest.py --wrk [--threads 2] [--connections 32]
@@ -77,7 +81,7 @@ def measure(app_spec: str, env: dict, cwd: Path, args) -> dict:
     proc, port = serve(app_spec, env, cwd)
     try:
         if args.wrk:
-            _wrk(port, args, 1.0)  # warm up connections and imports
+            _wrk(port, args, 1.0, start=args.signed // 2)  # warm up connections and imports, on other leads
             return _wrk(port, args, args.seconds)
         loadgen.run(port, signed_lead, args.connections, 1.0)  # warm up connections and imports
         return loadgen.run(port, signed_lead, args.connections, args.seconds)
@@ -93,7 +97,7 @@ local index = 0
 function setup(thread) thread:set("tid", index); index = index + 1 end
 function init(args)
   for line in io.lines(args[1]) do n = n + 1; lines[n] = line end
-  counter, step = tid, tonumber(args[2])
+  counter, step = tid + tonumber(args[3]), tonumber(args[2])
 end
 function request()
   local id, sig = lines[(counter %% n) + 1]:match("(%%S+) (%%S+)")
@@ -120,10 +124,10 @@ def wrk_script(folder: Path, count: int) -> tuple[Path, Path]:
     return folder / "leads.lua", folder / "leads.txt"
 
 
-def _wrk(port: int, args, seconds: float) -> dict:
+def _wrk(port: int, args, seconds: float, start: int = 0) -> dict:
     out = subprocess.run(["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{seconds:g}s",
                           "--timeout", "5s", "--latency", "-s", str(args.lua), f"http://127.0.0.1:{port}",
-                          "--", str(args.leads_file), str(args.threads)],
+                          "--", str(args.leads_file), str(args.threads), str(start)],
                          capture_output=True, text=True, check=True).stdout
     units = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
@@ -164,9 +168,10 @@ def main() -> None:
         env = {**os.environ, "REDIS_URL": redis_server.url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
                "LEADRELAY_LOG_LEVEL": "WARNING"}
         args.redis = connect(redis_server.url)
-        results: dict[str, list[dict]] = {"bare": [], "leadrelay": []}
-        for _ in range(args.rounds):  # alternate, so drift on the machine hits both alike
+        results: dict[str, list[dict]] = {"bare": [], "limit": [], "leadrelay": []}
+        for _ in range(args.rounds):  # alternate, so drift on the machine hits all alike
             results["bare"].append(measure("bare_app:create_app()", env, ROOT / "bench", args))
+            results["limit"].append(measure("limit_app:create_app()", env, ROOT / "bench", args))
             results["leadrelay"].append(measure("webhook_app:create_app()", env, ROOT, args))
 
     client = f"wrk {args.threads} threads x {args.connections}" if args.wrk else f"Python client x {args.connections}"
@@ -187,6 +192,8 @@ def main() -> None:
     ratio = summary["leadrelay"][0] / summary["bare"][0]
     print(f"ratio leadrelay/bare: {ratio:.0%} (goal >= 75%); leadrelay p99 {summary['leadrelay'][1]:.2f} ms "
           f"(goal <= 20 ms)")
+    print(f"ratio limit/bare: {summary['limit'][0] / summary['bare'][0]:.0%}; "
+          f"leadrelay/limit: {summary['leadrelay'][0] / summary['limit'][0]:.0%}")
 
 
 if __name__ == "__main__":

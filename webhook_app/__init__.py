@@ -24,6 +24,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
 
     from workers import logs, mappingfile, required
     from workers.settings import load
+    from workers.lane import Lane
     from workers.queues import connect, queue
 
     from . import admin, admin_page, api, errors, health, prometheus, webhooks
@@ -46,6 +47,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
         "settings": settings,
         "redis": connection,
         "queue": queue(connection, settings.queue_name),
+        "lane": Lane(connection),  # the webhook's one Redis call per request
     }
     app.extensions["leadrelay"].update(mappingfile.validate(settings))
     errors.init_app(app)

@@ -56,7 +56,8 @@ def receive(name: str):
     try:
         body = _body()
         mapping = {"forms": ext["forms"], "processing": ext["processing"], "routes": ext["routes"]}
-        counts = intake.receive(source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id)
+        counts = intake.receive(source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id,
+                                ext["lane"])
     except ReceiverError as err:
         prometheus.WEBHOOKS.labels(name, err.outcome).inc()
         prometheus.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)

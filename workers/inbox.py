@@ -16,16 +16,21 @@ either finds the slot free (and wakes a job) or is found by that last look.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
 import uuid
+from typing import TYPE_CHECKING
 
 import redis
 from rq import Queue
 
 from . import policy
 from .queues import INBOX, redis_key
+
+if TYPE_CHECKING:
+    from .lane import Lane
 
 STREAM = INBOX
 GROUP = "drainers"
@@ -60,9 +65,7 @@ return {new, woken}
 """
 
 
-# Only its sha is computed here; it runs on the caller's client, which loads it into Redis
-# when Redis does not know it yet (after a restart, say).
-_ADMIT_SCRIPT = redis.Redis().register_script(_ADMIT)
+_ADMIT_SHA = hashlib.sha1(_ADMIT.encode()).hexdigest()  # EVALSHA's name for it
 
 
 def entry(job_id: str, function: str, argument: dict, request_id: str | None = None, via: str | None = None) -> str:
@@ -72,18 +75,21 @@ def entry(job_id: str, function: str, argument: dict, request_id: str | None = N
                       separators=(",", ":"))
 
 
-def admit(connection: redis.Redis, entries: list[tuple[str, str]], slots: int,
+def admit(connection: "redis.Redis | Lane", entries: list[tuple[str, str]], slots: int,
           per_job: int = 50) -> tuple[list[int], list[int]]:
     """Dedupe and store (job id, entry) pairs in one atomic call; (indexes of the new
     ones, drain slots to wake). A lead is new unless its dedupe record or its own RQ
-    job exists."""
+    job exists. `connection`: a client, or the receiver's Lane (workers/lane.py)."""
     if not entries:
         return [], []
     keys = [STREAM]
     for job_id, _ in entries:
         keys += [SEEN + job_id, f"rq:job:{job_id}"]
-    new, woken = _ADMIT_SCRIPT(keys=keys, args=[policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL,
-                                                *(raw for _, raw in entries)], client=connection)
+    args = [len(keys), *keys, policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries)]
+    try:
+        new, woken = connection.execute_command("EVALSHA", _ADMIT_SHA, *args)
+    except redis.exceptions.NoScriptError:  # Redis restarted since: EVAL sends it whole, and caches it again
+        new, woken = connection.execute_command("EVAL", _ADMIT, *args)
     return [i - 1 for i in new], list(woken)
 
 

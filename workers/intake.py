@@ -12,6 +12,7 @@ from rq import Queue
 
 from . import accuracy, counters, forms, inbox, logs
 from .errors import BadSignature, QueueUnavailable
+from .lane import Lane
 from .queues import job_id, redis_key
 from .routing import Routes
 from .settings import Settings
@@ -24,10 +25,11 @@ HELD = redis_key("held")  # leadgen id -> a Lead Ads change from a Page not (yet
 
 
 def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, mapping: dict,
-            queue: Queue, request_id: str | None = None) -> dict:
+            queue: Queue, request_id: str | None = None, lane: Lane | None = None) -> dict:
     """Verify, parse, prepare and enqueue one delivery; counts, new job ids and what was skipped.
 
-    `mapping` is the mapping file as `mappingfile.validate` reads it.
+    `mapping` is the mapping file as `mappingfile.validate` reads it; `lane`, the
+    receiver's connections for the enqueue (workers/lane.py), else the queue's client.
 
     Raises:
         BadSignature, MalformedBody: see the source's verify and parse; `source_disabled`
@@ -46,7 +48,7 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
         not_sent = [{"reason": item["reason"], "leadgen_id": item["leadgen_id"], "page_id": item["page_id"],
                      "form_id": item["form_id"]} for item in held]
     via_webhook = source.kind != FORM
-    counts = enqueue_new(queue, source, jobs, request_id, via="webhook" if via_webhook else None)
+    counts = enqueue_new(queue, source, jobs, request_id, via="webhook" if via_webhook else None, lane=lane)
     unusable, known = counts.pop("unusable"), counts.pop("known")
     # New Lead Ads leads are marked "came by webhook" by the drain job that takes them (the
     # accuracy figures): this request's one write stays one. What needs another write is
@@ -110,7 +112,7 @@ def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Se
 
 
 def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], request_id: str | None = None,
-                via: str | None = None) -> dict:
+                via: str | None = None, lane: Lane | None = None) -> dict:
     """Put each (lead key, job argument) not seen before into the inbox, in one atomic
     Redis call (inbox.admit), and wake a drain job if none is awake; counts, the new
     leads' job ids, and `known`: the indexes in `jobs` of the leads already known.
@@ -133,7 +135,7 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
         except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
             unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
     try:
-        new, woken = inbox.admit(queue.connection, entries, inbox.SLOTS)
+        new, woken = inbox.admit(lane or queue.connection, entries, inbox.SLOTS)
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
     try:

@@ -1,0 +1,95 @@
+"""The receiver's held Redis connections (workers/lane.py), against the real server."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+
+import pytest
+import redis
+
+from workers import inbox
+from workers.lane import Lane
+
+
+def _client_id(lane: Lane) -> int:
+    return lane.execute_command("CLIENT", "ID")
+
+
+def test_a_lane_answers_as_the_client_does_and_keeps_its_connection(redis_conn):
+    lane = Lane(redis_conn)
+    assert lane.execute_command("SET", "k", "v") == b"OK"
+    assert lane.execute_command("GET", "k") == b"v"
+    assert _client_id(lane) == _client_id(lane)  # one connection, held between commands
+
+
+def test_admit_through_a_lane_stores_and_dedupes_as_through_the_client(redis_conn):
+    lane = Lane(redis_conn)
+    entries = [("lead-meta-1", inbox.entry("lead-meta-1", "f", {"leadgen_id": "1"})),
+               ("lead-meta-2", inbox.entry("lead-meta-2", "f", {"leadgen_id": "2"}))]
+    assert inbox.admit(lane, entries, inbox.SLOTS) == ([0, 1], [0])
+    assert inbox.admit(redis_conn, entries, inbox.SLOTS) == ([], [])
+    assert redis_conn.xlen(inbox.STREAM) == 2
+
+
+def test_admit_loads_its_script_again_after_redis_forgot_it(redis_conn):
+    lane = Lane(redis_conn)
+    redis_conn.script_flush()  # as after a restart without persistence of scripts
+    entry = ("lead-meta-7", inbox.entry("lead-meta-7", "f", {"leadgen_id": "7"}))
+    assert inbox.admit(lane, [entry], inbox.SLOTS)[0] == [0]
+    assert redis_conn.script_exists(inbox._ADMIT_SHA) == [True]
+    assert _client_id(lane) == _client_id(lane)  # NOSCRIPT is an answer: the connection stays
+
+
+def test_a_connection_redis_closed_while_idle_is_replaced_once(redis_conn):
+    lane = Lane(redis_conn)
+    first = _client_id(lane)
+    redis_conn.client_kill_filter(_id=first)
+    assert lane.execute_command("PING") == b"PONG"
+    assert _client_id(lane) != first
+
+
+def test_a_connection_whose_answer_never_came_is_dropped_not_reused(redis_url, redis_conn):
+    lane = Lane(redis.Redis.from_url(redis_url, socket_timeout=0.2))
+    with pytest.raises(redis.TimeoutError):
+        lane.execute_command("BLPOP", "waiting", 5)
+    deadline = time.monotonic() + 10
+    while redis_conn.info("clients")["blocked_clients"] and time.monotonic() < deadline:
+        time.sleep(0.01)  # Redis sees the closed socket on its own time
+    assert redis_conn.info("clients")["blocked_clients"] == 0
+    redis_conn.rpush("waiting", "x")
+    assert lane.execute_command("PING") == b"PONG"  # not the BLPOP's late answer
+    assert redis_conn.lrange("waiting", 0, -1) == [b"x"]
+
+
+def _child_id(lane: Lane, answers) -> None:
+    answers.put(_client_id(lane))
+
+
+def test_a_forked_process_opens_its_own_connections(redis_conn):
+    lane = Lane(redis_conn)
+    parent = _client_id(lane)
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    child = context.Process(target=_child_id, args=(lane, answers))
+    child.start()
+    child_id = answers.get(timeout=30)
+    child.join(timeout=30)
+    assert child_id != parent
+    assert _client_id(lane) == parent
+
+
+def test_after_redis_dropped_every_connection_one_call_finds_a_fresh_one(redis_conn):
+    lane = Lane(redis_conn)
+    blocked = threading.Thread(target=lane.execute_command, args=("BLPOP", "waiting", 10))
+    blocked.start()  # holds one connection while the main thread opens a second
+    deadline = time.monotonic() + 10
+    while not redis_conn.info("clients")["blocked_clients"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert lane.execute_command("PING") == b"PONG"
+    redis_conn.rpush("waiting", "x")
+    blocked.join(timeout=10)
+    assert len({_client_id(lane), _client_id(lane)}) == 1 and len(lane._idle) == 2
+    redis_conn.client_kill_filter(_type="normal", skipme=True)  # as a restart would
+    assert lane.execute_command("PING") == b"PONG"
