@@ -57,8 +57,14 @@ local woken = {}
 if #new > 0 then
   local waiting = redis.call('XLEN', KEYS[1])
   local wanted = math.min(tonumber(ARGV[3]), 1 + math.floor((waiting - 1) / tonumber(ARGV[4])))
+  local slots = {}
+  for k = 0, wanted - 1 do slots[k + 1] = ARGV[2] .. k end
+  local held = redis.call('MGET', unpack(slots))  -- one look at every slot: most calls find them all awake
   for k = 0, wanted - 1 do
-    if redis.call('SET', ARGV[2] .. k, 'woken', 'NX', 'EX', ARGV[5]) then woken[#woken + 1] = k end
+    if not held[k + 1] then
+      redis.call('SET', slots[k + 1], 'woken', 'EX', ARGV[5])
+      woken[#woken + 1] = k
+    end
   end
 end
 return {new, woken}

@@ -1,4 +1,4 @@
-"""The receiver's held Redis connections (workers/lane.py), against the real server."""
+"""The receiver's write: inbox.admit through its held Redis connections (workers/lane.py), against the real server."""
 
 from __future__ import annotations
 
@@ -93,3 +93,18 @@ def test_after_redis_dropped_every_connection_one_call_finds_a_fresh_one(redis_c
     assert len({_client_id(lane), _client_id(lane)}) == 1 and len(lane._idle) == 2
     redis_conn.client_kill_filter(_type="normal", skipme=True)  # as a restart would
     assert lane.execute_command("PING") == b"PONG"
+
+
+def _entries(first: int, count: int) -> list[tuple[str, str]]:
+    return [(f"lead-meta-{i}", inbox.entry(f"lead-meta-{i}", "f", {"leadgen_id": str(i)}))
+            for i in range(first, first + count)]
+
+
+def test_admit_wakes_one_drain_slot_and_one_more_per_fifty_waiting_and_only_free_ones(redis_conn):
+    lane = Lane(redis_conn)
+    assert inbox.admit(lane, _entries(0, 120), inbox.SLOTS)[1] == [0, 1, 2]  # 120 waiting: three drain jobs
+    assert inbox.admit(lane, _entries(120, 1), inbox.SLOTS)[1] == []  # all three awake already
+    inbox.free_slot(redis_conn, 1)
+    assert inbox.admit(lane, _entries(121, 1), inbox.SLOTS)[1] == [1]
+    assert inbox.admit(lane, _entries(122, 200), inbox.SLOTS)[1] == [3]  # at most SLOTS
+    assert redis_conn.ttl(inbox.SLOT + "3") > 0  # a slot whose drain job dies frees itself
