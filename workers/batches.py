@@ -126,7 +126,7 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
             outcomes[hand_off(ctx, queue, lead, err, event_time, started)] += 1
     for outcome, count in later(ctx, queue, together, started).items():
         outcomes[outcome] += count
-    with connection.pipeline(transaction=False) as pipe:
+    with connection.pipeline() as pipe:  # all or nothing, as capi's ledger write: a kill mid-send applies no prefix
         # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
         # stage event to send first; one Meta has is not (jobs._deliver, the same rule).
         for lead, _, event, dataset in built:

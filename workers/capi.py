@@ -78,7 +78,10 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
     if received != len(events):
         raise DeliveryError(TRANSIENT, f"Meta received {received} of {len(events)} events",
                             fbtrace_id=answer.get("fbtrace_id"))
-    with connection.pipeline(transaction=False) as pipe:
+    # MULTI/EXEC: the ledger and the counts land together or not at all. A worker killed
+    # while sending a long pipeline otherwise leaves a prefix of it applied: events in the
+    # ledger (so never resent, never counted again) whose delivery was never counted.
+    with connection.pipeline() as pipe:
         for event in events:
             pipe.set(redis_key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL)
         counters.record_sent(pipe, events, "delivered", dataset.name)
