@@ -144,3 +144,22 @@ def test_metrics_add_up_across_gunicorn_processes(env, tmp_path):
     assert writers == {first.pid, second.pid}  # each process counted into its own file
     assert seen == 60.0  # 25 counted by a process that is gone, 35 by the one answering
     assert "Traceback" not in errors, errors
+
+
+def test_a_web_process_keeps_what_it_loaded_out_of_the_garbage_collectors_walks(env, monkeypatch, tmp_path):
+    """gunicorn.conf.py's post_worker_init, once the app is loaded: a full collection
+    then walks only what requests allocate, not the ~60,000 objects loaded at start."""
+    import gc
+    import runpy
+
+    from webhook_app import create_app
+
+    create_app()
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # else the config file makes one, for good
+    hooks = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    gc.unfreeze()
+    try:
+        hooks["post_worker_init"](None)
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()
