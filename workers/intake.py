@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import redis
 from rq import Queue
 
 from . import accuracy, counters, forms, inbox, logs
 from .errors import BadSignature, QueueUnavailable
-from .lane import Lane
 from .queues import job_id, redis_key
 from .routing import Routes
 from .settings import Settings
 from .sources import FORM, Source
+
+if TYPE_CHECKING:
+    from .lane import Lane
 
 IGNORED = redis_key("ignored")
 IGNORED_KEEP = 1000
