@@ -16,8 +16,12 @@ it may (root), else says how. wrk cannot sign, so the script signs the requests 
 (one per lead id, more than a run sends) and a Lua script sends them in turn; the
 warm-up sends other leads than the run, so no request of the run is a redelivery.
 
+wrk's connections send as fast as they are answered, which keeps every core busy: the
+p99 then is mostly how long a request waits for a CPU. `--pause-ms N` makes each wait N
+ms between requests, a steady load below saturation, where the p99 is the receiver's own.
+
     .venv/bin/python bench/ingest.py [--seconds 10] [--connections 8] [--rounds 2]
-    .venv/bin/python bench/ingest.py --wrk [--threads 2] [--connections 32]
+    .venv/bin/python bench/ingest.py --wrk [--threads 2] [--connections 32] [--pause-ms 40]
 """
 
 from __future__ import annotations
@@ -91,14 +95,15 @@ def measure(app_spec: str, env: dict, cwd: Path, args) -> dict:
 
 
 _WRK_LUA = """
-local lines, n, counter, step = {}, 0, 0, 1
+local lines, n, counter, step, pause = {}, 0, 0, 1, 0
 local prefix, suffix = [==[%s]==], [==[%s]==]
 local index = 0
 function setup(thread) thread:set("tid", index); index = index + 1 end
 function init(args)
   for line in io.lines(args[1]) do n = n + 1; lines[n] = line end
-  counter, step = tid + tonumber(args[3]), tonumber(args[2])
+  counter, step, pause = tid + tonumber(args[3]), tonumber(args[2]), tonumber(args[4])
 end
+function delay() return pause end
 function request()
   local id, sig = lines[(counter %% n) + 1]:match("(%%S+) (%%S+)")
   counter = counter + step
@@ -127,7 +132,7 @@ def wrk_script(folder: Path, count: int) -> tuple[Path, Path]:
 def _wrk(port: int, args, seconds: float, start: int = 0) -> dict:
     out = subprocess.run(["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{seconds:g}s",
                           "--timeout", "5s", "--latency", "-s", str(args.lua), f"http://127.0.0.1:{port}",
-                          "--", str(args.leads_file), str(args.threads), str(start)],
+                          "--", str(args.leads_file), str(args.threads), str(start), str(args.pause_ms)],
                          capture_output=True, text=True, check=True).stdout
     units = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
@@ -157,6 +162,8 @@ def main() -> None:
     parser.add_argument("--wrk", action="store_true", help="load with wrk instead of the Python client")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--signed", type=int, default=300_000, help="leads signed ahead for wrk")
+    parser.add_argument("--pause-ms", type=int, default=0,
+                        help="wrk: each connection waits this long between requests (a load below saturation)")
     args = parser.parse_args()
     args.redis = None
     args.connections = args.connections or (32 if args.wrk else 8)
@@ -175,6 +182,8 @@ def main() -> None:
             results["leadrelay"].append(measure("webhook_app:create_app()", env, ROOT, args))
 
     client = f"wrk {args.threads} threads x {args.connections}" if args.wrk else f"Python client x {args.connections}"
+    if args.wrk and args.pause_ms:
+        client += f", each pausing {args.pause_ms} ms between requests,"
     print(f"gunicorn.conf.py, {os.cpu_count()} cores, {client} keep-alive connections, "
           f"{args.seconds:g}s x {args.rounds} rounds, each request a new signed lead")
     print(f"{'endpoint':<10} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}  statuses")

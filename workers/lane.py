@@ -21,6 +21,7 @@ drops them all, so one request, not one per idle connection, pays for it.
 from __future__ import annotations
 
 import os
+import time
 
 import redis
 
@@ -46,6 +47,12 @@ class Lane:
     def execute_command(self, *args):
         if self._pid != os.getpid():  # a forked child never shares its parent's sockets
             self._idle, self._pid = [], os.getpid()
+        # Under gevent this yields once: what was ready before this request (another's Redis
+        # answer, another's body) runs first, so a web process answers about in the order
+        # requests came. Without it a request ran from its body to its Redis call in one go
+        # while older ones waited: at wrk's 32 connections, p99 142-148 ms against 70-95 ms
+        # with it, at the same throughput (README "Throughput"). Elsewhere: a thread switch.
+        time.sleep(0)
         try:
             return self._once(args)
         except redis.ConnectionError:
