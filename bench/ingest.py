@@ -18,7 +18,10 @@ warm-up sends other leads than the run, so no request of the run is a redelivery
 
 wrk's connections send as fast as they are answered, which keeps every core busy: the
 p99 then is mostly how long a request waits for a CPU. `--pause-ms N` makes each wait N
-ms between requests, a steady load below saturation, where the p99 is the receiver's own.
+ms between requests, a steady load below saturation. Each endpoint also gets its CPU per
+request (its web processes, and Redis) and the machine's steal time during its run (Linux):
+CPU per request is steadier than requests/s on a shared machine, and steal says when a run
+was not comparable.
 
     .venv/bin/python bench/ingest.py [--seconds 10] [--connections 8] [--rounds 2]
     .venv/bin/python bench/ingest.py --wrk [--threads 2] [--connections 32] [--pause-ms 40]
@@ -86,12 +89,38 @@ def measure(app_spec: str, env: dict, cwd: Path, args) -> dict:
     try:
         if args.wrk:
             _wrk(port, args, 1.0, start=args.signed // 2)  # warm up connections and imports, on other leads
-            return _wrk(port, args, args.seconds)
-        loadgen.run(port, signed_lead, args.connections, 1.0)  # warm up connections and imports
-        return loadgen.run(port, signed_lead, args.connections, args.seconds)
+        else:
+            loadgen.run(port, signed_lead, args.connections, 1.0)  # warm up connections and imports
+        web = [proc.pid, *_children(proc.pid)]
+        before = _cpu_seconds(web), _cpu_seconds([args.redis_pid]), _steal()
+        result = _wrk(port, args, args.seconds) if args.wrk else loadgen.run(port, signed_lead, args.connections,
+                                                                             args.seconds)
+        after = _cpu_seconds(web), _cpu_seconds([args.redis_pid]), _steal()
+        served = result["rps"] * args.seconds
+        return {**result, "web_ms": 1000 * (after[0] - before[0]) / served,
+                "redis_ms": 1000 * (after[1] - before[1]) / served, "steal": (after[2][0] - before[2][0]) / max(1, after[2][1] - before[2][1])}
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _children(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User plus system CPU of these processes so far (Linux's /proc)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _steal() -> tuple[int, int]:
+    """(ticks a hypervisor gave to others, all ticks) so far, over all cores (/proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[7], sum(fields)
 
 
 _WRK_LUA = """
@@ -174,7 +203,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp) / "redis") as redis_server:
         env = {**os.environ, "REDIS_URL": redis_server.url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
                "LEADRELAY_LOG_LEVEL": "WARNING"}
-        args.redis = connect(redis_server.url)
+        args.redis, args.redis_pid = connect(redis_server.url), redis_server.process.pid
         results: dict[str, list[dict]] = {"bare": [], "limit": [], "leadrelay": []}
         for _ in range(args.rounds):  # alternate, so drift on the machine hits all alike
             results["bare"].append(measure("bare_app:create_app()", env, ROOT / "bench", args))
@@ -186,23 +215,26 @@ def main() -> None:
         client += f", each pausing {args.pause_ms} ms between requests,"
     print(f"gunicorn.conf.py, {os.cpu_count()} cores, {client} keep-alive connections, "
           f"{args.seconds:g}s x {args.rounds} rounds, each request a new signed lead")
-    print(f"{'endpoint':<10} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}  statuses")
+    print(f"{'endpoint':<10} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/request: web':>20} {'Redis':>6} {'steal':>6}  "
+          f"statuses")
     summary = {}
     for name, runs in results.items():
-        rps = statistics.median(r["rps"] for r in runs)
-        p50 = statistics.median(r["p50_ms"] for r in runs)
-        p99 = statistics.median(r["p99_ms"] for r in runs)
+        rps, p50, p99, web_ms, redis_ms = (statistics.median(r[key] for r in runs)
+                                           for key in ("rps", "p50_ms", "p99_ms", "web_ms", "redis_ms"))
+        steal = max(r["steal"] for r in runs)
         statuses: dict = {}
         for r in runs:
             for code, n in r["statuses"].items():
                 statuses[code] = statuses.get(code, 0) + n
         summary[name] = rps, p99
-        print(f"{name:<10} {rps:>8.0f} {p50:>8.2f} {p99:>8.2f}  {statuses}")
+        print(f"{name:<10} {rps:>8.0f} {p50:>8.2f} {p99:>8.2f} {web_ms:>20.3f} {redis_ms:>6.3f} {steal:>6.1%}  {statuses}")
     ratio = summary["leadrelay"][0] / summary["bare"][0]
     print(f"ratio leadrelay/bare: {ratio:.0%} (goal >= 75%); leadrelay p99 {summary['leadrelay'][1]:.2f} ms "
           f"(goal <= 20 ms)")
     print(f"ratio limit/bare: {summary['limit'][0] / summary['bare'][0]:.0%}; "
           f"leadrelay/limit: {summary['leadrelay'][0] / summary['limit'][0]:.0%}")
+    print("steal: the share of the machine's time its hypervisor gave to others during the worst run "
+          "(figures from a run above a few % are not comparable)")
 
 
 if __name__ == "__main__":
