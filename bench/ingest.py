@@ -5,9 +5,11 @@ same embedded Redis, with the same closed-loop load: every request is a new, cor
 signed leadgen notification. Prints requests/s, p50/p99 and the ratios. Goal: leadrelay
 at >= 75% of the bare figure with wrk 2 threads x 32 connections, p99 under 20 ms.
 
-Two references: `bare` (bench/bare_app.py) reads the body and answers 200; `limit`
+Three references: `bare` (bench/bare_app.py) reads the body and answers 200; `limit`
 (bench/limit_app.py) is the issue's limit for a receiver, bare Flask plus a signature
-check, a JSON parse and one Redis round trip through redis-py's client.
+check, a JSON parse and one Redis round trip through redis-py's client; `roundtrip` is
+the floor under any receiver that writes to Redis, bare Flask plus one round trip on a
+plain socket and nothing else.
 
 Two load generators: our Python client (bench/loadgen.py, one process per connection)
 and wrk (`--wrk`), which is lighter and keeps many more connections busy. wrk comes from
@@ -204,9 +206,10 @@ def main() -> None:
         env = {**os.environ, "REDIS_URL": redis_server.url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
                "LEADRELAY_LOG_LEVEL": "WARNING"}
         args.redis, args.redis_pid = connect(redis_server.url), redis_server.process.pid
-        results: dict[str, list[dict]] = {"bare": [], "limit": [], "leadrelay": []}
+        results: dict[str, list[dict]] = {"bare": [], "roundtrip": [], "limit": [], "leadrelay": []}
         for _ in range(args.rounds):  # alternate, so drift on the machine hits all alike
             results["bare"].append(measure("bare_app:create_app()", env, ROOT / "bench", args))
+            results["roundtrip"].append(measure("limit_app:create_roundtrip_app()", env, ROOT / "bench", args))
             results["limit"].append(measure("limit_app:create_app()", env, ROOT / "bench", args))
             results["leadrelay"].append(measure("webhook_app:create_app()", env, ROOT, args))
 
@@ -231,7 +234,8 @@ def main() -> None:
     ratio = summary["leadrelay"][0] / summary["bare"][0]
     print(f"ratio leadrelay/bare: {ratio:.0%} (goal >= 75%); leadrelay p99 {summary['leadrelay'][1]:.2f} ms "
           f"(goal <= 20 ms)")
-    print(f"ratio limit/bare: {summary['limit'][0] / summary['bare'][0]:.0%}; "
+    print(f"ratio roundtrip/bare: {summary['roundtrip'][0] / summary['bare'][0]:.0%}; "
+          f"limit/bare: {summary['limit'][0] / summary['bare'][0]:.0%}; "
           f"leadrelay/limit: {summary['leadrelay'][0] / summary['limit'][0]:.0%}")
     print("steal: the share of the machine's time its hypervisor gave to others during the worst run "
           "(figures from a run above a few % are not comparable)")

@@ -1,11 +1,13 @@
-"""bench/ingest.py's second reference: the issue's limit for a receiver, a bare Flask
-endpoint plus a signature check, a JSON parse and one Redis round trip (a SET NX with a
-TTL for the lead, through redis-py's client), served by the same gunicorn config."""
+"""bench/ingest.py's references besides bare Flask, served by the same gunicorn config:
+the issue's limit for a receiver (a bare Flask endpoint plus a signature check, a JSON
+parse and one Redis round trip: a SET NX with a TTL for the lead, through redis-py's
+client), and the floor under it (bare Flask plus one round trip on a plain socket)."""
 
 import hashlib
 import hmac
 import json
 import os
+import socket
 
 import redis
 from flask import Flask, abort, jsonify, request
@@ -25,6 +27,31 @@ def create_app() -> Flask:
         lead = json.loads(body)["entry"][0]["changes"][0]["value"]["leadgen_id"]
         new = connection.set(f"limit:{lead}", body, nx=True, ex=604800)
         return jsonify(accepted=int(bool(new))), 200
+
+    @app.get("/readyz")
+    def ready():
+        return jsonify(status="ok")
+
+    return app
+
+
+def create_roundtrip_app() -> Flask:
+    """The floor under any receiver that writes to Redis: bare Flask plus one Redis round
+    trip (a PING) on a plain socket held per request in flight, and nothing else: no
+    signature, no parse, no redis-py."""
+    app = Flask(__name__)
+    address = redis.connection.parse_url(os.environ["REDIS_URL"])
+    idle: list[socket.socket] = []
+
+    @app.post("/webhooks/meta")
+    def receive():
+        request.get_data(cache=False)
+        held = idle.pop() if idle else socket.create_connection((address["host"], address.get("port", 6379)))
+        held.sendall(b"*1\r\n$4\r\nPING\r\n")
+        if held.recv(64) != b"+PONG\r\n":
+            abort(503)
+        idle.append(held)
+        return jsonify(accepted=1), 200
 
     @app.get("/readyz")
     def ready():
