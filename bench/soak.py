@@ -310,12 +310,15 @@ def main() -> None:
                 if f"meta:{lid}:Lead" in confirmed_at]
         print(f"webhooks never sent for {len(never)} leads: the sweep recovered {len(took)}; the last took "
               f"{max(took, default=0):.1f}s from creation to Meta's confirmation (median {sorted(took)[len(took) // 2] if took else 0:.1f}s)")
-    recovered = set()
+    recovered, batched = set(), {}
     for line in (tmp / "processes.log").read_text().splitlines():
+        if '"batch_retry"' in line:  # leads retried together in one job
+            batched[json.loads(line)["job_id"]] = json.loads(line)["job_ids"]
         if '"job_recovered"' in line:
             recovered.add(json.loads(line)["job_id"])
         if '"inbox_reclaimed"' in line:  # a drain job killed with these leads in hand
             recovered.update(json.loads(line)["job_ids"])
+    recovered.update(lead for job in recovered & batched.keys() for lead in batched[job])  # a batch job killed
     killed_mid_send = {k for k in duplicated if "lead-" + k.rsplit(":", 1)[0].replace(":", "-") in recovered}
     print(f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
           f"{dict(Counter(d['reason'] for d in dead))}")
@@ -327,7 +330,7 @@ def main() -> None:
               f"reached Meta, the answer never reached us; the resend carries the same event_id, which Meta dedupes")
     print(f"logs: {tmp / 'processes.log'}")
     if lost or set(duplicated) - killed_mid_send or crossed:
-        print("examples:", sorted(lost)[:5], list(duplicated.items())[:5])
+        print("examples:", sorted(lost)[:5], sorted(set(duplicated) - killed_mid_send)[:5])
         sys.exit(1)
     accepted = figures.get(("leadrelay_webhooks_received_total", "accepted", "meta"), 0)
     repeats = figures.get(("leadrelay_webhooks_received_total", "duplicate", "meta"), 0)

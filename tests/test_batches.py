@@ -1,6 +1,7 @@
 """New leads in batches: the inbox, drain jobs, Graph batch reads, many events per
 request, each lead with its own outcome; and every crash point of the new path."""
 
+import json
 import os
 import signal
 import subprocess
@@ -199,7 +200,8 @@ def test_pacing_never_grows_as_meta_reports_more_usage(usage):
     assert (size, rest) == ((BATCH_LIMIT, 0.0) if usage < 75 else (size, rest))
 
 
-def test_a_batch_meta_fails_as_a_whole_is_retried_together_not_lead_by_lead(graph, post_meta, work, redis_conn):
+def test_a_batch_meta_fails_as_a_whole_is_retried_together_not_lead_by_lead(graph, post_meta, work, redis_conn,
+                                                                            capsys):
     for lead_id in IDS:
         graph.add_lead(lead_id)
     graph.then({"status": 503, "error": {"code": 2, "is_transient": True}}, on="batch")
@@ -207,6 +209,9 @@ def test_a_batch_meta_fails_as_a_whole_is_retried_together_not_lead_by_lead(grap
     work()
     scheduled = ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids()
     assert len(scheduled) == 1 and scheduled[0].startswith("batch-")  # one job for the five, not five
+    logged = [json.loads(line) for line in capsys.readouterr().err.splitlines() if '"batch_retry"' in line]
+    assert [(line["job_id"], sorted(line["job_ids"])) for line in logged] == [
+        (scheduled[0], sorted(f"lead-meta-{i}" for i in IDS))]  # which leads the batch job holds
     assert graph.events == [] and failed_ids(redis_conn) == []
     assert fast_forward(redis_conn) == 1
     work()

@@ -102,7 +102,8 @@ def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], s
             Pauses(ctx.connection).wait(err.fingerprint, job.id)
         count(ctx.connection, Counter(lead.source for lead in leads), outcome,
               err.reason if outcome == "retry" else None)
-        log.warning("batch_retry", job_id=job.id, leads=len(leads), outcome=outcome, retry_in=delay,
+        log.warning("batch_retry", job_id=job.id, leads=len(leads), job_ids=[lead.job_id for lead in leads],
+                    outcome=outcome, retry_in=delay,
                     attempt=attempts, **({"fingerprint": err.fingerprint} if isinstance(err, Paused) else err.as_dict()))
         outcomes[outcome] += len(leads)
     return outcomes
