@@ -316,8 +316,8 @@ def main() -> None:
             batched[json.loads(line)["job_id"]] = json.loads(line)["job_ids"]
         if '"job_recovered"' in line:
             recovered.add(json.loads(line)["job_id"])
-        if '"inbox_reclaimed"' in line:  # a drain job killed with these leads in hand
-            recovered.update(json.loads(line)["job_ids"])
+        if '"inbox_reclaimed"' in line or '"inbox_resumed"' in line:  # a drain job killed, or stopped by
+            recovered.update(json.loads(line)["job_ids"])               # the Redis restart, with them in hand
     recovered.update(lead for job in recovered & batched.keys() for lead in batched[job])  # a batch job killed
     killed_mid_send = {k for k in duplicated if "lead-" + k.rsplit(":", 1)[0].replace(":", "-") in recovered}
     print(f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
@@ -326,8 +326,9 @@ def main() -> None:
         per = Counter(e["dataset_id"] for e in standin.events)
         print(f"clients {args.clients}: events per dataset {dict(sorted(per.items()))}; cross-client events {crossed}")
     if duplicated:
-        print(f"  of the duplicated, {len(killed_mid_send)} belong to jobs killed mid-run and recovered: the send "
-              f"reached Meta, the answer never reached us; the resend carries the same event_id, which Meta dedupes")
+        print(f"  of the duplicated, {len(killed_mid_send)} belong to jobs killed (or cut off from Redis) mid-run "
+              f"and recovered: the send reached Meta, the answer never reached us; the resend carries the same "
+              f"event_id, which Meta dedupes")
     print(f"logs: {tmp / 'processes.log'}")
     if lost or set(duplicated) - killed_mid_send or crossed:
         print("examples:", sorted(lost)[:5], sorted(set(duplicated) - killed_mid_send)[:5])

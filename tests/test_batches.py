@@ -261,7 +261,8 @@ def test_a_lead_meta_already_confirmed_is_skipped_and_counted_so(graph, post_met
     assert counters.read(redis_conn)[("leadrelay_jobs", "meta", "already_confirmed")] == 1
 
 
-def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(graph, post_meta, redis_conn):
+def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(graph, post_meta, redis_conn,
+                                                                              capsys):
     from workers.recovery import pid_alive
 
     graph.add_lead(IDS[0])
@@ -275,4 +276,6 @@ def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(
     # That drain job failed half-way (an exception, not a kill): the next one here takes it up.
     batches.drain(0)
     assert [e["event_id"] for e in graph.events] == [f"meta:{IDS[0]}:Lead"]
+    resumed = [json.loads(line) for line in capsys.readouterr().err.splitlines() if '"inbox_resumed"' in line]
+    assert [line["job_ids"] for line in resumed] == [[entry["id"]]]  # said, for whoever counts resends
     assert inbox.waiting(redis_conn) == {"inbox": 0, "taken": 0}

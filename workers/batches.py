@@ -65,7 +65,7 @@ def drain(slot: int) -> dict:
     outcomes: Counter = Counter()
     started = time.monotonic()
     gone = functools.partial(inbox.gone, connection, pid_alive=recovery.pid_alive)
-    taken = inbox.left_over(connection, consumer) + _reclaim(connection, consumer, gone)
+    taken = _left_over(connection, consumer) + _reclaim(connection, consumer, gone)
     while True:
         size, rest = pacing(ctx.graph.usage)
         # What is new, else what a dead drain job left: nothing stays pending while one drains.
@@ -86,6 +86,13 @@ def drain(slot: int) -> dict:
         inbox.hold_slot(connection, slot)
         if rest:
             time.sleep(rest)
+
+
+def _left_over(connection, consumer: str) -> list[tuple[str, dict]]:
+    taken = inbox.left_over(connection, consumer)
+    if taken:  # an earlier drain job here stopped half-way (Redis lost, say): what Meta confirmed is skipped
+        log.warning("inbox_resumed", leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
+    return taken
 
 
 def _reclaim(connection, consumer: str, gone) -> list[tuple[str, dict]]:
