@@ -65,11 +65,13 @@ def drain(slot: int) -> dict:
     outcomes: Counter = Counter()
     started = time.monotonic()
     gone = functools.partial(inbox.gone, connection, pid_alive=recovery.pid_alive)
-    taken = _left_over(connection, consumer) + _reclaim(connection, consumer, gone)
+    taken = (_taken_up("inbox_resumed", inbox.left_over(connection, consumer))
+             + _taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
     while True:
         size, rest = pacing(ctx.graph.usage)
         # What is new, else what a dead drain job left: nothing stays pending while one drains.
-        taken = taken or inbox.take(connection, consumer, size) or _reclaim(connection, consumer, gone)
+        taken = (taken or inbox.take(connection, consumer, size)
+                 or _taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
         if not taken:
             inbox.free_slot(connection, slot)
             taken = inbox.take(connection, consumer, size)  # one last look: see inbox.py
@@ -88,17 +90,12 @@ def drain(slot: int) -> dict:
             time.sleep(rest)
 
 
-def _left_over(connection, consumer: str) -> list[tuple[str, dict]]:
-    taken = inbox.left_over(connection, consumer)
-    if taken:  # an earlier drain job here stopped half-way (Redis lost, say): what Meta confirmed is skipped
-        log.warning("inbox_resumed", leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
-    return taken
-
-
-def _reclaim(connection, consumer: str, gone) -> list[tuple[str, dict]]:
-    taken = inbox.reclaim(connection, consumer, gone)
-    if taken:  # a drain job died holding them: what Meta confirmed is skipped, the rest goes now
-        log.warning("inbox_reclaimed", leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
+def _taken_up(event: str, taken: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """Say which leads a drain job takes up from another: `inbox_reclaimed`, a dead one's;
+    `inbox_resumed`, an earlier one's in this process, stopped half-way (cut off from
+    Redis, say). What Meta confirmed is skipped; the rest is sent now, with its event_ids."""
+    if taken:
+        log.warning(event, leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
     return taken
 
 
