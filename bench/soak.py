@@ -23,9 +23,6 @@ recovered lead took from its creation to Meta's confirmation.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import hmac
-import json
 import os
 import random
 import signal
@@ -38,12 +35,12 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import psutil
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
+from soakparts import (BIN, ROOT, SECRET, Workers, agency, notification, page_of, recovered_leads,  # noqa: E402
+                       scraped)
 from workers.standin import GraphStandin  # noqa: E402
 from workers.times import unix_time  # noqa: E402
 
@@ -51,8 +48,6 @@ from workers import deadletters, inbox  # noqa: E402
 from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
 from workers.queues import SERIALIZER, connect  # noqa: E402
 
-SECRET = "soak-app-secret"
-BIN = Path(sys.executable).parent
 FAULTS = [
     {"status": 500},
     {"status": 503, "error": {"code": 2, "is_transient": True}},
@@ -61,81 +56,6 @@ FAULTS = [
     {"drop": True},  # connection reset before any answer
     {"delay": 1.0, "drop": True},  # a timeout: the request never reached Meta's processing
 ]
-
-
-def page_of(leadgen_id: str, clients: int) -> str:
-    return str(100 + int(leadgen_id) % clients) if clients > 1 else "1"
-
-
-def notification(leadgen_ids: list[str], clients: int) -> tuple[bytes, dict]:
-    now = int(time.time())
-    body = json.dumps({"object": "page", "entry": [{"id": page_of(lid, clients), "time": now, "changes": [
-        {"field": "leadgen", "value": {"leadgen_id": lid, "page_id": page_of(lid, clients),
-                                       "form_id": f"2{page_of(lid, clients)}",
-                                       "created_time": now}}]} for lid in leadgen_ids]}).encode()
-    digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-    return body, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={digest}"}
-
-
-class Workers:
-    """Worker processes that can be killed the hard way (worker and work horse) and replaced."""
-
-    def __init__(self, env: dict, count: int, log):
-        self.env, self.log, self.procs, self.kills = env, log, [], 0
-        for _ in range(count):
-            self.start()
-
-    def start(self):
-        self.procs.append(subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=self.env, cwd=ROOT,
-                                           stdout=self.log, stderr=self.log, start_new_session=True))
-
-    def kill_one(self, rng: random.Random):
-        victim = self.procs.pop(rng.randrange(len(self.procs)))
-        try:
-            tree = [psutil.Process(victim.pid), *psutil.Process(victim.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            tree = []
-        for process in tree:
-            try:
-                process.send_signal(signal.SIGKILL)
-            except psutil.NoSuchProcess:
-                pass
-        victim.wait()
-        self.kills += 1
-        self.start()
-
-    def replace_exited(self):
-        """Start a new worker for each that exited on its own (a worker that lost Redis may)."""
-        for proc in [p for p in self.procs if p.poll() is not None]:
-            self.procs.remove(proc)
-            self.start()
-
-    def stop(self):
-        for proc in self.procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in self.procs:
-            proc.wait(timeout=60)
-
-
-def agency(clients: int, standin: GraphStandin, tmp: Path) -> dict:
-    """The mapping file and token variables for N clients, and the stand-in told whose is what."""
-    lines, env = [], {"LEADRELAY_CONFIG": str(tmp / "agency.toml")}
-    for c in range(clients):
-        page, dataset = str(100 + c), str(9000 + c)
-        lines += [f'[datasets.client{c}]\nid = "{dataset}"\ntoken_env = "CLIENT{c}_CAPI"\n',
-                  f'[pages.{page}]\ntoken_env = "CLIENT{c}_PAGE"\ndataset = "client{c}"\n']
-        env |= {f"CLIENT{c}_CAPI": f"client{c}-capi", f"CLIENT{c}_PAGE": f"client{c}-page"}
-        standin.add_client(page, f"client{c}-page", {dataset: f"client{c}-capi"})
-    (tmp / "agency.toml").write_text("\n".join(lines))
-    return env
-
-
-def scraped(text: str) -> dict:
-    """{(series, *label values in name order): value} from Prometheus text."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    return {(s.name, *(v for _, v in sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
 
 
 def main() -> None:
@@ -310,15 +230,7 @@ def main() -> None:
                 if f"meta:{lid}:Lead" in confirmed_at]
         print(f"webhooks never sent for {len(never)} leads: the sweep recovered {len(took)}; the last took "
               f"{max(took, default=0):.1f}s from creation to Meta's confirmation (median {sorted(took)[len(took) // 2] if took else 0:.1f}s)")
-    recovered, batched = set(), {}
-    for line in (tmp / "processes.log").read_text().splitlines():
-        if '"batch_retry"' in line:  # leads retried together in one job
-            batched[json.loads(line)["job_id"]] = json.loads(line)["job_ids"]
-        if '"job_recovered"' in line:
-            recovered.add(json.loads(line)["job_id"])
-        if '"inbox_reclaimed"' in line or '"inbox_resumed"' in line:  # a drain job killed, or stopped by
-            recovered.update(json.loads(line)["job_ids"])               # the Redis restart, with them in hand
-    recovered.update(lead for job in recovered & batched.keys() for lead in batched[job])  # a batch job killed
+    recovered = recovered_leads(tmp / "processes.log")
     killed_mid_send = {k for k in duplicated if "lead-" + k.rsplit(":", 1)[0].replace(":", "-") in recovered}
     print(f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
           f"{dict(Counter(d['reason'] for d in dead))}")
