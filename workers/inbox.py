@@ -152,13 +152,18 @@ def left_over(connection: redis.Redis, consumer: str, count: int = 1000) -> list
     """Entries this consumer took and never finished (an earlier drain job of this process
     that failed half-way: drain jobs of one process run one at a time)."""
     answer = connection.xreadgroup(GROUP, consumer, {STREAM: "0"}, count=count)
+    return _unfinished(connection, [item for _, items in answer or [] for item in items])
+
+
+def _unfinished(connection: redis.Redis, items) -> list[tuple[str, dict]]:
+    """(entry id, entry) for the pending entries still in the stream; one deleted since
+    comes back empty: it was finished, and is acknowledged now."""
     out = []
-    for _, items in answer or []:
-        for entry_id, fields in items:
-            if fields:
-                out.append((_text(entry_id), json.loads(fields[b"e"])))
-            else:  # deleted: it was finished
-                connection.xack(STREAM, GROUP, entry_id)
+    for entry_id, fields in items:
+        if fields:
+            out.append((_text(entry_id), json.loads(fields[b"e"])))
+        else:
+            connection.xack(STREAM, GROUP, entry_id)
     return out
 
 
@@ -199,11 +204,7 @@ def reclaim(connection: redis.Redis, consumer: str, gone, idle_ms: int = 15 * 60
         owner = _text(pending["consumer"])
         if owner == consumer or (pending["time_since_delivered"] < idle_ms and not gone(owner)):
             continue
-        for entry_id, fields in connection.xclaim(STREAM, GROUP, consumer, 0, [pending["message_id"]]):
-            if fields:  # a deleted entry comes back empty: it was finished
-                claimed.append((_text(entry_id), json.loads(fields[b"e"])))
-            else:
-                connection.xack(STREAM, GROUP, entry_id)
+        claimed += _unfinished(connection, connection.xclaim(STREAM, GROUP, consumer, 0, [pending["message_id"]]))
     return claimed
 
 
