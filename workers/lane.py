@@ -49,13 +49,13 @@ class Lane:
     def execute_command(self, *args):
         if self._pid != os.getpid():  # a forked child never shares its parent's sockets
             self._idle, self._pid = [], os.getpid()
-        # Under gevent this yields once: greenlets already scheduled (another request's
-        # next step) run first, and this one resumes on the event loop's next turn, after
-        # its poll, so a web process answers about in the order requests came. Without a
-        # yield a request ran from its body to its Redis call in one go while older ones
-        # waited. A short timer rather than sleep(0), which resumes within the same turn:
-        # wrk's 32 connections, three interleaved runs, p99 46-77 ms with the timer, 78-92
-        # with sleep(0) (142-148 with neither), at the same throughput (README "Throughput").
+        # Under gevent this yields once to the event loop and resumes on a later turn, so
+        # other requests' next steps run in between and a web process answers closer to the
+        # order requests came. Without a yield a request ran from its body to its Redis call
+        # in one go while older ones waited. A short timer rather than sleep(0), which
+        # resumes within the same turn: wrk's 32 connections, three interleaved runs, p99
+        # 46-77 ms with the timer, 78-92 with sleep(0) (142-148 with neither), at the same
+        # throughput. A latency figure, not a guaranteed order: it lives in bench/ingest.py.
         time.sleep(_YIELD_SECONDS)
         try:
             return self._once(args)

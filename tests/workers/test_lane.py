@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import redis
@@ -111,33 +108,3 @@ def test_admit_wakes_one_drain_slot_and_one_more_per_fifty_waiting_and_only_free
     assert inbox.admit(lane, _entries(121, 1), inbox.SLOTS)[1] == [1]
     assert inbox.admit(lane, _entries(122, 200), inbox.SLOTS)[1] == [3]  # at most SLOTS
     assert redis_conn.ttl(inbox.SLOT + "3") > 0  # a slot whose drain job dies frees itself
-
-
-# Run under gevent, as in a web process: a greenlet that was ready before the lane's call
-# (here, one about to write "other" on a plain socket, which sends without yielding)
-# reaches Redis first. Redis runs the two writes in the order they arrived, so the value
-# left says which went first.
-_UNDER_GEVENT = """
-from gevent import monkey; monkey.patch_all()
-import socket, sys, gevent, redis
-from workers.lane import Lane
-client = redis.Redis.from_url(sys.argv[1])
-lane = Lane(client)
-lane.execute_command("PING")  # connected: only the order of the writes is left
-plain = socket.create_connection((client.connection_pool.connection_kwargs["host"],
-                                  client.connection_pool.connection_kwargs["port"]))
-def write_other():
-    plain.sendall(b"*3\\r\\n$3\\r\\nSET\\r\\n$5\\r\\norder\\r\\n$5\\r\\nother\\r\\n")
-    assert plain.recv(16) == b"+OK\\r\\n"
-ready_before = gevent.spawn(write_other)
-lane.execute_command("SET", "order", "lane")
-ready_before.join()
-print(client.get("order").decode())
-"""
-
-
-def test_under_gevent_a_lane_call_lets_what_was_ready_before_it_go_first(redis_url, redis_conn):
-    out = subprocess.run([sys.executable, "-c", _UNDER_GEVENT, redis_url], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "lane"  # "other" went first; without the yield the lane's write did
