@@ -106,7 +106,22 @@ def _work(settings: Settings, burst: bool) -> bool:
     rq_level = "DEBUG" if settings.log_level == "DEBUG" else "WARNING"
     logging.getLogger("rq").setLevel(rq_level)
     log.info("worker_started", queue=q.name, pid=os.getpid())
+    _stop_softly_while_starting(worker)
     return worker.work(burst=burst, with_scheduler=True, logging_level=rq_level)
+
+
+def _stop_softly_while_starting(worker: LeadrelayWorker) -> None:
+    """RQ installs its TERM and INT handlers only after the worker has registered itself
+    and started its scheduler; a signal in between (a deploy replacing a worker that was
+    just starting) killed the process outright and left its record behind for
+    WORKER_TTL_SECONDS, counted as a live worker. Until RQ's handlers take over, a
+    signal asks for the warm stop they would: RQ's loop sees it first thing, then
+    unregisters the worker and stops its scheduler."""
+    def stop(signum, frame):
+        worker._stop_requested = True  # what RQ's own handler sets for a busy worker
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
 
 WEB_URL_FILE = "web.url"  # where `leadrelay send-test` finds the running web process

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import psutil
-from rq import Queue
+from rq import Queue, Worker
 from rq.registry import FailedJobRegistry
 
 from helpers import leadgen_body
@@ -102,3 +102,25 @@ def test_a_worker_outlives_a_redis_restart(graph, env, monkeypatch, tmp_path):
         worker.wait(timeout=30)
         server.stop()
     assert [e["event_id"] for e in graph.events] == ["meta:1111111111111111:Lead", "meta:2222222222222222:Lead"]
+
+
+def test_a_worker_stopped_while_it_starts_leaves_no_record(env, redis_conn):
+    # The TERM lands at a fixed point of RQ's start: the worker has registered itself
+    # and RQ's own signal handlers are not installed yet (RQ's subscribe runs in between).
+    script = "\n".join([
+        "import os, signal",
+        "from rq.worker.base import BaseWorker",
+        "subscribe = BaseWorker.subscribe",
+        "def stopped_first(self):",
+        "    os.kill(os.getpid(), signal.SIGTERM)",
+        "    return subscribe(self)",
+        "BaseWorker.subscribe = stopped_first",
+        "from workers.cli import main",
+        "main(['worker'])",
+    ])
+    done = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), timeout=60,
+                          capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stderr[-2000:]  # a warm stop, not killed by the signal
+    assert Worker.all(connection=redis_conn) == []  # not counted as a live worker for its TTL
+    assert '"event": "worker_started"' in done.stderr
