@@ -168,8 +168,10 @@ def _wrk(port: int, args, seconds: float, start: int = 0) -> dict:
     units = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
     def latency(label: str) -> float:
-        value, unit = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)$", out, re.M).groups()
-        return float(value) * units[unit]
+        found = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)$", out, re.M)
+        if found is None:
+            raise SystemExit(f"no {label} latency in wrk's output:\n{out}")
+        return float(found.group(1)) * units[found.group(2)]
 
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50_ms": latency("50%"),
