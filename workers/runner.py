@@ -74,8 +74,19 @@ def work(settings: Settings, burst: bool = False) -> bool:
         except redis.ConnectionError as err:  # BusyLoadingError too: Redis is reading its file back
             if burst:
                 raise
+            # The RQ worker that lost Redis has quit, but its signal handlers are still in
+            # place and would raise out of the wait below as a traceback. Nothing is held
+            # while waiting: a stop signal simply ends the process (the next worker's start
+            # installs its own handlers).
+            signal.signal(signal.SIGTERM, _stopped_while_waiting)
+            signal.signal(signal.SIGINT, _stopped_while_waiting)
             log.error("redis_lost", error=type(err).__name__, detail="the worker starts again once Redis answers")
             _wait_for_redis(settings.redis_url)
+
+
+def _stopped_while_waiting(signum, frame):
+    log.info("worker_stopped", redis="unreachable")
+    sys.exit(0)
 
 
 def _wait_for_redis(url: str, every: float = 1.0) -> None:
@@ -107,7 +118,16 @@ def _work(settings: Settings, burst: bool) -> bool:
     logging.getLogger("rq").setLevel(rq_level)
     log.info("worker_started", queue=q.name, pid=os.getpid())
     _stop_softly_while_starting(worker)
-    return worker.work(burst=burst, with_scheduler=True, logging_level=rq_level)
+    try:
+        return worker.work(burst=burst, with_scheduler=True, logging_level=rq_level)
+    except redis.ConnectionError:
+        if worker._stop_requested or worker._shutdown_requested_date:
+            # Asked to stop while Redis was away (RQ retries it inside its loop, where a
+            # stop signal still reaches it): its goodbye could not be written, and its
+            # record lapses after WORKER_TTL_SECONDS. Nothing to wait for.
+            log.info("worker_stopped", redis="unreachable")
+            return False
+        raise
 
 
 def _stop_softly_while_starting(worker: LeadrelayWorker) -> None:

@@ -1,4 +1,4 @@
-"""A worker killed with SIGKILL mid-job loses nothing: the lead is delivered afterwards, once."""
+"""Workers killed mid-job, cut off from Redis or stopped at an awkward moment: nothing lost, nothing left behind."""
 
 import os
 import signal
@@ -8,11 +8,13 @@ import time
 from pathlib import Path
 
 import psutil
+import redis
 from rq import Queue, Worker
 from rq.registry import FailedJobRegistry
 
 from helpers import leadgen_body
 from workers import deadletters, recovery
+from workers.embedded_redis import free_port
 from workers.queues import SERIALIZER
 
 BIN = Path(sys.executable).parent
@@ -124,3 +126,50 @@ def test_a_worker_stopped_while_it_starts_leaves_no_record(env, redis_conn):
     assert done.returncode == 0, done.stderr[-2000:]  # a warm stop, not killed by the signal
     assert Worker.all(connection=redis_conn) == []  # not counted as a live worker for its TTL
     assert '"event": "worker_started"' in done.stderr
+
+
+
+def _worker_logging_to(path: Path) -> subprocess.Popen:
+    with path.open("w") as stderr:
+        return subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ),
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def _stops_cleanly(worker: subprocess.Popen, log: Path) -> None:
+    worker.send_signal(signal.SIGTERM)
+    try:
+        assert worker.wait(timeout=30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert '"worker_stopped"' in log.read_text()
+
+
+def test_a_worker_waiting_for_redis_stops_when_asked(env, monkeypatch, tmp_path):
+    monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there yet
+    log = tmp_path / "worker.log"
+    worker = _worker_logging_to(log)
+    wait_for(lambda: '"redis_lost"' in log.read_text())  # it waits for Redis to come
+    _stops_cleanly(worker, log)
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_worker_stopped_while_redis_is_down_does_not_wait_for_it(env, monkeypatch, tmp_path):
+    from workers.embedded_redis import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path / "redis")
+    url = server.start()
+    monkeypatch.setenv("REDIS_URL", url)
+    log = tmp_path / "worker.log"
+    worker = _worker_logging_to(log)
+    try:
+        wait_for(lambda: redis.Redis.from_url(url).scard("rq:workers") == 1)
+        server.stop()
+        wait_for(lambda: "could not connect to Redis" in log.read_text())  # RQ retries it in its loop
+        _stops_cleanly(worker, log)  # (RQ's scheduler process logs a traceback of its own as Redis goes)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        server.stop()
