@@ -164,9 +164,10 @@ def test_a_worker_stopped_while_redis_is_down_does_not_wait_for_it(env, monkeypa
     log = tmp_path / "worker.log"
     worker = _worker_logging_to(log)
     try:
-        wait_for(lambda: redis.Redis.from_url(url).scard("rq:workers") == 1)
+        # Idle in RQ's loop, blocked on the queue: that is where RQ retries a lost Redis.
+        wait_for(lambda: redis.Redis.from_url(url).info("clients")["blocked_clients"] == 1)
         server.stop()
-        wait_for(lambda: "could not connect to Redis" in log.read_text())  # RQ retries it in its loop
+        wait_for(lambda: "could not connect to Redis" in log.read_text())
         _stops_cleanly(worker, log)  # (RQ's scheduler process logs a traceback of its own as Redis goes)
     finally:
         if worker.poll() is None:
