@@ -78,14 +78,23 @@ def work(settings: Settings, burst: bool = False) -> bool:
             # place and would raise out of the wait below as a traceback. Nothing is held
             # while waiting: a stop signal simply ends the process (the next worker's start
             # installs its own handlers).
-            signal.signal(signal.SIGTERM, _stopped_while_waiting)
-            signal.signal(signal.SIGINT, _stopped_while_waiting)
+            _on_stop_signal(_stopped_while_waiting)
             log.error("redis_lost", error=type(err).__name__, detail="the worker starts again once Redis answers")
             _wait_for_redis(settings.redis_url)
 
 
-def _stopped_while_waiting(signum, frame):
+def _on_stop_signal(handler) -> None:
+    """TERM (a supervisor, a deploy) and INT (Ctrl-C) both mean: stop."""
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def _stopped_while_redis_away() -> None:
     log.info("worker_stopped", redis="unreachable")
+
+
+def _stopped_while_waiting(signum, frame):
+    _stopped_while_redis_away()
     sys.exit(0)
 
 
@@ -125,7 +134,7 @@ def _work(settings: Settings, burst: bool) -> bool:
             # Asked to stop while Redis was away (RQ retries it inside its loop, where a
             # stop signal still reaches it): its goodbye could not be written, and its
             # record lapses after WORKER_TTL_SECONDS. Nothing to wait for.
-            log.info("worker_stopped", redis="unreachable")
+            _stopped_while_redis_away()
             return False
         raise
 
@@ -140,8 +149,7 @@ def _stop_softly_while_starting(worker: LeadrelayWorker) -> None:
     def stop(signum, frame):
         worker._stop_requested = True  # what RQ's own handler sets for a busy worker
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    _on_stop_signal(stop)
 
 
 WEB_URL_FILE = "web.url"  # where `leadrelay send-test` finds the running web process
@@ -208,8 +216,7 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
         nonlocal stopping
         stopping = True
 
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
+    _on_stop_signal(_stop)
     status = 0
     try:
         while not stopping:
