@@ -1,23 +1,30 @@
-# Two commands: `make run` and `make test`. Both build .venv on first use.
+# Two commands: `make run` and `make test`. Both build .venv on first use, from the lock
+# files in requirements/ (exact versions, with hashes): what a fresh machine installs
+# never changes with an upstream release. `make lock` refreshes them.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check --no-compile
+STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test bench clean
+.PHONY: run test bench lock lock-upgrade clean
 
 # `make run` installs what the service needs and nothing more; `make test` adds the test
-# tools (pytest, Playwright and its browser, Meta's SDK for its test vectors). No .pyc
-# compiling at install: Python compiles what it imports, and most of pycountry never is.
-$(STAMP): pyproject.toml
+# tools (pytest, Playwright, Meta's SDK for its test vectors). No .pyc compiling at
+# install: Python compiles what it imports, and most of pycountry never is. leadrelay
+# itself is built with the locked setuptools (no build isolation: that would fetch the
+# newest setuptools at every install).
+$(STAMP): requirements/run.txt requirements/build.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "leadrelay needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-compile -e .
+	$(PIP) --require-hashes -r requirements/run.txt -r requirements/build.txt
+	$(PIP) --no-deps --no-build-isolation -e .
+	@rm -f $(TEST_STAMP)
 	@touch $(STAMP)
 
-$(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-compile -e '.[test]'
+$(TEST_STAMP): requirements/test.txt $(STAMP)
+	$(PIP) --require-hashes -r requirements/test.txt -r requirements/build.txt
 	@touch $(TEST_STAMP)
 
 run: $(STAMP)
@@ -31,6 +38,10 @@ $(SDK_VECTORS): $(TEST_STAMP)
 	  "facebook_business==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("facebook_business"))')"
 	@touch $@
 
+# Besides Python packages, the admin page's browser test needs a Chromium: when the
+# machine has none, tests/install-browser installs Debian's package (about 340 MB) with
+# apt-get, as root or through password-less sudo, and says so. LEADRELAY_SKIP_BROWSER=1
+# skips it (that one test then fails, saying why).
 test: $(TEST_STAMP) $(SDK_VECTORS)
 	@sh tests/install-browser
 	$(BIN)/pytest -q
@@ -38,5 +49,23 @@ test: $(TEST_STAMP) $(SDK_VECTORS)
 bench: $(TEST_STAMP)
 	$(BIN)/python bench/ingest.py
 
+# The lock files, from pyproject.toml's ranges, for every platform and Python >= 3.11
+# (uv's universal resolution; pip-tools locks only for the machine it runs on).
+# `make lock` after editing pyproject.toml keeps every pin it can; `make lock-upgrade`
+# moves everything to the newest release the ranges allow.
+UV_VERSION := 0.13.9
+TOOLS := .tools
+LOCK := $(TOOLS)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes --no-header
+lock:
+	@test -x $(TOOLS)/bin/uv || { $(PYTHON) -m venv $(TOOLS) && $(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION); }
+	$(LOCK) $(UPGRADE) pyproject.toml -o requirements/run.txt
+	$(LOCK) $(UPGRADE) pyproject.toml --extra test -c requirements/run.txt -o requirements/test.txt
+	$(LOCK) $(UPGRADE) requirements/build.in -c requirements/run.txt -o requirements/build.txt
+
+lock-upgrade:
+	$(MAKE) lock UPGRADE=--upgrade
+
+# The sandbox's state goes; a live service's (the embedded Redis in data/, when
+# REDIS_URL is unset) is never touched here.
 clean:
-	rm -rf $(VENV) data .pytest_cache .hypothesis
+	rm -rf $(VENV) $(TOOLS) data/sandbox .pytest_cache .hypothesis

@@ -1,6 +1,6 @@
 """Signed-webhook ingest: leadrelay's receiver next to a bare Flask endpoint.
 
-All run under the same gunicorn config (gunicorn.conf.py) in the same run, against the
+All run under the same gunicorn settings (webhook_app/gunicorn_conf.py) in the same run, against the
 same embedded Redis, with the same closed-loop load: every request is a new, correctly
 signed leadgen notification. Prints requests/s, p50/p99 and the ratios. Goal: leadrelay
 at >= 75% of the bare figure with wrk 2 threads x 32 connections, p99 under 20 ms.
@@ -70,7 +70,7 @@ def signed_lead(worker: int, i: int) -> tuple[bytes, dict]:
 
 def serve(app_spec: str, env: dict, cwd: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf",
                              app_spec], env={**env, "LEADRELAY_BIND": f"127.0.0.1:{port}"}, cwd=cwd,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
@@ -218,7 +218,7 @@ def main() -> None:
     client = f"wrk {args.threads} threads x {args.connections}" if args.wrk else f"Python client x {args.connections}"
     if args.wrk and args.pause_ms:
         client += f", each pausing {args.pause_ms} ms between requests,"
-    print(f"gunicorn.conf.py, {os.cpu_count()} cores, {client} keep-alive connections, "
+    print(f"leadrelay's gunicorn settings, {os.cpu_count()} cores, {client} keep-alive connections, "
           f"{args.seconds:g}s x {args.rounds} rounds, each request a new signed lead")
     print(f"{'endpoint':<10} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/request: web':>20} {'Redis':>6} {'steal':>6}  "
           f"statuses")

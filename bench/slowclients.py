@@ -1,6 +1,6 @@
 """Slow clients against the shipped web server: can anyone else still get an answer?
 
-Starts an embedded Redis and gunicorn with gunicorn.conf.py (its worker class, or the one
+Starts an embedded Redis and gunicorn with the shipped settings (its worker class, or the one
 given with --reference for comparison), opens N connections that send a request's
 headers one byte a second, and meanwhile probes /healthz and a signed Meta webhook.
 Prints, for each server, the share of probes answered within --deadline seconds and
@@ -66,7 +66,7 @@ def run(worker_class: str | None, clients: int, seconds: float, deadline: float,
     env = {**os.environ, "REDIS_URL": redis_url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
            "LEADRELAY_ENV_FILE": "", "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2",
            "LEADRELAY_LOG_LEVEL": "ERROR"}
-    command = [str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"]
+    command = [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"]
     if worker_class:
         command[1:1] = ["-k", worker_class]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -106,7 +106,7 @@ def main() -> int:
         shipped = run(None, args.clients, args.seconds, args.deadline, redis_server.url)
         reference = run(args.reference, args.clients, args.seconds, args.deadline, redis_server.url)
     print(f"{args.clients} clients sending headers at 1 byte/s; probes answered within {args.deadline} s:")
-    print(f"  shipped (gunicorn.conf.py): {shipped['answered']:.0%} of {shipped['probes']}, "
+    print(f"  shipped (leadrelay web): {shipped['answered']:.0%} of {shipped['probes']}, "
           f"median {shipped['median_s'] * 1000:.1f} ms")
     print(f"  reference ({args.reference}):       {reference['answered']:.0%} of {reference['probes']}, "
           f"median {reference['median_s'] * 1000:.1f} ms")

@@ -89,7 +89,7 @@ def main() -> None:
             for name in ("META_PAGE_ACCESS_TOKEN", "META_DATASET_ID", "META_CAPI_ACCESS_TOKEN"):
                 env.pop(name)
             env |= agency(args.clients, standin, tmp)
-        web = subprocess.Popen([str(BIN / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
+        web = subprocess.Popen([str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf",
                                 "webhook_app:create_app()"], env=env, cwd=ROOT, stdout=log, stderr=log)
         workers = Workers(env, args.workers, log)
         base = f"http://127.0.0.1:{port}"

@@ -49,7 +49,7 @@ def main() -> None:
                "META_PAGE_ACCESS_TOKEN": "page", "META_DATASET_ID": "42", "META_CAPI_ACCESS_TOKEN": "capi",
                "META_GRAPH_URL": graph_url, "LEADRELAY_API_TOKEN": TOKEN, "LEADRELAY_LOG_LEVEL": "WARNING",
                "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"}
-        procs = [subprocess.Popen([str(BIN / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
+        procs = [subprocess.Popen([str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf",
                                    "webhook_app:create_app()"], env=env, cwd=ROOT, stdout=log, stderr=log)]
         procs += [subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=env, cwd=ROOT, stdout=log, stderr=log)
                   for _ in range(args.workers)]

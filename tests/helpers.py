@@ -1,5 +1,6 @@
 """What several test modules share: the test secrets, signed bodies, fixtures, clean
-environments for processes, waiting, and the `leadrelay` command run in-process."""
+environments for processes, waiting, the `leadrelay` command run in-process, and
+`leadrelay run` and its commands as a person runs them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import hmac
 import json
 import os
 import re
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -253,3 +257,27 @@ def inbox_entries(connection) -> list[dict]:
     from workers import inbox
 
     return [json.loads(fields[b"e"]) for _, fields in connection.xrange(inbox.STREAM)]
+
+
+class Service:
+    """`leadrelay run` as a person starts it, its output read line by line."""
+
+    def __init__(self, env: dict, cwd: Path, port: int):
+        self.base = f"http://127.0.0.1:{port}"
+        self.lines: list[str] = []
+        self.process = subprocess.Popen([str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}"], env=env,
+                                        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True).start()
+
+    def banner(self) -> str:
+        wait_for(lambda: any("Going live" in line for line in list(self.lines)), timeout=60)
+        return "".join(self.lines)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=60)
+
+
+def cli(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "leadrelay"), *args], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=60)

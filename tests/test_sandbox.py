@@ -3,16 +3,14 @@ it, and real settings turn it off; settings from .env; every missing setting at 
 
 import json
 import os
-import signal
 import stat
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 import requests
 
-from helpers import BIN, ROOT, clean_env, ready, wait_for
+from helpers import BIN, ROOT, Service, clean_env, cli, ready, wait_for
 from workers.required import ConfigError
 from workers.settings import load
 from workers import environment, sandbox
@@ -23,28 +21,8 @@ def nothing_set(tmp_path: Path) -> dict:
     return clean_env(LEADRELAY_DATA_DIR=str(tmp_path / "data"), WEB_CONCURRENCY="1")
 
 
-class Service:
-    """`leadrelay run` as a person starts it, its output read line by line."""
-
-    def __init__(self, env: dict, cwd: Path, port: int):
-        self.base = f"http://127.0.0.1:{port}"
-        self.lines: list[str] = []
-        self.process = subprocess.Popen([str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}"], env=env,
-                                        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True).start()
-
-    def banner(self) -> str:
-        wait_for(lambda: any("Going live" in line for line in list(self.lines)), timeout=60)
-        return "".join(self.lines)
-
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGINT)
-        return self.process.wait(timeout=60)
-
-
-def cli(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "leadrelay"), *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=60)
+def sandbox_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data" / environment.SANDBOX_DIR
 
 
 def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
@@ -52,11 +30,11 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
     service = Service(env, tmp_path, free_port())
     try:
         out = service.banner()
-        kept = sandbox.read(tmp_path / "data")
+        kept = sandbox.read(sandbox_dir(tmp_path))
         assert kept["LEADRELAY_SANDBOX"] == "1" and kept["META_DATASET_ID"] == sandbox.DATASET_ID
         assert all(kept[name].startswith(sandbox.PREFIX) for name in sandbox.GENERATED)
         assert "META_CAPI_ACCESS_TOKEN" not in kept  # dry-run: nothing can be sent
-        assert stat.S_IMODE((tmp_path / "data" / sandbox.FILE).stat().st_mode) == 0o600
+        assert stat.S_IMODE((sandbox_dir(tmp_path) / sandbox.FILE).stat().st_mode) == 0o600
         assert f"{service.base}/admin   token: {kept['LEADRELAY_ADMIN_TOKEN']}" in out
         assert "leadrelay send-test meta" in out
         assert requests.get(f"{service.base}/healthz").status_code == 200 and ready(service.base)
@@ -80,7 +58,7 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
             assert answer["status"] == 200 and answer["answer"]["accepted"] == 1, answer
         doctor = cli(env, tmp_path, "doctor")
         assert doctor.returncode == 0, doctor.stdout
-        redis_url = (tmp_path / "data" / "redis.url").read_text()
+        redis_url = (sandbox_dir(tmp_path) / "redis.url").read_text()
     finally:
         assert service.stop() == 0
     assert "Traceback" not in "".join(service.lines)
@@ -92,8 +70,8 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
     # Restarted: the same secrets and the same Redis port (rq info and rq-dashboard stay pointed at it).
     again = Service(env, tmp_path, free_port())
     try:
-        assert sandbox.read(tmp_path / "data")["LEADRELAY_ADMIN_TOKEN"] in again.banner()
-        assert (tmp_path / "data" / "redis.url").read_text() == redis_url
+        assert sandbox.read(sandbox_dir(tmp_path))["LEADRELAY_ADMIN_TOKEN"] in again.banner()
+        assert (sandbox_dir(tmp_path) / "redis.url").read_text() == redis_url
     finally:
         again.stop()
 
@@ -126,9 +104,10 @@ def test_a_failed_lead_read_pauses_the_token_and_an_auth_replay_delivers(tmp_pat
 
 
 def test_real_meta_settings_turn_the_sandbox_off(tmp_path):
-    data = tmp_path / "data"
+    data = sandbox_dir(tmp_path)
     sandbox.ensure(data)
-    environ = {environment.DATA_DIR: str(data), environment.ENV_FILE: "", "META_CAPI_ACCESS_TOKEN": "EAAB-real"}
+    environ = {environment.DATA_DIR: str(tmp_path / "data"), environment.ENV_FILE: "",
+               "META_CAPI_ACCESS_TOKEN": "EAAB-real"}
     assert environment.apply(environ) is False
     assert "META_APP_SECRET" not in environ and "LEADRELAY_SANDBOX" not in environ
     with pytest.raises(ConfigError) as err:
@@ -191,7 +170,7 @@ def test_gunicorn_stops_on_a_bad_mapping_file_with_one_line(tmp_path):
     mapping.write_text("[stages.map]\nDemo = 'Shedule'\n")
     env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", REDIS_URL="redis://127.0.0.1:1/0",
                     LEADRELAY_CONFIG=str(mapping), LEADRELAY_BIND=f"127.0.0.1:{free_port()}")
-    out = subprocess.run([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"], env=env,
+    out = subprocess.run([str(BIN / "leadrelay"), "web"], env=env,
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "stages.map.Demo" in out.stderr and "did you mean Schedule?" in out.stderr
     assert "Traceback" not in out.stderr

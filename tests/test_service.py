@@ -69,7 +69,7 @@ def test_run_with_a_missing_setting_fails_naming_it(tmp_path):
 
 
 def test_procfile_web_command_fails_at_start_naming_the_setting():
-    out = subprocess.run([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"],
+    out = subprocess.run([str(BIN / "leadrelay"), "web"],
                          env=clean_env(REDIS_URL="redis://127.0.0.1:1/0", META_VERIFY_TOKEN="v",
                                        LEADRELAY_BIND=f"127.0.0.1:{free_port()}"),
                          cwd=ROOT, capture_output=True, text=True, timeout=30)
@@ -107,7 +107,7 @@ def test_metrics_add_up_across_gunicorn_processes(env, tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     metrics_dir = tmp_path / "prom"
-    web = subprocess.Popen([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"],
+    web = subprocess.Popen([str(BIN / "leadrelay"), "web"],
                            env=clean_env(**env, WEB_CONCURRENCY="1", LEADRELAY_BIND=f"127.0.0.1:{port}",
                                          PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)),
                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -147,7 +147,7 @@ def test_metrics_add_up_across_gunicorn_processes(env, tmp_path):
 
 
 def test_a_web_process_keeps_what_it_loaded_out_of_the_garbage_collectors_walks(env, monkeypatch, tmp_path):
-    """gunicorn.conf.py's post_worker_init, once the app is loaded: a full collection
+    """the shipped gunicorn settings' post_worker_init, once the app is loaded: a full collection
     then walks only what requests allocate, not the ~60,000 objects loaded at start."""
     import gc
     import runpy
@@ -156,7 +156,7 @@ def test_a_web_process_keeps_what_it_loaded_out_of_the_garbage_collectors_walks(
 
     create_app()
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # else the config file makes one, for good
-    hooks = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    hooks = runpy.run_module("webhook_app.gunicorn_conf")
     gc.unfreeze()
     try:
         hooks["post_worker_init"](None)

@@ -180,14 +180,14 @@ def test_a_late_lead_is_the_same_event_it_would_have_been(configured, work, grap
 
 def test_a_test_event_code_is_announced_by_every_process_and_on_the_admin_page(env, monkeypatch, capfd, work):
     """The worker says it at start; the web process says it once, in gunicorn's master
-    (gunicorn.conf.py's on_starting), not once per web process."""
+    (the gunicorn settings' on_starting), not once per web process."""
     import runpy
 
     monkeypatch.setenv("META_TEST_EVENT_CODE", "TEST4242")
     monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token")
     client = create_app().test_client()
     work()
-    runpy.run_path(str(Path(__file__).parent.parent / "gunicorn.conf.py"))["on_starting"](None)
+    runpy.run_module("webhook_app.gunicorn_conf")["on_starting"](None)
     out, err = capfd.readouterr()
     lines = [json.loads(line) for line in (out + err).splitlines() if line.startswith("{")]
     assert {line["process"] for line in lines if line["event"] == "test_event_code"} == {"web", "worker"}

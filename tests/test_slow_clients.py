@@ -1,4 +1,4 @@
-"""Slow clients cannot stop the shipped web server (gunicorn.conf.py): while many
+"""Slow clients cannot stop the shipped web server (`leadrelay web`): while many
 connections trickle their headers, others are answered, and the stalled ones are dropped.
 bench/slowclients.py measures the same with hundreds of clients against a thread server."""
 
@@ -20,7 +20,7 @@ STALLED = 60  # more than a thread server's 2 processes x 4 threads would ever h
 def test_stalled_connections_block_no_one_and_are_dropped(env):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    web = subprocess.Popen([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "webhook_app:create_app()"],
+    web = subprocess.Popen([str(BIN / "leadrelay"), "web"],
                            env=clean_env(**env, WEB_CONCURRENCY="2", LEADRELAY_BIND=f"127.0.0.1:{port}"),
                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stalled = []

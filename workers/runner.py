@@ -11,19 +11,18 @@ import time
 from pathlib import Path
 
 import redis
-import requests
 from rq import SimpleWorker
 
-from . import capi, inbox, jobs, logs, recovery, retention, sandbox, sweep
+from . import capi, environment, inbox, jobs, logs, recovery, redisowner, retention, sandbox, sweep, webserver
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
+from .required import ConfigError
 from .settings import Settings
 from .standin import GraphStandin
 
 
 log = logs.get(__name__)
-ROOT = Path(__file__).resolve().parent.parent
 
 
 class LeadrelayWorker(SimpleWorker):
@@ -155,29 +154,11 @@ def _stop_softly_while_starting(worker: LeadrelayWorker) -> None:
 WEB_URL_FILE = "web.url"  # where `leadrelay send-test` finds the running web process
 
 
-def _base(bind: str) -> str:
-    host, _, port = bind.rpartition(":")
-    return f"http://{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{port}"
-
-
 def _say_where(base: str, settings: Settings) -> None:
     """One line with the addresses a person starting `make run` looks for."""
     log.info("serving", webhooks=f"{base}/webhooks/meta", metrics=f"{base}/metrics",
              admin=f"{base}/admin" if settings.admin_token else "off (set LEADRELAY_ADMIN_TOKEN)",
              stage_api=f"{base}/api/v1/stage-events" if settings.api_token else "off (set LEADRELAY_API_TOKEN)")
-
-
-def _healthy(base: str, children, timeout: float = 60.0) -> bool:
-    """Wait until the web process answers /healthz (or a child dies)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and all(c.poll() is None for c in children):
-        try:
-            if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return True
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
-    return False
 
 
 def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
@@ -187,28 +168,33 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
     Ctrl-C (or SIGTERM) stops the web and worker, then Redis; if either process
     dies, the others are stopped too and the exit status is non-zero.
     """
+    if webserver.taken(bind):
+        raise RuntimeError(f"{bind} is in use (another leadrelay?); listen elsewhere with "
+                           f"`leadrelay run --bind 127.0.0.1:8001`, or LEADRELAY_BIND=127.0.0.1:8001 make run")
     embedded = standin = None
-    env = dict(os.environ)
+    # The children read this process's settings and data folder, from any working folder.
+    env = {**os.environ, "LEADRELAY_BIND": bind, environment.DATA_DIR: str(environment.base_dir())}
     if not settings.redis_url:
         embedded = EmbeddedRedis(data_dir)
         env["REDIS_URL"] = embedded.start()
         log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
+    try:
+        redisowner.check(connect(env["REDIS_URL"]), settings, str(data_dir))
+    except ConfigError:
+        if embedded:
+            embedded.stop()
+        raise
     if settings.sandbox:
         standin = GraphStandin(any_lead=True)  # leads survive a restart of the sandbox as sample leads
         standin.start(sandbox.standin_port(env))
-    env.setdefault("LEADRELAY_BIND", bind)
-    base = _base(env["LEADRELAY_BIND"])
+    base = webserver.base_url(bind)
     (data_dir / WEB_URL_FILE).write_text(base + "\n")
-    bin_dir = Path(sys.executable).parent
     # Children get their own sessions so a terminal's Ctrl-C reaches only us; we then
     # stop them in order (web and worker gracefully, Redis last).
-    children = [
-        subprocess.Popen([str(bin_dir / "gunicorn"), "-c", str(ROOT / "gunicorn.conf.py"),
-                          "webhook_app:create_app()"], env=env, cwd=ROOT, start_new_session=True),
-        subprocess.Popen([str(bin_dir / "leadrelay"), "worker"], env=env, cwd=ROOT, start_new_session=True),
-    ]
+    children = [subprocess.Popen([webserver.script("leadrelay"), role], env=env, start_new_session=True)
+                for role in ("web", "worker")]
     _say_where(base, settings)
-    if settings.sandbox and _healthy(base, children):
+    if settings.sandbox and webserver.healthy(base, children):
         print(sandbox.banner(env, base, env["REDIS_URL"], data_dir), flush=True)
     stopping = False
 

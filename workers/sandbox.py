@@ -1,6 +1,6 @@
 """The local sandbox: what `leadrelay run` is when no Meta setting is given.
 
-Secrets are generated once into `data/sandbox.env` and read again on every start, so
+Secrets are generated once into `data/sandbox/sandbox.env` and read again on every start, so
 the admin token and the signing secrets stay the same across restarts. The Graph API
 is the loopback stand-in (workers/standin.py) on a port chosen once, the dataset is
 the stand-in's, and no CAPI token exists: events are built and kept (dry-run), never
@@ -31,7 +31,13 @@ GENERATED = ("META_APP_SECRET", "META_VERIFY_TOKEN", "META_PAGE_ACCESS_TOKEN", "
 
 
 def wanted(environ: Mapping[str, str]) -> bool:
+    """No Meta setting given: the sandbox is what the user gets."""
     return not any(environ.get(name, "").strip() for name in META_SETTINGS)
+
+
+def active(environ: Mapping[str, str]) -> bool:
+    """Wanted (before its settings are filled in), or filled in already."""
+    return environ.get("LEADRELAY_SANDBOX", "").strip() == "1" or wanted(environ)
 
 
 def read(directory: Path) -> dict:

@@ -256,5 +256,5 @@ def _sandbox_problems(settings: Settings, env: Mapping[str, str]) -> list[Config
         if urlparse(settings.graph_url).hostname not in ("127.0.0.1", "localhost", "::1"):
             found.append(ConfigError("META_GRAPH_URL", "the sandbox talks only to its loopback stand-in"))
         return found
-    return [ConfigError(name, "is the sandbox's generated value (data/sandbox.env); set your own")
+    return [ConfigError(name, "is the sandbox's generated value (data/sandbox/sandbox.env); set your own")
             for name in sandbox.GENERATED if _text(env, name).startswith(sandbox.PREFIX)]

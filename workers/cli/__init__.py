@@ -1,6 +1,6 @@
 """The `leadrelay` command: a thin layer over the runner and the stores.
 
-    service.py   run, worker, check-config, doctor, subscribe
+    service.py   run, web, worker, check-config, doctor, subscribe
     failures.py  dead-letters (list, show, purge), replay, resume, ignored
     sent.py      dry-run, coverage
     imports.py   import-stages, reconcile
@@ -31,7 +31,7 @@ def main(ctx: click.Context):
         environment.apply()
 
 
-for command in (service.run, service.worker, sent.dry_run, sent.coverage, service.check_config,
+for command in (service.run, service.web, service.worker, sent.dry_run, sent.coverage, service.check_config,
                 failures.dead_letters_group, failures.replay, failures.resume, failures.ignored,
                 imports.import_stages, imports.reconcile_command, service.doctor, service.subscribe,
                 samples.send_test, accounting.accuracy, accounting.sweep):

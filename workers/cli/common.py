@@ -54,6 +54,18 @@ def mapping_or_exit(settings) -> dict:
         sys.exit(2)
 
 
+def redis_owned_or_exit(settings, connection=None) -> None:
+    """Live never uses the sandbox's Redis, nor the sandbox a live one: one line, exit 2."""
+    from .. import redisowner
+    from ..queues import connect
+
+    try:
+        redisowner.check(connection or connect(settings.redis_url), settings, str(environment.data_dir()))
+    except ConfigError as err:
+        click.echo(f"leadrelay: configuration error: {err}", err=True)
+        sys.exit(2)
+
+
 def running_queue():
     """Redis and the queue of the running service; one line when nothing answers."""
     import redis
@@ -72,6 +84,7 @@ def running_queue():
         raise click.ClickException(
             f"nothing answers at {settings.redis_url}" + (" (where `leadrelay run` last ran its Redis): start it with "
                                                           "`make run`" if kept else ": check REDIS_URL")) from None
+    redis_owned_or_exit(settings, connection)
     return connection, queue(connection, settings.queue_name)
 
 

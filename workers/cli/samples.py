@@ -26,7 +26,7 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
               help="Sandbox, meta: make the lead fail this way (see the README's sandbox section).")
 @click.option("--form-id", help="A real Meta app: the Lead Ads form to create Meta's test lead on.")
 @click.option("--leadgen-id", help="stages: the lead to move (default: the last `send-test meta` lead).")
-@click.option("--url", help="The service (default: where `leadrelay run` listens, from data/web.url).")
+@click.option("--url", help="The service (default: where `leadrelay run` listens, from the data folder).")
 def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str | None, url: str | None):
     """Send a correctly signed sample to the running service and say what to look at.
 
@@ -70,9 +70,12 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
                                    f"running? (--url names another address)") from None
     except DeliveryError as err:
         raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail})") from None
-    if what == "meta" and result.get("leadgen_id"):
-        (data / LAST_SENT).write_text(json.dumps({"leadgen_id": result["leadgen_id"]}) + "\n")
+    # What was made first (a real Meta app's test lead exists now, whatever happens next);
+    # the data folder need not exist where a live service keeps its Redis elsewhere.
     click.echo(json.dumps({k: v for k, v in result.items() if k != "next"}, sort_keys=True))
+    if what == "meta" and result.get("leadgen_id"):
+        data.mkdir(parents=True, exist_ok=True)
+        (data / LAST_SENT).write_text(json.dumps({"leadgen_id": result["leadgen_id"]}) + "\n")
     if result.get("status", 200) >= 300:
         sys.exit(1)
     if settings.sandbox and what == "meta":

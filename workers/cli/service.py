@@ -10,28 +10,47 @@ import click
 
 from .. import environment
 from ..required import WEB, WORKER, ConfigError
-from .common import mapping_or_exit, settings_or_exit
+from .common import mapping_or_exit, redis_owned_or_exit, settings_or_exit
 
 
 @click.command(short_help="Run web, worker and Redis (a sandbox if unset).")
-@click.option("--bind", default="127.0.0.1:8000", show_default=True, help="Address the web process listens on.")
+@click.option("--bind", default=None, help="Address the web process listens on "
+              "(default: LEADRELAY_BIND, else 127.0.0.1:8000).")
 @click.option("--data-dir", default=None, type=click.Path(file_okay=False),
               help="Embedded Redis and sandbox files (default: data, or LEADRELAY_DATA_DIR).")
-def run(bind: str, data_dir: str | None):
+def run(bind: str | None, data_dir: str | None):
     """Run web, worker and Redis together (the sandbox if nothing is set)."""
-    from .. import runner
+    from .. import runner, webserver
 
     if data_dir:
         os.environ[environment.DATA_DIR] = data_dir
     environment.apply(start_sandbox=True)
     settings = settings_or_exit(WEB, WORKER, skip=("REDIS_URL",))
     mapping_or_exit(settings)
+    bind = bind or os.environ.get("LEADRELAY_BIND", "").strip() or webserver.DEFAULT_BIND
     try:
         status = runner.run_all(settings, bind, environment.data_dir())
-    except RuntimeError as err:  # the embedded Redis or the stand-in could not start
+    except ConfigError as err:  # REDIS_URL is the sandbox's, or the sandbox's is someone else's
+        click.echo(f"leadrelay: configuration error: {err}", err=True)
+        status = 2
+    except RuntimeError as err:  # the port is taken; the embedded Redis or the stand-in could not start
         click.echo(f"leadrelay: {err}", err=True)
         status = 1
     sys.exit(status)
+
+
+@click.command(short_help="Run the web process (gunicorn, leadrelay's settings).",
+               context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("gunicorn_args", nargs=-1, type=click.UNPROCESSED)
+def web(gunicorn_args: tuple[str, ...]):
+    """Run the receiver, the stage API, the admin page and /metrics under gunicorn with
+    the settings leadrelay ships (gevent workers, settings checked before forking, JSON
+    logs). Listens on LEADRELAY_BIND, else 0.0.0.0:$PORT (8000); WEB_CONCURRENCY
+    processes. Anything after `web` goes to gunicorn: `leadrelay web --reuse-port`.
+    """
+    from .. import webserver
+
+    webserver.exec_web(gunicorn_args)
 
 
 @click.command(short_help="Run an RQ worker on leadrelay's queue.")
@@ -42,6 +61,7 @@ def worker(burst: bool):
 
     settings = settings_or_exit(WORKER)
     mapping_or_exit(settings)  # the same mistake stops every process the same way
+    redis_owned_or_exit(settings)
     runner.work(settings, burst=burst)
 
 

@@ -1,4 +1,6 @@
-"""gunicorn settings for the leadrelay receiver (Procfile `web:` and `make run`)."""
+"""gunicorn settings for the leadrelay receiver, shipped in the package: `leadrelay web`
+(the Procfile's `web:`, the container image and `make run`) starts gunicorn with
+`-c python:webhook_app.gunicorn_conf`, so an installed wheel runs from any folder."""
 
 import logging
 import multiprocessing
@@ -9,7 +11,7 @@ import tempfile
 
 # gevent's workers patch the standard library when they start; the settings checks below
 # import ssl (through requests) before that, so patch first, here, as gevent asks. Only in
-# gunicorn itself: a test that reads this file to call its hooks must stay unpatched.
+# gunicorn itself: a test that imports this module to call its hooks must stay unpatched.
 if os.path.basename(sys.argv[0]) == "gunicorn":
     from gevent import monkey
 
@@ -59,9 +61,11 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
 
 def on_starting(server):
     """Fail at start, naming every bad setting or mapping entry in one message, rather
-    than with a traceback in every web process's boot; say once where events go; start
-    the counters from zero (files left by an earlier server would be added in)."""
-    from workers import mappingfile
+    than with a traceback in every web process's boot (a live web on the sandbox's Redis
+    too); say once where events go; start the counters from zero (files left by an
+    earlier server would be added in)."""
+    from workers import mappingfile, redisowner
+    from workers.queues import connect
     from workers.required import WEB, ConfigError
     from workers.settings import load
     from workers import capi
@@ -75,6 +79,7 @@ def on_starting(server):
     try:
         settings = load(role=WEB)
         routes = mappingfile.validate(settings)["routes"]
+        redisowner.check(connect(settings.redis_url), settings, str(environment.data_dir()))
     except ConfigError as err:
         print(f"leadrelay: configuration error: {err}", file=sys.stderr)
         sys.exit(2)
