@@ -281,3 +281,22 @@ class Service:
 def cli(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(BIN / "leadrelay"), *args], env=env, cwd=cwd, capture_output=True, text=True,
                           timeout=60)
+
+
+def kill_worker_during(graph, redis_conn, kind: str) -> None:
+    """Start a worker, hold Meta's answer to its `kind` call, and SIGKILL it there."""
+    import psutil
+
+    held = threading.Event()
+    before = len(graph.calls(kind))
+    graph.then({"hold": held}, on=kind)
+    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(graph.calls(kind)) > before)
+        tree = [process := psutil.Process(worker.pid), *process.children(recursive=True)]
+        for each in tree:
+            each.send_signal(signal.SIGKILL)
+    finally:
+        worker.wait()
+        held.set()

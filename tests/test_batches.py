@@ -12,7 +12,8 @@ import psutil
 from hypothesis import given, strategies as st
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
-from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, leadgen_body, leadrelay, wait_for
+from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, kill_worker_during, leadgen_body, leadrelay, \
+    wait_for
 from workers import batches, deadletters, inbox, recovery, runner
 from workers.pauses import Pauses
 from workers.graph import BATCH_LIMIT
@@ -99,27 +100,11 @@ def test_a_webhook_redelivered_while_its_batch_runs_sends_no_second_event(graph,
     assert [e["event_id"] for e in graph.events] == [f"meta:{IDS[0]}:Lead"]
 
 
-def _kill_worker_during(graph, redis_conn, kind: str) -> None:
-    """Start a worker, hold Meta's answer to its `kind` call, and SIGKILL it there."""
-    held = threading.Event()
-    graph.then({"hold": held}, on=kind)
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: graph.calls(kind))
-        tree = [process := psutil.Process(worker.pid), *process.children(recursive=True)]
-        for each in tree:
-            each.send_signal(signal.SIGKILL)
-    finally:
-        worker.wait()
-        held.set()
-
-
 def test_a_worker_killed_after_taking_entries_loses_none(graph, post_meta, work, redis_conn):
     for lead_id in IDS:
         graph.add_lead(lead_id)
     post_meta(leadgen_body(*IDS, created_time=NOW))
-    _kill_worker_during(graph, redis_conn, "batch")
+    kill_worker_during(graph, redis_conn, "batch")
     assert graph.events == []
     assert inbox.waiting(redis_conn) == {"inbox": 5, "taken": 5}  # taken by a consumer that is gone
 
@@ -133,7 +118,7 @@ def test_a_worker_killed_while_sending_resends_with_the_same_event_ids_only(grap
     for lead_id in IDS:
         graph.add_lead(lead_id)
     post_meta(leadgen_body(*IDS, created_time=NOW))
-    _kill_worker_during(graph, redis_conn, "events")
+    kill_worker_during(graph, redis_conn, "events")
     wait_for(lambda: len(graph.events) == 5)  # Meta got the held request after the worker died
 
     work()

@@ -233,3 +233,21 @@ def test_a_submission_with_nothing_identifying_is_dead_lettered_not_sent(post, w
     assert graph.calls("events") == []
     dead = json.loads(redis_conn.get("leadrelay:dead:lead-tally-weak1"))
     assert dead["reason"] == "invalid" and "fn, ge" in dead["detail"]
+
+
+def test_a_lone_surrogate_as_raw_bytes_in_a_hidden_field_is_replaced_at_the_door(env, monkeypatch, tmp_path, work,
+                                                                                 graph, redis_conn):
+    """`ED BF BF` is a surrogate encoded as UTF-8; Python's JSON reader lets it through, and
+    it used to fail in the worker, stalling its drain job for good."""
+    path = tmp_path / "leadrelay.toml"
+    path.write_text('[forms.typeform.aBc123Xy]\nemail = "email"\n')
+    monkeypatch.setenv("LEADRELAY_CONFIG", str(path))
+    body = fixture("typeform", "form_response__hidden_fields.json").replace(b'"utm_source": "facebook"',
+                                                                           b'"utm_source": "fb\xed\xbf\xbf"')
+    assert b"\xed\xbf\xbf" in body
+    answer = create_app().test_client().post("/webhooks/typeform", data=body,
+                                              headers={"Typeform-Signature": typeform_sig(body)})
+    assert answer.status_code == 200 and answer.json["accepted"] == 1
+    work()
+    assert [e["event_id"] for e in graph.events] == ["lead-7f3c2a"]
+    assert redis_conn.xlen("leadrelay:inbox") == 0

@@ -17,7 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.multiprocess import MultiProcessCollector
 from rq import Worker
 
-from workers import accuracy, deadletters
+from workers import accuracy, deadletters, redissafety
 from workers import counters
 from workers.pauses import Pauses
 from workers.queues import queue_status
@@ -63,7 +63,18 @@ class RedisCollector:
         except redis.RedisError:
             families = []
         up.add_metric([], 1 if families else 0)
-        return [up, *families]
+        return [up, *families, *self._safety()]
+
+    def _safety(self):
+        """1 while Redis can lose what it acknowledged (workers/redissafety.py)."""
+        try:
+            found = redissafety.problems(self.connection)
+        except redis.RedisError:
+            return []
+        unsafe = GaugeMetricFamily("leadrelay_redis_unsafe", "1 while Redis can lose acknowledged leads "
+                                   "(appendonly off, or an evicting maxmemory-policy).")
+        unsafe.add_metric([], 1 if found else 0)
+        return [unsafe]
 
     def _families(self):
         values = counters.read(self.connection)

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 
 import redis
 
+from . import times
 from .queues import redis_key
 
 FLAGS = {"meta": "m", "webhook": "w", "recovered": "r", "confirmed": "c", "dead": "d", "too_old": "o"}
@@ -69,8 +70,9 @@ def mark(pipe, kind: str, leads: list[dict], now: float | None = None) -> None:
     now = time.time() if now is None else now
     for lead in leads:
         page, form = str(lead.get("page_id") or NONE), str(lead.get("form_id") or NONE)
-        created = lead.get("created_time")
-        flags, counts = _keys(page, form, day(created if isinstance(created, (int, float)) else now))
+        # A time outside what times.unix_time accepts (an entry admitted before intake
+        # refused them) counts on today: it must not fail the batch it rides with.
+        flags, counts = _keys(page, form, day(times.unix_time(lead.get("created_time")) or now))
         _MARK_SCRIPT(keys=[flags, counts, FORMS], args=[str(lead.get("leadgen_id") or lead.get("id")), FLAGS[kind],
                                                   (WINDOW_DAYS + 2) * 86400, f"{page} {form}"], client=pipe)
 

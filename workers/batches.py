@@ -26,12 +26,11 @@ from collections import Counter
 
 from rq import get_current_job
 
-from . import accuracy, batchsteps, counters, events, inbox, jobs, logs, profiles, recovery
+from . import accuracy, batchsteps, counters, events, inbox, jobs, logs, profiles, quarantine, recovery
 from .graph import BATCH_LIMIT
 from .handoff import Lead, hand_off, later
 from .policy import DeliveryError, Paused
 from .queues import queue as make_queue
-from .routing import DEFAULT
 
 DRAIN_SECONDS = 20  # then a fresh drain job takes over: other jobs get their turn meanwhile
 log = logs.get(__name__)
@@ -65,20 +64,21 @@ def drain(slot: int) -> dict:
     outcomes: Counter = Counter()
     started = time.monotonic()
     gone = functools.partial(inbox.gone, connection, pid_alive=recovery.pid_alive)
-    taken = (_taken_up("inbox_resumed", inbox.left_over(connection, consumer))
-             + _taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
+    taken_up = functools.partial(_taken_up, ctx, queue, outcomes)
+    taken = (taken_up("inbox_resumed", inbox.left_over(connection, consumer))
+             + taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
     while True:
         size, rest = pacing(ctx.graph.usage)
         # What is new, else what a dead drain job left: nothing stays pending while one drains.
         taken = (taken or inbox.take(connection, consumer, size)
-                 or _taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
+                 or taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
         if not taken:
             inbox.free_slot(connection, slot)
             taken = inbox.take(connection, consumer, size)  # one last look: see inbox.py
             if not taken:
                 return dict(outcomes)
             inbox.hold_slot(connection, slot)
-        outcomes.update(process(ctx, queue, taken))
+        outcomes.update(settle(ctx, queue, taken))
         inbox.beat(connection, consumer)
         taken = []
         if time.monotonic() - started > DRAIN_SECONDS:
@@ -90,13 +90,40 @@ def drain(slot: int) -> dict:
             time.sleep(rest)
 
 
-def _taken_up(event: str, taken: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+def _taken_up(ctx, queue, outcomes: Counter, event: str, taken: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
     """Say which leads a drain job takes up from another: `inbox_reclaimed`, a dead one's;
     `inbox_resumed`, an earlier one's in this process, stopped half-way (cut off from
-    Redis, say). What Meta confirmed is skipped; the rest is sent now, with its event_ids."""
-    if taken:
-        log.warning(event, leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
-    return taken
+    Redis, say). What Meta confirmed is skipped; the rest is sent now, with its event_ids.
+    An entry taken up too often keeps killing whoever handles it: it is set aside."""
+    if not taken:
+        return taken
+    log.warning(event, leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
+    tries = inbox.count_tries(ctx.connection, [entry_id for entry_id, _ in taken])
+    for (entry_id, entry), tried in zip(taken, tries):
+        if tried > quarantine.MAX_TRIES:
+            outcomes.update(quarantine.set_aside(ctx, queue, entry_id, entry, f"taken up {tried} times: "
+                                                 "the process handling it died each time"))
+    return [item for item, tried in zip(taken, tries) if tried <= quarantine.MAX_TRIES]
+
+
+def settle(ctx, queue, taken: list[tuple[str | None, dict]]) -> Counter:
+    """`process`, with each entry its own failure domain: when the batch raises something
+    no step foresaw, its entries are settled one by one (what Meta confirmed meanwhile is
+    skipped, as for a reclaimed batch), and one that raises alone is set aside as an
+    `invalid` dead letter. Only Redis trouble and RQ's job timeout go up: the entries
+    then stay pending."""
+    try:
+        return process(ctx, queue, taken)
+    except Exception as err:  # noqa: BLE001: whatever it is, it must not stop the line
+        if quarantine.not_the_entries(err):
+            raise
+        if len(taken) == 1:
+            return quarantine.set_aside(ctx, queue, taken[0][0], taken[0][1], quarantine.where(err))
+        log.error("batch_failed", leads=len(taken), cause=quarantine.where(err))
+        outcomes: Counter = Counter()
+        for item in taken:
+            outcomes.update(settle(ctx, queue, [item]))
+        return outcomes
 
 
 def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
@@ -104,7 +131,7 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
     to its own job; then acknowledge them all. Outcomes counted."""
     started = time.monotonic()
     connection = ctx.connection
-    leads = [_lead(entry_id, entry) for entry_id, entry in taken]
+    leads = [Lead.of_entry(entry_id, entry) for entry_id, entry in taken]
     outcomes: Counter = Counter()
     todo, confirmed = [], []
     for lead, skip in zip(leads, batchsteps.already_done(connection, leads)):
@@ -159,22 +186,11 @@ def retry_batch(batch: dict) -> dict:
     ctx = jobs.context()
     job = get_current_job()
     queue = make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name)
-    return dict(process(ctx, queue, [(None, entry) for entry in batch["entries"]]))
+    return dict(settle(ctx, queue, [(None, entry) for entry in batch["entries"]]))
 
 
 def _passing(err: Exception) -> bool:
     return isinstance(err, Paused) or isinstance(err, DeliveryError) and err.retryable
-
-
-def _lead(entry_id: str | None, entry: dict) -> Lead:
-    argument = entry["arg"]
-    dataset = (argument.get("route") or {}).get("dataset") or DEFAULT
-    if "leadgen_id" in argument:
-        key = argument["leadgen_id"]
-        return Lead(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), "meta", key,
-                    events.event_id("meta", key, events.LEAD), events.LEAD, dataset, entry.get("n", 0), entry)
-    return Lead(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), argument["source"],
-                argument["key"], argument["event_id"], argument["event_name"], dataset, entry.get("n", 0), entry)
 
 
 def _outcomes(delivered: list[tuple]):

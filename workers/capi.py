@@ -74,6 +74,8 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
     if dataset.test_event_code:
         body["test_event_code"] = dataset.test_event_code
     answer = graph.call("POST", f"{dataset.id}/events", dataset.token, json=body, operation="events")
+    if not isinstance(answer, dict):  # `200 []`: not what Meta documents; nothing says it took them
+        raise DeliveryError(TRANSIENT, "Meta's answer is not an object", http_status=200, call="events")
     received = answer.get("events_received")
     if received != len(events):
         raise DeliveryError(TRANSIENT, f"Meta received {received} of {len(events)} events",

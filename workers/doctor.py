@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import redis
 
-from . import mappingfile
+from . import mappingfile, redissafety
 from .graph import Graph
 from .policy import DeliveryError
 from .required import WEB, WHERE, WORKER, ConfigError
@@ -96,16 +96,12 @@ def _redis_checks(url: str) -> list[Check]:
     try:
         connection.ping()
         checks.append(Check("redis", True, "reachable"))
-        try:
-            policy = connection.config_get("maxmemory-policy").get("maxmemory-policy")
-            aof = connection.config_get("appendonly").get("appendonly")
-            checks.append(Check("redis persistence", aof == "yes", f"appendonly {aof}",
-                                "set `appendonly yes`: otherwise a restart loses the queue"))
-            checks.append(Check("redis eviction", policy == "noeviction", f"maxmemory-policy {policy}",
-                                "set `maxmemory-policy noeviction`: an evicted job is a lost lead"))
-        except redis.ResponseError:
-            checks.append(Check("redis settings", True, "CONFIG is disabled here; check appendonly yes and "
-                                                       "maxmemory-policy noeviction with your provider"))
+        aof, policy = redissafety.state(connection)
+        refused = f"; until then web and worker refuse to start (unless {redissafety.ALLOW}=1)"
+        checks.append(Check("redis persistence", aof, f"appendonly {'yes' if aof else 'no'}",
+                            "set `appendonly yes`: otherwise a restart loses the queue" + refused))
+        checks.append(Check("redis eviction", policy == "noeviction", f"maxmemory-policy {policy}",
+                            "set `maxmemory-policy noeviction`: an evicted job is a lost lead" + refused))
     except redis.RedisError as err:
         checks.append(Check("redis", False, f"unreachable ({type(err).__name__})",
                             "start leadrelay (`make run`), or check REDIS_URL"))

@@ -121,6 +121,8 @@ class Graph:
             raise DeliveryError(TRANSIENT, "timeout") from None
         except requests.ConnectionError:
             raise DeliveryError(TRANSIENT, "connection_error") from None
+        except requests.RequestException as err:  # a body cut short, one not the gzip it claims, ...
+            raise DeliveryError(TRANSIENT, f"transport_error ({type(err).__name__})") from None
         self.usage = usage_percent(response.headers)
         warning = response.headers.get("x-ad-api-version-warning")
         if warning:
@@ -178,11 +180,12 @@ class Graph:
     def _batch_item(self, answer: dict | None, token: str) -> dict | DeliveryError:
         if not isinstance(answer, dict):
             return DeliveryError(TRANSIENT, "Meta did not finish this batch item", call="lead_read")
+        text = answer.get("body")  # Meta sends each item's body as JSON text
         try:
-            body = json.loads(answer.get("body") or "null")
+            body = json.loads(text) if isinstance(text, (str, bytes)) else None
         except ValueError:
             body = None
-        status = answer.get("code") or 500
+        status = answer.get("code") if isinstance(answer.get("code"), int) else 500
         if status == 200 and isinstance(body, dict):
             return body
         error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}

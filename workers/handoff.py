@@ -19,6 +19,7 @@ from . import deadletters, events, logs, policy
 from .attempts import count, settle
 from .pauses import Pauses
 from .policy import Paused
+from .routing import DEFAULT
 from .work import Work
 
 log = logs.get(__name__)
@@ -39,6 +40,18 @@ class Lead:
     dataset: str
     attempts: int = 0  # tries so far, as part of a batch
     entry: dict | None = None  # the inbox entry, as stored
+
+    @classmethod
+    def of_entry(cls, entry_id: str | None, entry: dict) -> "Lead":
+        """The lead an inbox entry (or a retry batch's entry) holds."""
+        argument = entry["arg"]
+        dataset = (argument.get("route") or {}).get("dataset") or DEFAULT
+        if "leadgen_id" in argument:
+            key = argument["leadgen_id"]
+            return cls(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), "meta", key,
+                       events.event_id("meta", key, events.LEAD), events.LEAD, dataset, entry.get("n", 0), entry)
+        return cls(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), argument["source"],
+                   argument["key"], argument["event_id"], argument["event_name"], dataset, entry.get("n", 0), entry)
 
     def work(self, event_time: int | None) -> Work:
         return Work(job_id=self.job_id, source=self.source, key=self.key, event_name=self.event_name,

@@ -41,6 +41,7 @@ SLOT_TTL = 60  # a slot whose drain job died frees itself; a live one renews it 
 ALIVE = redis_key("inbox", "alive", "")  # + consumer: renewed by a drain job after each batch
 ALIVE_TTL = 120  # longer than any one batch can take (two Graph calls and their timeouts)
 DRAIN = "workers.batches.drain"
+TRIES = redis_key("inbox", "tries")  # entry id -> times taken up from a dead or stopped drain job
 
 # KEYS: the stream, then (dedupe record, RQ job hash) per lead. ARGV: dedupe TTL, slot
 # prefix, slots, leads per drain job, slot TTL, then one entry per lead.
@@ -172,6 +173,17 @@ def done(pipe, entry_ids: list[str]) -> None:
     if entry_ids:
         pipe.xack(STREAM, GROUP, *entry_ids)
         pipe.xdel(STREAM, *entry_ids)
+        pipe.hdel(TRIES, *entry_ids)
+
+
+def count_tries(connection: redis.Redis, entry_ids: list[str]) -> list[int]:
+    """One more taking up of each entry (from a dead drain job, or an earlier one in this
+    process that stopped half-way); how many so far. An entry that keeps killing whoever
+    handles it is found this way (quarantine.py)."""
+    with connection.pipeline(transaction=False) as pipe:
+        for entry_id in entry_ids:
+            pipe.hincrby(TRIES, entry_id, 1)
+        return pipe.execute()
 
 
 def consumer_name() -> str:

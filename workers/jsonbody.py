@@ -2,8 +2,9 @@
 
 Whatever the bytes, it returns plain JSON values or raises MalformedBody; it never lets a
 RecursionError (10,000 nested brackets), a number too long for Python to read, or a lone
-surrogate (`"\\ud800"`, which no UTF-8 encoder accepts, so it would fail later when
-hashed, logged or stored) through.
+surrogate through: escaped (`"\\ud800"`) or as raw bytes (`ED BF BF`, which Python's
+JSON reader decodes with `surrogatepass`). No UTF-8 encoder accepts one, so it would fail
+later, in a worker, when hashed, logged or made a Redis key.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import re
 
 from .errors import MalformedBody
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # how a lone surrogate gets into JSON text
+# How a lone surrogate gets into JSON text: escaped, or encoded as UTF-8 (ED A0..BF ..).
+_SURROGATE_IN_UTF8 = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
@@ -30,7 +32,9 @@ def load(body: bytes):
         doc = json.loads(body, parse_int=_int)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise MalformedBody("body is not valid JSON") from None
-    return _without_surrogates(doc) if _SURROGATE_ESCAPE.search(body) else doc
+    # A body in UTF-16 or UTF-32 (JSON allows them) is rare: checked whole.
+    suspect = _SURROGATE_IN_UTF8.search(body) or json.detect_encoding(body) != "utf-8"
+    return without_surrogates(doc) if suspect else doc
 
 
 def _int(text: str):
@@ -40,7 +44,7 @@ def _int(text: str):
     return int(text) if len(text) <= 40 else text
 
 
-def _without_surrogates(doc):
+def without_surrogates(doc):
     """Every string (keys included) with its lone surrogates replaced; iterative, so a
     deep document cannot exhaust the stack here either."""
     def clean(value):

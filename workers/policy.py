@@ -96,7 +96,8 @@ class Paused(Exception):
 def classify(http_status: int, error: dict | None) -> str:
     """The class of a failed Graph answer, from its status and error envelope."""
     error = error or {}
-    code, subcode = error.get("code"), error.get("error_subcode")
+    # Codes are numbers; anything else (a list, an object) is a shape Meta does not send, and no code.
+    code, subcode = (value if isinstance(value, int) else None for value in (error.get("code"), error.get("error_subcode")))
     if subcode == _TOO_OLD:
         return EXPIRED
     if code in (1, 2):

@@ -20,16 +20,19 @@ import time
 import redis
 from rq import Queue, Worker
 from rq.executions import Execution
-from rq.exceptions import SchedulerNotFound
+from rq.exceptions import InvalidJobOperation, NoSuchJobError, SchedulerNotFound
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.scheduler import RQScheduler
 
-from . import deadletters, inbox, logs
+from . import counters, deadletters, inbox, logs
 from .policy import CRASHED
+from .queues import redis_key
 from .work import Work, dead_letter
 
 
 MAX_CRASHES = 3
+CLAIM = redis_key("recovering", "")  # + job id: the worker settling that failed job
+CLAIM_TTL = 30  # held while one worker settles the job; lapses if that worker dies meanwhile
 log = logs.get(__name__)
 
 
@@ -83,46 +86,71 @@ def expire_orphans(connection: redis.Redis, queue: Queue) -> int:
 
 
 def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
-    """Requeue failed jobs that have no dead-letter record; counts of requeued and given up."""
+    """Requeue failed jobs that have no dead-letter record; counts of requeued and given up.
+
+    Every worker runs this at its start and in each maintenance pass, and workers start
+    together at a deploy: each job is settled by the one worker that claims it first (a
+    short-lived SET NX), the others move on."""
     failed = FailedJobRegistry(queue=queue)
     counts = {"requeued": 0, "crashed": 0}
     for job_id in failed.get_job_ids():
-        if deadletters.get(connection, job_id):
+        if deadletters.get(connection, job_id) or not connection.set(CLAIM + job_id, 1, nx=True, ex=CLAIM_TTL):
             continue
-        job = queue.fetch_job(job_id)
-        if job is None:
+        try:
+            job = queue.fetch_job(job_id)
+            # Still failed? Another worker may have settled it between our listing and our claim.
+            if job is None or connection.zscore(failed.key, job_id) is None:
+                continue
+            outcome = _drain_crashed(connection, queue, failed, job) if job.func_name == inbox.DRAIN \
+                else _crashed(connection, failed, job)
+        except (InvalidJobOperation, NoSuchJobError):  # settled meanwhile by RQ itself, or a replay
             continue
-        if job.func_name == inbox.DRAIN:
-            # A drain job holds no lead of its own (its leads wait in the inbox, for whichever
-            # drain job claims them), and a long one is often the one a kill meets: no count
-            # of crashes, no dead letter; a fresh drain job for its slot instead.
-            failed.remove(job, delete_job=True)
-            slot = job.args[0] if job.args and isinstance(job.args[0], int) else 0
-            inbox.free_slot(connection, slot)
-            if inbox.claim_slot(connection, slot):
-                inbox.wake(queue, [slot])
-            counts["requeued"] += 1
-            log.warning("drain_job_recovered", job_id=job_id, slot=slot)
-            continue
-        job.meta["crashes"] = job.meta.get("crashes", 0) + 1
-        job.save_meta()
-        if job.meta["crashes"] <= MAX_CRASHES:
-            failed.requeue(job)
-            counts["requeued"] += 1
-            log.warning("job_recovered", job_id=job_id, crashes=job.meta["crashes"])
-            continue
-        last_line = ((job.latest_result().exc_string if job.latest_result() else "") or "").strip().splitlines()
-        now = time.time()
-        args = job.args[0] if job.args and isinstance(job.args[0], dict) else None
-        work = Work(job_id=job_id, source=(args or {}).get("source"), key=None, event_name=None, event_id=None,
-                    event_time=None, args=args)
-        deadletters.record(connection, dead_letter(
-            work, CRASHED, last_line[-1] if last_line else "the worker died under this job",
-            attempts=job.meta.get("attempts", 0) + job.meta["crashes"],
-            first_attempt_at=job.meta.get("first_attempt_at", now), last_attempt_at=now))
-        counts["crashed"] += 1
-        log.error("job_dead_letter", job_id=job_id, reason=CRASHED, crashes=job.meta["crashes"])
+        finally:
+            connection.delete(CLAIM + job_id)
+        counts[outcome] += 1
     return counts
+
+
+def _drain_crashed(connection: redis.Redis, queue: Queue, failed: FailedJobRegistry, job) -> str:
+    """A drain job holds no lead of its own (its leads wait in the inbox, for whichever
+    drain job claims them; one that keeps killing its handler is set aside there), and a
+    long one is often the one a kill meets: no dead letter, a fresh drain job for its slot
+    instead. It is still seen: an error line with RQ's last words, and a count in
+    /metrics (`leadrelay_jobs_total{source="drain",outcome="crashed"}`)."""
+    failed.remove(job, delete_job=True)
+    slot = job.args[0] if job.args and isinstance(job.args[0], int) else 0
+    inbox.free_slot(connection, slot)
+    if inbox.claim_slot(connection, slot):
+        inbox.wake(queue, [slot])
+    counters.count(connection, counters.JOBS, "drain", "crashed")
+    log.error("drain_job_recovered", job_id=job.id, slot=slot, cause=_last_words(job))
+    return "requeued"
+
+
+def _crashed(connection: redis.Redis, failed: FailedJobRegistry, job) -> str:
+    job.meta["crashes"] = job.meta.get("crashes", 0) + 1
+    job.save_meta()
+    if job.meta["crashes"] <= MAX_CRASHES:
+        failed.requeue(job)
+        log.warning("job_recovered", job_id=job.id, crashes=job.meta["crashes"])
+        return "requeued"
+    now = time.time()
+    args = job.args[0] if job.args and isinstance(job.args[0], dict) else None
+    work = Work(job_id=job.id, source=(args or {}).get("source"), key=None, event_name=None, event_id=None,
+                event_time=None, args=args)
+    deadletters.record(connection, dead_letter(
+        work, CRASHED, _last_words(job) or "the worker died under this job",
+        attempts=job.meta.get("attempts", 0) + job.meta["crashes"],
+        first_attempt_at=job.meta.get("first_attempt_at", now), last_attempt_at=now))
+    log.error("job_dead_letter", job_id=job.id, reason=CRASHED, crashes=job.meta["crashes"])
+    return "crashed"
+
+
+def _last_words(job) -> str:
+    """The last line of RQ's record of the failure (the exception), if any."""
+    result = job.latest_result()
+    lines = ((result.exc_string if result else "") or "").strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def release_dead_scheduler_lock(connection: redis.Redis, queue: Queue) -> bool:
@@ -137,7 +165,7 @@ def release_dead_scheduler_lock(connection: redis.Redis, queue: Queue) -> bool:
         return False
     try:
         scheduler = RQScheduler.fetch(owner.decode(), connection)
-    except SchedulerNotFound:
+    except (SchedulerNotFound, KeyError):  # KeyError: a record half gone (its heartbeat outlived it)
         return False
     if scheduler.hostname != socket.gethostname() or pid_alive(scheduler.pid):
         return False

@@ -13,7 +13,8 @@ from pathlib import Path
 import redis
 from rq import SimpleWorker
 
-from . import capi, environment, inbox, jobs, logs, recovery, redisowner, retention, sandbox, sweep, webserver
+from . import capi, environment, inbox, jobs, logs, recovery, redisowner, redissafety, retention, sandbox, sweep, \
+    webserver
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
@@ -41,16 +42,34 @@ class LeadrelayWorker(SimpleWorker):
         super().handle_exception(job, *exc_info)
 
     def run_maintenance_tasks(self):
-        super().run_maintenance_tasks()
+        """RQ's own, then ours; each on its own: one that fails (Redis full, a race with
+        another worker) is logged and tried again next pass, and the worker stays up."""
         days = self.settings.dead_letter_retention_days
+        tasks = [("rq", super().run_maintenance_tasks)]
         for q in self.queues:
             # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
-            sweep.schedule(q, self.settings.sweep_seconds)
-            recovery.sweep(self.connection, q)
-            inbox.revive(q)
-            retention.scrub(self.connection, q, days)
-            retention.prune(self.connection, q)
-        retention.drop_held(self.connection)
+            tasks += [("sweep_schedule", lambda q=q: sweep.schedule(q, self.settings.sweep_seconds)),
+                      ("recovery", lambda q=q: recovery.sweep(self.connection, q)),
+                      ("inbox_revive", lambda q=q: inbox.revive(q)),
+                      ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
+                      ("prune", lambda q=q: retention.prune(self.connection, q))]
+        tasks.append(("drop_held", lambda: retention.drop_held(self.connection)))
+        tasks.append(("redis_safety", self._say_if_redis_unsafe))
+        for name, task in tasks:
+            try:
+                task()
+            except redis.ConnectionError:
+                raise  # RQ's loop waits for Redis; so does ours (work)
+            except Exception as err:  # noqa: BLE001: maintenance must never stop delivery
+                log.error("maintenance_failed", task=name, error=type(err).__name__, detail=str(err)[:200])
+
+
+    def _say_if_redis_unsafe(self) -> None:
+        """Each pass, as at start: a Redis switched to losing writes is said loudly."""
+        found = redissafety.problems(self.connection)
+        if found:
+            (log.warning if self.settings.allow_unsafe_redis else log.error)("redis_unsafe", process="worker",
+                                                                            problems=found)
 
 
 # RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks
@@ -67,10 +86,11 @@ def work(settings: Settings, burst: bool = False) -> bool:
     waits for it and starts again, as a new RQ worker: what the old one held is
     recovered like a dead worker's once its record expires. A burst worker just fails.
     """
+    refusals = 0
     while True:
         try:
             return _work(settings, burst)
-        except redis.ConnectionError as err:  # BusyLoadingError too: Redis is reading its file back
+        except (redis.ConnectionError, redis.TimeoutError) as err:  # BusyLoadingError too: Redis reads its file
             if burst:
                 raise
             # The RQ worker that lost Redis has quit, but its signal handlers are still in
@@ -80,6 +100,17 @@ def work(settings: Settings, burst: bool = False) -> bool:
             _on_stop_signal(_stopped_while_waiting)
             log.error("redis_lost", error=type(err).__name__, detail="the worker starts again once Redis answers")
             _wait_for_redis(settings.redis_url)
+        except redis.RedisError as err:
+            # Redis answers but refuses (full: OutOfMemoryError; a replica after a failover:
+            # ReadOnlyError): the worker waits, longer each time up to a minute, and starts
+            # again; nothing it held is lost (recovery and the inbox take it back).
+            if burst:
+                raise
+            refusals += 1
+            _on_stop_signal(_stopped_while_waiting)
+            delay = min(60, 2 ** refusals)
+            log.error("redis_refused", error=type(err).__name__, detail=str(err)[:200], retry_in_seconds=delay)
+            time.sleep(delay)
 
 
 def _on_stop_signal(handler) -> None:
@@ -180,6 +211,7 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
         log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
     try:
         redisowner.check(connect(env["REDIS_URL"]), settings, str(data_dir))
+        redissafety.check(connect(env["REDIS_URL"]), settings.allow_unsafe_redis, "run")
     except ConfigError:
         if embedded:
             embedded.stop()

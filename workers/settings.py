@@ -55,6 +55,8 @@ class Settings:
     sandbox: bool = False  # the local sandbox's generated settings (workers/sandbox.py)
     admin_cookie_secure: bool = True  # browsers send the admin cookie over HTTPS only
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For names the client
+    allow_unsafe_redis: bool = False  # run on a Redis that can lose writes (redissafety.py)
+    body_timeout_seconds: float = 10.0  # a request body must have arrived whole by then (408)
 
     @property
     def app_secrets(self) -> tuple[str, ...]:
@@ -220,6 +222,8 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
         admin_cookie_secure=checked(lambda: _flag(env, "LEADRELAY_ADMIN_COOKIE_SECURE",
                                                   _text(env, "LEADRELAY_SANDBOX") != "1"), True),
         trusted_proxies=number("LEADRELAY_TRUSTED_PROXIES", 0, minimum=0),
+        allow_unsafe_redis=checked(lambda: _flag(env, "LEADRELAY_ALLOW_UNSAFE_REDIS", False), False),
+        body_timeout_seconds=number("LEADRELAY_BODY_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}

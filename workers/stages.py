@@ -139,6 +139,9 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, scope
         raise Rejected("bad_currency", "currency must be an ISO 4217 code such as EUR")
     if event_name == "Purchase" and (value is None or currency is None):
         raise Rejected("purchase_needs_value", "Purchase needs value and currency")
+    source_name = item.get("lead_event_source")
+    if source_name is not None and (not isinstance(source_name, str) or not 0 < len(source_name.strip()) <= 100):
+        raise Rejected("bad_lead_event_source", "lead_event_source must be your CRM's name: text, 1-100 characters")
     try:
         processing = ldu.from_item(item)
     except ldu.BadLdu as err:
@@ -175,7 +178,7 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, scope
         "user_data": user_data,
         "value": value,
         "currency": currency.upper() if currency else None,
-        "lead_event_source": item.get("lead_event_source") or scope.routes.datasets[route["dataset"]].lead_event_source,
+        "lead_event_source": (source_name or "").strip() or scope.routes.datasets[route["dataset"]].lead_event_source,
         "route": route,
         "lead_first": lead_first,
         "stage": stage,
@@ -199,36 +202,47 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
     Accepted items go out together in one job (sent many per Conversions API request).
 
     Raises:
-        redis.RedisError: Redis failed; nothing was queued and no stage stays claimed.
+        redis.RedisError: Redis failed; nothing was queued and no stage stays claimed (so
+            for anything else that fails part-way).
     """
     results, accepted, recorded = [], [], []
     now = time.time()
-    for index, item in enumerate(items):
-        try:
-            checked = check(connection, item, stage_map, region, scope, now)
-        except Rejected as err:
-            results.append({"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail})
-            continue
-        except Negative as negative:
-            results.append({"index": index, "status": "recorded", "reason": "negative_stage", "stage": negative.stage})
-            recorded.append({"reason": "negative_stage", "stage": negative.stage, "lead": negative.lead})
-            continue
-        if not claim(connection, checked):
-            results.append({"index": index, "status": "duplicate", "event_id": checked["event_id"]})
-            continue
-        accepted.append(checked)
-        results.append({"index": index, "status": "accepted", "event_name": checked["event_name"],
-                        "event_id": checked["event_id"]})
-    intake.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
-    if accepted:
-        try:
+    try:
+        for index, item in enumerate(items):
+            results.append(_accept_one(connection, index, item, stage_map, region, scope, now, accepted, recorded))
+        intake.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
+        if accepted:
             queue.enqueue(jobs.send_stage_events, {"events": accepted}, result_ttl=policy.STAGE_RESULT_TTL,
                           failure_ttl=policy.FAILURE_TTL, description=f"{len(accepted)} stage events")
-        except redis.RedisError:
-            for checked in accepted:
-                release(connection, checked)
-            raise
+    except BaseException:
+        # All or nothing: a request that fails part-way keeps none of its claims, so the
+        # CRM's retry sends those stages instead of meeting `duplicate` for good.
+        for checked in accepted:
+            release(connection, checked)
+        raise
     return results
+
+
+def _accept_one(connection, index: int, item, stage_map: StageMap, region: str, scope: Scope, now: float,
+                accepted: list, recorded: list) -> dict:
+    """One item's result; claimed and added to `accepted` when it is to be sent."""
+    try:
+        checked = check(connection, item, stage_map, region, scope, now)
+    except Rejected as err:
+        return {"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail}
+    except Negative as negative:
+        recorded.append({"reason": "negative_stage", "stage": negative.stage, "lead": negative.lead})
+        return {"index": index, "status": "recorded", "reason": "negative_stage", "stage": negative.stage}
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, UnicodeError) as err:
+        # A shape no check foresaw is this item's problem alone, never its batch's.
+        log.warning("stage_item_unreadable", index=index, error=type(err).__name__)
+        return {"index": index, "status": "rejected", "reason": "unreadable_item",
+                "detail": f"this item could not be read ({type(err).__name__})"}
+    if not claim(connection, checked):
+        return {"index": index, "status": "duplicate", "event_id": checked["event_id"]}
+    accepted.append(checked)
+    return {"index": index, "status": "accepted", "event_name": checked["event_name"],
+            "event_id": checked["event_id"]}
 
 
 SHEET_NUMBERS = ("value",)

@@ -56,7 +56,8 @@ class GraphStandin(LeadAds):
     # -- scripting ---------------------------------------------------------
     def then(self, action: dict, on: str | None = None, times: int = 1) -> None:
         """Answer the next `times` calls (to `on`: "lead" or "events", or any) with `action`:
-        {"status": 400, "error": {...}, "headers": {...}}, {"delay": 3}, {"drop": True}, or
+        {"status": 400, "error": {...}, "headers": {...}}, {"delay": 3}, {"drop": True},
+        {"raw": b"HTTP/1.1 200 OK..."} (bytes sent as they are, then the connection closed), or
         {"hold": threading.Event()} (answer once the test sets it)."""
         for _ in range(times):
             self.script.append((on, action))
@@ -169,6 +170,11 @@ class GraphStandin(LeadAds):
         if action and action.get("drop"):  # after a delay: a request lost before Meta processed it
             handler.close_connection = True
             handler.connection.close()
+            return
+        if action and action.get("raw"):  # these bytes as the whole answer: what no well-behaved server sends
+            handler.close_connection = True
+            handler.wfile.write(action["raw"])
+            handler.wfile.flush()
             return
         if action and "status" in action:
             return self._reply(handler, action["status"], {"error": action.get("error", {})},

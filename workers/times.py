@@ -9,12 +9,21 @@ from datetime import datetime, timezone
 _UNIX_TEXT = re.compile(r"\d{9,11}(\.\d+)?")  # unix seconds as text, as sheets export them
 _AGO = re.compile(r"(\d+)\s*([mhd])")
 _UNITS = {"m": 60, "h": 3600, "d": 86400}
+# What a time of a lead, a submission or a stage can be: from 2000 up to 2100. Anything
+# else is a sender's bug (or a probe: 10^19 fits no datetime, and would fail later, in a
+# worker), and is treated as no time at all.
+EARLIEST, LATEST = 946684800, 4102444800
 
 
 def unix_time(value) -> int | None:
     """Unix seconds from a unix number, unix seconds as text, or ISO 8601 in any of the
     forms senders use (`2026-11-20T09:00:00Z`, Graph's `+0000`, a date alone); a time
-    without a zone is UTC. None for anything else."""
+    without a zone is UTC. None for anything else, and for a time outside 2000-2100."""
+    seconds = _seconds(value)
+    return seconds if seconds is not None and EARLIEST <= seconds <= LATEST else None
+
+
+def _seconds(value) -> int | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return int(value) if value == value and abs(value) != float("inf") else None
     if not isinstance(value, str) or not value.strip():

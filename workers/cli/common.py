@@ -54,13 +54,17 @@ def mapping_or_exit(settings) -> dict:
         sys.exit(2)
 
 
-def redis_owned_or_exit(settings, connection=None) -> None:
-    """Live never uses the sandbox's Redis, nor the sandbox a live one: one line, exit 2."""
-    from .. import redisowner
+def redis_usable_or_exit(settings, connection=None, role: str | None = None) -> None:
+    """Live never uses the sandbox's Redis, nor the sandbox a live one; a process that
+    acknowledges or works leads (`role`) refuses a Redis that can lose them. One line, exit 2."""
+    from .. import redisowner, redissafety
     from ..queues import connect
 
+    connection = connection or connect(settings.redis_url)
     try:
-        redisowner.check(connection or connect(settings.redis_url), settings, str(environment.data_dir()))
+        redisowner.check(connection, settings, str(environment.data_dir()))
+        if role:
+            redissafety.check(connection, settings.allow_unsafe_redis, role)
     except ConfigError as err:
         click.echo(f"leadrelay: configuration error: {err}", err=True)
         sys.exit(2)
@@ -84,7 +88,7 @@ def running_queue():
         raise click.ClickException(
             f"nothing answers at {settings.redis_url}" + (" (where `leadrelay run` last ran its Redis): start it with "
                                                           "`make run`" if kept else ": check REDIS_URL")) from None
-    redis_owned_or_exit(settings, connection)
+    redis_usable_or_exit(settings, connection)
     return connection, queue(connection, settings.queue_name)
 
 

@@ -10,7 +10,7 @@ import click
 
 from .. import environment
 from ..required import WEB, WORKER, ConfigError
-from .common import mapping_or_exit, redis_owned_or_exit, settings_or_exit
+from .common import mapping_or_exit, redis_usable_or_exit, settings_or_exit
 
 
 @click.command(short_help="Run web, worker and Redis (a sandbox if unset).")
@@ -61,7 +61,7 @@ def worker(burst: bool):
 
     settings = settings_or_exit(WORKER)
     mapping_or_exit(settings)  # the same mistake stops every process the same way
-    redis_owned_or_exit(settings)
+    redis_usable_or_exit(settings, role="worker")
     runner.work(settings, burst=burst)
 
 

@@ -10,10 +10,11 @@ _TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # Typeform and Tally ids, tokens 
 
 
 def graph_id(value) -> str | None:
-    """A Graph id from a JSON number or string, as a digit string; None if it is not one."""
+    """A Graph id from a JSON number or string, as a digit string; None if it is not one
+    (zero is none: Meta's ids start at 1, and "0" is what a sender puts for "no id")."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value) if 0 < value < 10 ** 20 else None
-    if isinstance(value, str) and _GRAPH_ID.fullmatch(value.strip()):
+    if isinstance(value, str) and _GRAPH_ID.fullmatch(value.strip()) and value.strip().strip("0"):
         return value.strip()
     return None
 

@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 from .. import jsonbody
 from ..errors import BadSignature, MalformedBody
+from ..times import unix_time
 from .ids import graph_id
 from .signing import hmac_hex, matches_any
 
@@ -88,7 +89,6 @@ def _lead(value) -> dict | None:
     leadgen_id = graph_id(value.get("leadgen_id"))
     if leadgen_id is None:
         return None
-    created = value.get("created_time")
     return {
         "source": NAME,
         "leadgen_id": leadgen_id,
@@ -97,7 +97,8 @@ def _lead(value) -> dict | None:
         # ad_id is 0 or absent for organic and ad-preview leads.
         "ad_id": graph_id(value.get("ad_id")) if graph_id(value.get("ad_id")) not in (None, "0") else None,
         "adgroup_id": graph_id(value.get("adgroup_id")),
-        "created_time": created if isinstance(created, int) and not isinstance(created, bool) else None,
+        # Unix seconds only; one out of range counts as none (the lead read gives Meta's).
+        "created_time": unix_time(value.get("created_time")) if isinstance(value.get("created_time"), int) else None,
     }
 
 
