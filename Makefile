@@ -38,12 +38,12 @@ $(SDK_VECTORS): $(TEST_STAMP)
 	  "facebook_business==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("facebook_business"))')"
 	@touch $@
 
-# Besides Python packages, the admin page's browser test needs a Chromium: when the
-# machine has none, tests/install-browser installs Debian's package (about 340 MB) with
-# apt-get, as root or through password-less sudo, and says so. LEADRELAY_SKIP_BROWSER=1
-# skips it (that one test then fails, saying why).
+# Besides Python packages, the tests need a Chromium (the admin page's browser test) and
+# faketime (the clock-skew tests): when the machine lacks them, tests/install-tools
+# installs Debian's packages (about 340 MB, nearly all Chromium) with apt-get, as root or
+# through password-less sudo, and says so. LEADRELAY_SKIP_BROWSER=1 skips the browser.
 test: $(TEST_STAMP) $(SDK_VECTORS)
-	@sh tests/install-browser
+	@sh tests/install-tools
 	$(BIN)/pytest -q
 
 bench: $(TEST_STAMP)

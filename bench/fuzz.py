@@ -1,22 +1,27 @@
 """The hostile-input fuzzers of tests/test_hostile.py, run for as many cases as asked, then
-every job they queued worked off by a worker against the Graph stand-in.
+everything they got admitted worked off by two real workers against the Graph stand-in.
 
 Signed bodies for every source and the stage API, built from the same strategies, against
 the app in this process and a Redis this script starts. Each Meta body also carries a valid
 lead, and each stage request a valid item, beside the hostile ones: those must be queued
-and, after the worker's burst, delivered. Prints the cases and answers per endpoint, the
-unmeant answers (500, or the safety net's `unusable_request`), valid items not queued or
-not delivered, and worker crashes (failed jobs without a dead-letter record); exits 1 if
-any of those is not 0.
+and delivered. Then two `leadrelay worker` processes drain it all; the line has stalled
+when nothing moves for --stall seconds while work remains. Prints the cases and answers
+per endpoint, the unmeant answers (500, or the safety net's `unusable_request`), valid items
+not queued or not delivered, every admitted lead's outcome (delivered, dead-lettered, set
+aside, or still waiting), stalls, worker exits and crashes (failed jobs without a
+dead-letter record); exits 1 if anything but delivered or dead-lettered is not 0.
 
-    .venv/bin/python bench/fuzz.py --cases 100000
+    .venv/bin/python bench/fuzz.py --cases 30000
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +42,7 @@ from workers.standin import GraphStandin  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=20000, help="cases in all, shared among the endpoints")
+    parser.add_argument("--stall", type=float, default=60, help="seconds without progress that count as a stall")
     args = parser.parse_args()
     per_endpoint = max(args.cases // 4, 1)
     standin = GraphStandin(any_lead=True)
@@ -50,7 +56,7 @@ def main() -> int:
         for source in SOURCES.values():
             os.environ.setdefault(source.secret_setting, "fuzz")
         from webhook_app import create_app
-        from workers import deadletters, runner
+        from workers import deadletters, quarantine
         from workers.queues import connect, queue
         from workers.settings import load
 
@@ -114,26 +120,78 @@ def main() -> int:
         settings_ = load()
         connection = connect(settings_.redis_url)
         q = queue(connection, settings_.queue_name)
-        not_queued += [("meta", lead) for lead in valid_leads if not connection.exists(f"rq:job:lead-meta-{lead}")]
-        queued = q.count
+        admitted = {entry["id"]: _event_id(entry) for entry in _inbox(connection)}
+        not_queued += [("meta", lead) for lead in valid_leads if f"lead-meta-{lead}" not in admitted
+                       and not connection.exists(f"rq:job:lead-meta-{lead}")]
         started = time.monotonic()
-        runner.work(settings_, burst=True)
+        result = _drain(connection, q, data, args.stall)
         delivered = {event["event_id"] for event in standin.events}
         undelivered = [lead for lead in valid_leads if f"meta:{lead}:Lead" not in delivered]
         undelivered += [event_id for event_id in valid_stage_events if event_id not in delivered]
         failed = q.failed_job_registry.get_job_ids()
         crashed = [job_id for job_id in failed if deadletters.get(connection, job_id) is None]
-        dead = Counter(e["reason"] for e in deadletters.select(connection, q, deadletters.Filter()))
-        print(f"worker: {queued} jobs in {time.monotonic() - started:.0f} s; events at the stand-in {len(delivered)}; "
-              f"dead letters {dict(dead)}")
+        dead = Counter(f"{e['reason']}: {e['detail'][:70]}" for e in deadletters.select(connection, q,
+                                                                                         deadletters.Filter()))
+        outcomes = Counter("delivered" if event_id in delivered else "dead-lettered"
+                           if deadletters.get(connection, job_id) else "waiting" for job_id, event_id in admitted.items())
+        print(f"workers: {len(admitted)} admitted leads drained in {time.monotonic() - started:.0f} s; events at "
+              f"the stand-in {len(delivered)}; dead letters {dict(dead)}; set aside {connection.llen(quarantine.KEPT)}")
         for endpoint, body, status in unmeant[:20]:
             print(f"UNMEANT {endpoint} {status}: {body!r}")
         print(f"unmeant answers (500 or safety net): {len(unmeant)}")
         print(f"valid items not queued: {len(not_queued)} {not_queued[:5]}")
         print(f"valid items queued but not delivered: {len(undelivered)} {undelivered[:5]}")
+        print(f"admitted leads: {dict(outcomes)} (every one delivered or dead-lettered: {not outcomes['waiting']})")
+        print(f"stalls: {result['stalls']}; worker exits before the stop: {result['exits']}; "
+              f"left in the inbox: {result['left']}")
         print(f"worker crashes (failed without a dead letter): {len(crashed)} {crashed[:5]}")
         standin.stop()
-        return 1 if unmeant or not_queued or undelivered or crashed else 0
+        bad = unmeant or not_queued or undelivered or crashed or outcomes["waiting"] or result["stalls"] \
+            or result["exits"] or result["left"]
+        return 1 if bad else 0
+
+
+def _inbox(connection) -> list[dict]:
+    from workers import inbox
+
+    return [json.loads(fields[b"e"]) for _, fields in connection.xrange(inbox.STREAM)]
+
+
+def _event_id(entry: dict) -> str:
+    arg = entry.get("arg") or {}
+    return f"meta:{arg['leadgen_id']}:Lead" if "leadgen_id" in arg else str(arg.get("event_id"))
+
+
+def _drain(connection, q, data: str, stall: float) -> dict:
+    """Two worker processes until the inbox and the queue are empty; a stall is `stall`
+    seconds in which the work left did not shrink; a worker that exits on its own counts."""
+    from workers import inbox
+
+    logs = [open(Path(data) / f"worker{n}.log", "w") for n in range(2)]
+    workers = [subprocess.Popen([str(Path(sys.executable).parent / "leadrelay"), "worker"], env=dict(os.environ),
+                                stdout=log, stderr=log) for log in logs]
+    stalls, last, moved = 0, None, time.monotonic()
+    try:
+        while True:
+            waiting = inbox.waiting(connection)
+            left = waiting["inbox"] + q.count + q.started_job_registry.count
+            if left == 0:
+                break
+            if left != last:
+                last, moved = left, time.monotonic()
+            elif time.monotonic() - moved > stall:
+                stalls += 1
+                print(f"STALL: {left} waiting, nothing moved for {stall:.0f} s", flush=True)
+                break
+            time.sleep(0.5)
+        exits = sum(1 for w in workers if w.poll() is not None)
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.send_signal(signal.SIGTERM)
+        for w in workers:
+            w.wait(timeout=60)
+    return {"stalls": stalls, "exits": exits, "left": inbox.waiting(connection)["inbox"]}
 
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ def test_replay_dry_run_changes_nothing(admin, dead_letter):
     assert admin("GET", "/admin/dead-letters").json["count"] == 1
 
 
-@pytest.mark.parametrize("body, reason", [({}, "no_selection"), ({"since": "whenever"}, "bad_filter")])
+@pytest.mark.parametrize("body, reason", [({}, "no_selection"), ({"since": "whenever"}, "bad_filter"),
+                                          ({"job_ids": f"lead-meta-{LEAD}"}, "malformed_job_ids"),
+                                          ({"job_ids": [7]}, "malformed_job_ids")])
 def test_replay_with_no_or_bad_selection_is_400(admin, body, reason):
     answer = admin("POST", "/admin/replay", json=body)
     assert answer.status_code == 400 and answer.json["error"] == reason

@@ -184,3 +184,11 @@ def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph
     assert sorted(e["event_name"] for e in graph.events) == ["Lead", "Purchase", "QualifiedLead"]
     [purchase] = sent(graph, "Purchase")
     assert purchase["custom_data"]["value"] == 1200 and purchase["custom_data"]["currency"] == "EUR"
+
+
+@pytest.mark.parametrize("source_name", [42, ["HubSpot"], "x" * 101, "  "])
+def test_a_lead_event_source_that_is_not_a_short_name_is_rejected(api, source_name):
+    answer = api({"email": "joe@example.com", "stage": "QualifiedLead", "occurred_at": int(time.time()) - 60,
+                  "lead_event_source": source_name})
+    [result] = answer.json["results"]
+    assert result["status"] == "rejected" and result["reason"] == "bad_lead_event_source"

@@ -28,6 +28,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     from workers.queues import connect, queue
 
     from . import admin, admin_page, api, errors, health, prometheus, webhooks
+    from .bodies import WholeBodies
 
     if settings is None:
         settings = load(role=required.WEB)
@@ -36,6 +37,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     logs.configure(settings.log_level)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.wsgi_app = WholeBodies(app.wsgi_app, settings.max_body_bytes, settings.body_timeout_seconds)
     if settings.trusted_proxies:
         from werkzeug.middleware.proxy_fix import ProxyFix
 

@@ -46,7 +46,11 @@ def replay():
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise ReceiverError("expected a JSON object", reason="malformed_json")
-    where = _filter(body, body.get("job_ids") or ())
+    job_ids = body.get("job_ids") or []
+    # A string is a list of its characters to Python: one id sent bare would replay none.
+    if not isinstance(job_ids, list) or not all(isinstance(job_id, str) for job_id in job_ids):
+        raise ReceiverError("job_ids must be a list of job ids", reason="malformed_job_ids")
+    where = _filter(body, job_ids)
     if where.empty and body.get("all") is not True:
         raise ReceiverError("say which: job_ids, reason, source, event_name, since, dataset, or all: true",
                             reason="no_selection")

@@ -92,13 +92,12 @@ def page():
 
 @bp.post("/login")
 def login():
-    try:
-        guard.refuse_if_throttled("admin_login")
-    except guard.Throttled as err:
-        return render_template("admin/login.html", error=err.detail), 429
     if not matches_any([_ext()["settings"].admin_token], request.form.get("token", "")):
-        guard.failed("admin_login")
         log.warning("admin_login_refused", remote_addr=request.remote_addr)
+        try:
+            guard.wrong_token("admin_login")
+        except guard.Throttled as err:
+            return render_template("admin/login.html", error=err.detail), 429
         return render_template("admin/login.html", error="That is not the admin token."), 401
     session.clear()
     session.permanent = True

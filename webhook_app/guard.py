@@ -2,9 +2,13 @@
 
 Wrong tokens (admin login, the admin and stage APIs, /metrics) are counted per client
 address in Redis, so every web process sees the same count: past
-policy.AUTH_FAILURES_ALLOWED within policy.AUTH_FAILURE_WINDOW, that address is answered
-429 until the window closes, even with the right token. Behind a proxy the client address
-is the proxy's unless the deployment passes the real one on (README, Deploying).
+policy.AUTH_FAILURES_ALLOWED within policy.AUTH_FAILURE_WINDOW, a wrong token from that
+address is answered 429 until the window closes. The right token always passes: behind a
+load balancer every client shares the balancer's address, and a throttle that refused the
+right token too would let anyone lock the CRM and the operator out. Guessing gains
+nothing from that: tokens are long random strings. Behind a proxy the client address is
+the proxy's unless LEADRELAY_TRUSTED_PROXIES says how many proxies to look through; the
+first request that shows the service only sees a proxy says so in the log.
 
 An admin session is a random id kept in Redis as well as in the signed cookie: logging
 out deletes it, so a copied cookie stops working at once.
@@ -17,11 +21,13 @@ import secrets
 import redis
 from flask import current_app, request
 
-from workers import policy
+from workers import logs, policy
 from workers.errors import ReceiverError
 from workers.queues import redis_key
 
 from . import prometheus
+
+log = logs.get(__name__)
 
 
 class Throttled(ReceiverError):
@@ -38,22 +44,38 @@ def _attempts_key(surface: str) -> str:
     return redis_key("auth-failures", surface, request.remote_addr or "unknown")
 
 
-def refuse_if_throttled(surface: str) -> None:
-    """Raises Throttled while this address has used up its wrong tries on `surface`."""
-    failures = _connection().get(_attempts_key(surface))
-    if failures and int(failures) >= policy.AUTH_FAILURES_ALLOWED:
-        prometheus.AUTH_REFUSED.labels(surface, "throttled").inc()
-        wait = max(_connection().ttl(_attempts_key(surface)), 1)
-        raise Throttled(f"too many wrong tokens from this address; try again in {wait} s")
+def wrong_token(surface: str) -> None:
+    """A wrong token from this address: counted (the window starts at the first).
 
-
-def failed(surface: str) -> None:
-    """Count one wrong token from this address; the window starts at the first."""
+    Raises:
+        Throttled: this address has used up its wrong tries on `surface`.
+    """
+    key = _attempts_key(surface)
     with _connection().pipeline() as pipe:  # one transaction: the count never outlives its window
-        pipe.set(_attempts_key(surface), 0, ex=policy.AUTH_FAILURE_WINDOW, nx=True)
-        pipe.incr(_attempts_key(surface))
-        pipe.execute()
+        pipe.set(key, 0, ex=policy.AUTH_FAILURE_WINDOW, nx=True)
+        pipe.incr(key)
+        pipe.ttl(key)
+        _, failures, wait = pipe.execute()
+    _say_if_only_a_proxy_is_seen()
+    if failures > policy.AUTH_FAILURES_ALLOWED:
+        prometheus.AUTH_REFUSED.labels(surface, "throttled").inc()
+        raise Throttled(f"too many wrong tokens from this address; try again in {max(wait, 1)} s")
     prometheus.AUTH_REFUSED.labels(surface, "wrong_token").inc()
+
+
+_proxy_said = False
+
+
+def _say_if_only_a_proxy_is_seen() -> None:
+    """Once per process: requests carry X-Forwarded-For that nobody reads, so throttling
+    counts the proxy's address for every client (set LEADRELAY_TRUSTED_PROXIES)."""
+    global _proxy_said
+    if _proxy_said or not request.headers.get("X-Forwarded-For"):
+        return
+    if not current_app.extensions["leadrelay"]["settings"].trusted_proxies:
+        _proxy_said = True
+        log.warning("client_address_is_a_proxy", remote_addr=request.remote_addr,
+                    fix="set LEADRELAY_TRUSTED_PROXIES to the number of proxies in front (README, Deploying)")
 
 
 def start_session() -> str:

@@ -5,6 +5,7 @@
 import logging
 import multiprocessing
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -28,7 +29,17 @@ workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2)
 # gunicorn gives each request's headers `keepalive` seconds to arrive, then drops the
 # connection. Threads (gthread) were pinned by a handful of such clients (README, Deploying).
 worker_class = "gevent"
-worker_connections = int(os.environ.get("LEADRELAY_WEB_CONNECTIONS", 1000))  # per process
+# Per process. A body gets LEADRELAY_BODY_TIMEOUT_SECONDS to arrive (webhook_app/bodies.py),
+# but a client that keeps reopening slow connections holds that many all the time: 4,200
+# from one client against 4 x 1000 left 58% of probes unanswered within a second; with
+# 4 x 5000, see the README (Deploying). Each costs a greenlet and a file descriptor.
+worker_connections = int(os.environ.get("LEADRELAY_WEB_CONNECTIONS", 5000))
+
+# As many open files as the host allows: each connection is one, and the usual soft limit
+# (1024) is below worker_connections.
+_soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if _soft != resource.RLIM_INFINITY and (_hard == resource.RLIM_INFINITY or _soft < _hard):
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_hard if _hard != resource.RLIM_INFINITY else 65536, _hard))
 timeout = 30
 graceful_timeout = 20
 keepalive = 5  # also the time a request's headers have to arrive

@@ -24,7 +24,8 @@ def check(token: str, setting: str, name: str) -> None:
     Raises:
         Disabled: `<name>_disabled` (404) when the token is not configured.
         NotAuthorised: `bad_<name>_token` (401) when missing or wrong (constant-time compare).
-        Throttled: `too_many_attempts` (429) after too many wrong tokens from this address.
+        Throttled: `too_many_attempts` (429) for a wrong token after too many from this
+            address (the right one always passes).
     """
     identify({name: token}, setting, name)
 
@@ -35,13 +36,12 @@ def identify(tokens: dict[str, str], setting: str, name: str) -> str:
     tokens = {who: token for who, token in tokens.items() if token}
     if not tokens:
         raise Disabled(f"set {setting} to enable this API", reason=f"{name}_disabled")
-    guard.refuse_if_throttled(name)
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     found = None
     for who, token in tokens.items():
         if matches_any([token], given.strip()):
             found = who
     if scheme.lower() != "bearer" or found is None:
-        guard.failed(name)
+        guard.wrong_token(name)
         raise NotAuthorised(f"Authorization: Bearer <{setting}> required", reason=f"bad_{name}_token")
     return found

@@ -17,7 +17,7 @@ import redis
 from rq import Queue, get_current_job
 from rq.job import Job
 
-from . import counters, deadletters, events, logs, policy
+from . import clock, counters, deadletters, events, logs, policy
 from .pauses import Pauses
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER
@@ -47,7 +47,7 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
         DeliveryError, Paused: re-raised after the job was set to retry or dead-lettered.
     """
     job = get_current_job()
-    now = time.time()
+    now = clock.now()
     meta = job.meta if job else {}
     meta["attempts"] = meta.get("attempts", 0) + 1
     meta.setdefault("first_attempt_at", now)
@@ -100,7 +100,7 @@ def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exceptio
         log.info("job_attempt", outcome="waiting_for_token", fingerprint=err.fingerprint, retry_in=delay, **fields)
         return delay, None
     deadline = events.deadline(work.event_time or meta["last_attempt_at"])
-    decision = policy.decide(err, meta["attempts"], deadline, time.time(), base=retry_base)
+    decision = policy.decide(err, meta["attempts"], deadline, clock.now(), base=retry_base)
     elapsed = round((time.monotonic() - started) * 1000, 1)
     if decision.retry_in is not None:
         _count(connection, work, "retry", retry_reason=err.reason)

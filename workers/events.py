@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-
+from . import clock
 from .policy import EXPIRED, INVALID, DeliveryError
 
 LEAD = "Lead"
@@ -20,7 +19,7 @@ def deadline(event_time: float) -> float:
 
 def oldest_acceptable(now: float | None = None) -> float:
     """Events older than this are not sent: Meta would refuse them as too old."""
-    return (time.time() if now is None else now) - (MAX_AGE_SECONDS - SAFETY_MARGIN_SECONDS)
+    return (clock.now() if now is None else now) - (MAX_AGE_SECONDS - SAFETY_MARGIN_SECONDS)
 
 
 def event_id(source: str, key: str, event_name: str) -> str:
@@ -35,7 +34,7 @@ def event_time(created: int, now: float | None = None) -> int:
     Raises:
         DeliveryError: reason `expired` when Meta would refuse it as too old.
     """
-    now = int(time.time() if now is None else now)
+    now = int(clock.now() if now is None else now)
     if created < oldest_acceptable(now):
         age_days = (now - created) / 86400
         raise DeliveryError(EXPIRED, f"event_time is {age_days:.1f} days old; Meta accepts at most 7")

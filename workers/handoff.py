@@ -8,14 +8,13 @@ dead letter and replay are then the single-lead path's, untouched.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from rq import Queue
-from . import deadletters, events, logs, policy
+from . import clock, deadletters, events, logs, policy
 from .attempts import count, settle
 from .pauses import Pauses
 from .policy import Paused
@@ -62,7 +61,7 @@ class Lead:
 def hand_off(ctx, queue: Queue, lead: Lead, err: Exception, event_time: int | None, started: float) -> str:
     """Give `lead` its own job after a failed first attempt (`err`: DeliveryError or
     Paused); the outcome: retry, waiting_for_token or dead_letter."""
-    now = time.time()
+    now = clock.now()
     meta = {"attempts": lead.attempts + 1, "first_attempt_at": now, "last_attempt_at": now,
             **({"request_id": lead.request_id} if lead.request_id else {})}
     delay, record = settle(ctx.connection, ctx.graph, lead.work(event_time), meta, err,
@@ -74,7 +73,7 @@ def hand_off(ctx, queue: Queue, lead: Lead, err: Exception, event_time: int | No
         deadletters.park(queue, job, f"{record['reason']}: {record['detail']}")
         return "dead_letter"
     if delay:
-        queue.schedule_job(job, datetime.now(timezone.utc) + timedelta(seconds=delay))
+        queue.schedule_job(job, clock.utcnow() + timedelta(seconds=delay))
     else:  # the token's pause was just lifted: run now
         queue.enqueue_job(job)
     return "retry" if meta["attempts"] else "waiting_for_token"
@@ -91,7 +90,7 @@ def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], s
     for item in failed:
         groups.setdefault(id(item[1]), []).append(item)
     for group in groups.values():
-        err, now = group[0][1], time.time()
+        err, now = group[0][1], clock.now()
         leads = [lead for lead, _, _ in group]
         if isinstance(err, Paused):
             delay, attempts = policy.PAUSE_RECHECK_SECONDS, max(lead.attempts for lead in leads)
@@ -109,7 +108,7 @@ def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], s
             result_ttl=0, failure_ttl=policy.FAILURE_TTL, timeout=policy.DRAIN_JOB_TIMEOUT,
             description=f"retry {len(leads)} leads together (attempt {attempts + 1})")
         job.origin = queue.name
-        queue.schedule_job(job, datetime.now(timezone.utc) + timedelta(seconds=delay))
+        queue.schedule_job(job, clock.utcnow() + timedelta(seconds=delay))
         outcome = "waiting_for_token" if isinstance(err, Paused) else "retry"
         if isinstance(err, Paused):
             Pauses(ctx.connection).wait(err.fingerprint, job.id)

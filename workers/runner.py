@@ -13,7 +13,7 @@ from pathlib import Path
 import redis
 from rq import SimpleWorker
 
-from . import capi, environment, inbox, jobs, logs, recovery, redisowner, redissafety, retention, sandbox, sweep, \
+from . import capi, clock, environment, inbox, jobs, logs, recovery, redisowner, redissafety, retention, sandbox, sweep, \
     webserver
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
@@ -45,7 +45,7 @@ class LeadrelayWorker(SimpleWorker):
         """RQ's own, then ours; each on its own: one that fails (Redis full, a race with
         another worker) is logged and tried again next pass, and the worker stays up."""
         days = self.settings.dead_letter_retention_days
-        tasks = [("rq", super().run_maintenance_tasks)]
+        tasks = [("clock", lambda: clock.check(self.connection)), ("rq", super().run_maintenance_tasks)]
         for q in self.queues:
             # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
             tasks += [("sweep_schedule", lambda q=q: sweep.schedule(q, self.settings.sweep_seconds)),
@@ -140,6 +140,7 @@ def _wait_for_redis(url: str, every: float = 1.0) -> None:
 
 def _work(settings: Settings, burst: bool) -> bool:
     connection = connect(settings.redis_url)
+    clock.check(connection)  # before anything is decided or scheduled
     q = queue(connection, settings.queue_name)
     worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,
                              maintenance_interval=MAINTENANCE_SECONDS, worker_ttl=WORKER_TTL_SECONDS)
@@ -210,8 +211,9 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
         env["REDIS_URL"] = embedded.start()
         log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
     try:
-        redisowner.check(connect(env["REDIS_URL"]), settings, str(data_dir))
-        redissafety.check(connect(env["REDIS_URL"]), settings.allow_unsafe_redis, "run")
+        connection = connect(env["REDIS_URL"])
+        redisowner.check(connection, settings, str(data_dir))
+        redissafety.check(connection, settings.allow_unsafe_redis, "run")
     except ConfigError:
         if embedded:
             embedded.stop()
