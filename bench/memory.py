@@ -3,7 +3,7 @@ the Graph stand-in, then Redis's own count of the bytes each kind of key holds.
 
 Prints used_memory per lead (the whole difference, allocator included) and, per kind of
 key, MEMORY USAGE averaged over a sample, with how long each kind is kept: what the
-README's sizing is computed from.
+docs/deploying.md's sizing is computed from.
 
     .venv/bin/python bench/memory.py [--leads 10000]
 """

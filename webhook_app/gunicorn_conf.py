@@ -27,12 +27,12 @@ workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2)
 # A public webhook endpoint meets slow clients. gevent's workers hold each connection in
 # a greenlet (a few KB), so hundreds sending a byte a second cost little and block no one;
 # gunicorn gives each request's headers `keepalive` seconds to arrive, then drops the
-# connection. Threads (gthread) were pinned by a handful of such clients (README, Deploying).
+# connection. Threads (gthread) were pinned by a handful of such clients (docs/deploying.md).
 worker_class = "gevent"
 # Per process. A body gets LEADRELAY_BODY_TIMEOUT_SECONDS to arrive (webhook_app/bodies.py),
 # but a client that keeps reopening slow connections holds that many all the time: 4,200
 # from one client against 4 x 1000 left 58% of probes unanswered within a second; with
-# 4 x 5000, see the README (Deploying). Each costs a greenlet and a file descriptor.
+# 4 x 5000, see docs/deploying.md. Each costs a greenlet and a file descriptor.
 worker_connections = int(os.environ.get("LEADRELAY_WEB_CONNECTIONS", 5000))
 
 # As many open files as the host allows: each connection is one, and the usual soft limit

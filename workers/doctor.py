@@ -48,7 +48,7 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
     settings: Settings = load(env, role=(WEB, WORKER), found=problems)
     for problem in problems:
         name, said = problem.problems[0]
-        checks.append(Check(f"setting {name}", False, said, WHERE.get(name, "see README, Configuration")))
+        checks.append(Check(f"setting {name}", False, said, WHERE.get(name, "see docs/configuration.md")))
     try:
         routes = mappingfile.validate(settings, env)["routes"]
     except ConfigError as err:

@@ -5,7 +5,7 @@ its pool (a lock, metrics bookkeeping, and a poll of the socket to check that no
 left unread on it), wraps the call in its retry machinery, and releases it again. Under
 gevent, where the poll is a trip through the event loop, a command cost about 145 µs of
 CPU that way against 35 µs on a held connection (measured on the 2-core bench machine,
-README "Throughput"). At thousands of webhooks a second that is
+docs/design.md, "Throughput"). At thousands of webhooks a second that is
 most of what the receiver adds to bare Flask.
 
 A `Lane` keeps idle redis-py connections (same URL, timeouts and TLS as the client's

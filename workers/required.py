@@ -13,7 +13,7 @@ REQUIRED = {
 }
 
 
-# Where a person finds each setting the processes cannot start without (README, Configuration).
+# Where a person finds each setting the processes cannot start without (docs/configuration.md).
 WHERE = {
     "REDIS_URL": "your Redis provider's connection URL (`leadrelay run` starts its own when unset)",
     "META_APP_SECRET": "Meta app dashboard > App settings > Basic > App secret",

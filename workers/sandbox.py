@@ -93,6 +93,6 @@ def banner(environ: Mapping[str, str], web: str, redis_url: str, directory: Path
         "    .venv/bin/leadrelay send-test meta --fail auth   a refused token: the job waits; `leadrelay resume`",
         "    .venv/bin/leadrelay doctor                       every check, with the fix for each",
         "",
-        "  Going live: put your Meta settings in .env (README, Configuration); the sandbox then switches off.",
+        "  Going live: put your Meta settings in .env (docs/configuration.md); the sandbox then switches off.",
         "",
     ])

@@ -1,6 +1,6 @@
 """Settings from the environment, checked once at start.
 
-Every setting is documented in the README. A mistake raises ConfigError with the
+Every setting is documented in docs/configuration.md. A mistake raises ConfigError with the
 setting's name, so a deploy fails at start instead of dropping leads later.
 """
 
