@@ -44,6 +44,8 @@ $(SDK_VECTORS): $(TEST_STAMP)
 # through password-less sudo, and says so. LEADRELAY_SKIP_BROWSER=1 skips the browser.
 test: $(TEST_STAMP) $(SDK_VECTORS)
 	@sh tests/install-tools
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q
 
 bench: $(TEST_STAMP)

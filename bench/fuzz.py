@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent.parent / "tests")]
 
 import test_hostile as cases  # noqa: E402  (the strategies, not the tests)
+
 from workers.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.sources import SOURCES  # noqa: E402
 from workers.standin import GraphStandin  # noqa: E402
@@ -48,11 +49,21 @@ def main() -> int:
     standin = GraphStandin(any_lead=True)
     graph_url = standin.start()
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data)) as server:
-        os.environ.update({"REDIS_URL": server.url, "META_APP_SECRET": "fuzz", "META_VERIFY_TOKEN": "fuzz",
-                           "META_PAGE_ACCESS_TOKEN": "page", "META_CAPI_ACCESS_TOKEN": "capi",
-                           "META_DATASET_ID": standin.dataset_id, "META_GRAPH_URL": graph_url,
-                           "LEADRELAY_API_TOKEN": cases.API_TOKEN, "LEADRELAY_ENV_FILE": "",
-                           "LEADRELAY_LOG_LEVEL": "ERROR", "LEADRELAY_DATA_DIR": data})
+        os.environ.update(
+            {
+                "REDIS_URL": server.url,
+                "META_APP_SECRET": "fuzz",
+                "META_VERIFY_TOKEN": "fuzz",
+                "META_PAGE_ACCESS_TOKEN": "page",
+                "META_CAPI_ACCESS_TOKEN": "capi",
+                "META_DATASET_ID": standin.dataset_id,
+                "META_GRAPH_URL": graph_url,
+                "LEADRELAY_API_TOKEN": cases.API_TOKEN,
+                "LEADRELAY_ENV_FILE": "",
+                "LEADRELAY_LOG_LEVEL": "ERROR",
+                "LEADRELAY_DATA_DIR": data,
+            }
+        )
         for source in SOURCES.values():
             os.environ.setdefault(source.secret_setting, "fuzz")
         from webhook_app import create_app
@@ -64,17 +75,21 @@ def main() -> int:
         answers: dict[str, Counter] = {}
         unmeant: list[tuple[str, bytes, int]] = []
         valid_leads, valid_stage_events, not_queued = [], [], []
-        serial = itertools.count(10 ** 15)
+        serial = itertools.count(10**15)
         now = int(time.time())
 
         def post(endpoint: str, body: bytes):
             if endpoint == "stages":
-                response = client.post("/api/v1/stage-events", data=body,
-                                       headers={"Authorization": f"Bearer {cases.API_TOKEN}"})
+                response = client.post(
+                    "/api/v1/stage-events", data=body, headers={"Authorization": f"Bearer {cases.API_TOKEN}"}
+                )
             else:
                 module = SOURCES[endpoint].module
-                response = client.post(f"/webhooks/{endpoint}", data=body,
-                                       headers={module.SIGNATURE_HEADER: module.signature("fuzz", body)})
+                response = client.post(
+                    f"/webhooks/{endpoint}",
+                    data=body,
+                    headers={module.SIGNATURE_HEADER: module.signature("fuzz", body)},
+                )
             answers.setdefault(endpoint, Counter())[response.status_code] += 1
             if not cases._answered(response):
                 unmeant.append((endpoint, body[:300], response.status_code))
@@ -83,8 +98,9 @@ def main() -> int:
         def meta_case(lead):
             valid = str(next(serial))
             doc = cases._meta(lead)
-            doc["entry"][0]["changes"].insert(0, {"field": "leadgen", "value": {"leadgen_id": valid,
-                                                                                "created_time": now}})
+            doc["entry"][0]["changes"].insert(
+                0, {"field": "leadgen", "value": {"leadgen_id": valid, "created_time": now}}
+            )
             post("meta", cases._body(doc))
             valid_leads.append(valid)  # its job is looked for once the fuzzing is over
 
@@ -97,32 +113,46 @@ def main() -> int:
             else:
                 valid_stage_events.append(last["event_id"])
 
-        runs = settings(max_examples=per_endpoint, database=None, deadline=None,
-                        suppress_health_check=list(HealthCheck))
+        runs = settings(
+            max_examples=per_endpoint, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+        )
         plans = {
             "meta": (cases.META_LEADS, meta_case),
-            "typeform": (cases.TYPEFORM_RESPONSES, lambda response: post("typeform", cases._body(
-                {"event_type": "form_response", "event_id": "e", "form_response": response}))),
-            "tally": (cases.TALLY_DATA, lambda data: post("tally", cases._body({"eventType": "FORM_RESPONSE",
-                                                                               "data": data}))),
+            "typeform": (
+                cases.TYPEFORM_RESPONSES,
+                lambda response: post(
+                    "typeform", cases._body({"event_type": "form_response", "event_id": "e", "form_response": response})
+                ),
+            ),
+            "tally": (
+                cases.TALLY_DATA,
+                lambda data: post("tally", cases._body({"eventType": "FORM_RESPONSE", "data": data})),
+            ),
             "stages": (cases.STAGE_ITEMS, stage_case),
         }
         started = time.monotonic()
         for endpoint, (strategy, _) in plans.items():
+
             def one_case(name, value):
                 plans[name][1](value)
 
             runs(given(st.just(endpoint), strategy)(one_case))()
-            print(f"{endpoint:9} {sum(answers[endpoint].values()):>7} cases  "
-                  f"answers {dict(sorted(answers[endpoint].items()))}", flush=True)
+            print(
+                f"{endpoint:9} {sum(answers[endpoint].values()):>7} cases  "
+                f"answers {dict(sorted(answers[endpoint].items()))}",
+                flush=True,
+            )
         print(f"fuzzed in {time.monotonic() - started:.0f} s; working the queue off...", flush=True)
 
         settings_ = load()
         connection = connect(settings_.redis_url)
         q = queue(connection, settings_.queue_name)
         admitted = {entry["id"]: _event_id(entry) for entry in _inbox(connection)}
-        not_queued += [("meta", lead) for lead in valid_leads if f"lead-meta-{lead}" not in admitted
-                       and not connection.exists(f"rq:job:lead-meta-{lead}")]
+        not_queued += [
+            ("meta", lead)
+            for lead in valid_leads
+            if f"lead-meta-{lead}" not in admitted and not connection.exists(f"rq:job:lead-meta-{lead}")
+        ]
         started = time.monotonic()
         result = _drain(connection, q, data, args.stall)
         delivered = {event["event_id"] for event in standin.events}
@@ -130,24 +160,43 @@ def main() -> int:
         undelivered += [event_id for event_id in valid_stage_events if event_id not in delivered]
         failed = q.failed_job_registry.get_job_ids()
         crashed = [job_id for job_id in failed if deadletters.get(connection, job_id) is None]
-        dead = Counter(f"{e['reason']}: {e['detail'][:70]}" for e in deadletters.select(connection, q,
-                                                                                         deadletters.Filter()))
-        outcomes = Counter("delivered" if event_id in delivered else "dead-lettered"
-                           if deadletters.get(connection, job_id) else "waiting" for job_id, event_id in admitted.items())
-        print(f"workers: {len(admitted)} admitted leads drained in {time.monotonic() - started:.0f} s; events at "
-              f"the stand-in {len(delivered)}; dead letters {dict(dead)}; set aside {connection.llen(quarantine.KEPT)}")
+        dead = Counter(
+            f"{e['reason']}: {e['detail'][:70]}" for e in deadletters.select(connection, q, deadletters.Filter())
+        )
+        outcomes = Counter(
+            "delivered"
+            if event_id in delivered
+            else "dead-lettered"
+            if deadletters.get(connection, job_id)
+            else "waiting"
+            for job_id, event_id in admitted.items()
+        )
+        print(
+            f"workers: {len(admitted)} admitted leads drained in {time.monotonic() - started:.0f} s; events at "
+            f"the stand-in {len(delivered)}; dead letters {dict(dead)}; set aside {connection.llen(quarantine.KEPT)}"
+        )
         for endpoint, body, status in unmeant[:20]:
             print(f"UNMEANT {endpoint} {status}: {body!r}")
         print(f"unmeant answers (500 or safety net): {len(unmeant)}")
         print(f"valid items not queued: {len(not_queued)} {not_queued[:5]}")
         print(f"valid items queued but not delivered: {len(undelivered)} {undelivered[:5]}")
         print(f"admitted leads: {dict(outcomes)} (every one delivered or dead-lettered: {not outcomes['waiting']})")
-        print(f"stalls: {result['stalls']}; worker exits before the stop: {result['exits']}; "
-              f"left in the inbox: {result['left']}")
+        print(
+            f"stalls: {result['stalls']}; worker exits before the stop: {result['exits']}; "
+            f"left in the inbox: {result['left']}"
+        )
         print(f"worker crashes (failed without a dead letter): {len(crashed)} {crashed[:5]}")
         standin.stop()
-        bad = unmeant or not_queued or undelivered or crashed or outcomes["waiting"] or result["stalls"] \
-            or result["exits"] or result["left"]
+        bad = (
+            unmeant
+            or not_queued
+            or undelivered
+            or crashed
+            or outcomes["waiting"]
+            or result["stalls"]
+            or result["exits"]
+            or result["left"]
+        )
         return 1 if bad else 0
 
 
@@ -168,8 +217,12 @@ def _drain(connection, q, data: str, stall: float) -> dict:
     from workers import inbox
 
     logs = [open(Path(data) / f"worker{n}.log", "w") for n in range(2)]
-    workers = [subprocess.Popen([str(Path(sys.executable).parent / "leadrelay"), "worker"], env=dict(os.environ),
-                                stdout=log, stderr=log) for log in logs]
+    workers = [
+        subprocess.Popen(
+            [str(Path(sys.executable).parent / "leadrelay"), "worker"], env=dict(os.environ), stdout=log, stderr=log
+        )
+        for log in logs
+    ]
     stalls, last, moved = 0, None, time.monotonic()
     try:
         while True:

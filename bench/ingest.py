@@ -61,18 +61,42 @@ SECRET = "bench-app-secret"
 
 def signed_lead(worker: int, i: int) -> tuple[bytes, dict]:
     leadgen_id = str(10**15 + (os.getpid() % 10**6) * 10**8 + i)  # unique across processes and rounds
-    body = json.dumps({"object": "page", "entry": [{"id": "1", "time": int(time.time()), "changes": [
-        {"field": "leadgen", "value": {"leadgen_id": leadgen_id, "page_id": "1", "form_id": "2", "ad_id": "3",
-                                       "created_time": int(time.time())}}]}]}).encode()
+    body = json.dumps(
+        {
+            "object": "page",
+            "entry": [
+                {
+                    "id": "1",
+                    "time": int(time.time()),
+                    "changes": [
+                        {
+                            "field": "leadgen",
+                            "value": {
+                                "leadgen_id": leadgen_id,
+                                "page_id": "1",
+                                "form_id": "2",
+                                "ad_id": "3",
+                                "created_time": int(time.time()),
+                            },
+                        }
+                    ],
+                }
+            ],
+        }
+    ).encode()
     digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
     return body, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={digest}"}
 
 
 def serve(app_spec: str, env: dict, cwd: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf",
-                             app_spec], env={**env, "LEADRELAY_BIND": f"127.0.0.1:{port}"}, cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", app_spec],
+        env={**env, "LEADRELAY_BIND": f"127.0.0.1:{port}"},
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
@@ -95,12 +119,19 @@ def measure(app_spec: str, env: dict, cwd: Path, args) -> dict:
             loadgen.run(port, signed_lead, args.connections, 1.0)  # warm up connections and imports
         web = [proc.pid, *_children(proc.pid)]
         before = _cpu_seconds(web), _cpu_seconds([args.redis_pid]), _steal()
-        result = _wrk(port, args, args.seconds) if args.wrk else loadgen.run(port, signed_lead, args.connections,
-                                                                             args.seconds)
+        result = (
+            _wrk(port, args, args.seconds)
+            if args.wrk
+            else loadgen.run(port, signed_lead, args.connections, args.seconds)
+        )
         after = _cpu_seconds(web), _cpu_seconds([args.redis_pid]), _steal()
         served = result["rps"] * args.seconds
-        return {**result, "web_ms": 1000 * (after[0] - before[0]) / served,
-                "redis_ms": 1000 * (after[1] - before[1]) / served, "steal": (after[2][0] - before[2][0]) / max(1, after[2][1] - before[2][1])}
+        return {
+            **result,
+            "web_ms": 1000 * (after[0] - before[0]) / served,
+            "redis_ms": 1000 * (after[1] - before[1]) / served,
+            "steal": (after[2][0] - before[2][0]) / max(1, after[2][1] - before[2][1]),
+        }
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -147,8 +178,7 @@ end
 def wrk_script(folder: Path, count: int) -> tuple[Path, Path]:
     """`count` signed leads (id and signature per line) and the Lua script that sends them."""
     now = int(time.time())
-    prefix = ('{"object":"page","entry":[{"id":"1","time":%d,"changes":[{"field":"leadgen","value":'
-              '{"leadgen_id":"' % now)
+    prefix = '{"object":"page","entry":[{"id":"1","time":%d,"changes":[{"field":"leadgen","value":{"leadgen_id":"' % now
     suffix = '","page_id":"1","form_id":"2","ad_id":"3","created_time":%d}}]}]}' % now
     lines = []
     for i in range(count):
@@ -161,10 +191,31 @@ def wrk_script(folder: Path, count: int) -> tuple[Path, Path]:
 
 
 def _wrk(port: int, args, seconds: float, start: int = 0) -> dict:
-    out = subprocess.run(["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{seconds:g}s",
-                          "--timeout", "5s", "--latency", "-s", str(args.lua), f"http://127.0.0.1:{port}",
-                          "--", str(args.leads_file), str(args.threads), str(start), str(args.pause_ms)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            "wrk",
+            "-t",
+            str(args.threads),
+            "-c",
+            str(args.connections),
+            "-d",
+            f"{seconds:g}s",
+            "--timeout",
+            "5s",
+            "--latency",
+            "-s",
+            str(args.lua),
+            f"http://127.0.0.1:{port}",
+            "--",
+            str(args.leads_file),
+            str(args.threads),
+            str(start),
+            str(args.pause_ms),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     units = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
     def latency(label: str) -> float:
@@ -174,8 +225,12 @@ def _wrk(port: int, args, seconds: float, start: int = 0) -> dict:
         return float(found.group(1)) * units[found.group(2)]
 
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50_ms": latency("50%"),
-            "p99_ms": latency("99%"), "statuses": {"non-2xx": int(errors.group(1)) if errors else 0}}
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50_ms": latency("50%"),
+        "p99_ms": latency("99%"),
+        "statuses": {"non-2xx": int(errors.group(1)) if errors else 0},
+    }
 
 
 def ensure_wrk() -> None:
@@ -195,8 +250,12 @@ def main() -> None:
     parser.add_argument("--wrk", action="store_true", help="load with wrk instead of the Python client")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--signed", type=int, default=300_000, help="leads signed ahead for wrk")
-    parser.add_argument("--pause-ms", type=int, default=0,
-                        help="wrk: each connection waits this long between requests (a load below saturation)")
+    parser.add_argument(
+        "--pause-ms",
+        type=int,
+        default=0,
+        help="wrk: each connection waits this long between requests (a load below saturation)",
+    )
     args = parser.parse_args()
     args.redis = None
     args.connections = args.connections or (32 if args.wrk else 8)
@@ -205,8 +264,13 @@ def main() -> None:
         args.lua, args.leads_file = wrk_script(Path(tempfile.mkdtemp(prefix="leadrelay-wrk-")), args.signed)
 
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp) / "redis") as redis_server:
-        env = {**os.environ, "REDIS_URL": redis_server.url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
-               "LEADRELAY_LOG_LEVEL": "WARNING"}
+        env = {
+            **os.environ,
+            "REDIS_URL": redis_server.url,
+            "META_APP_SECRET": SECRET,
+            "META_VERIFY_TOKEN": "v",
+            "LEADRELAY_LOG_LEVEL": "WARNING",
+        }
         args.redis, args.redis_pid = connect(redis_server.url), redis_server.process.pid
         results: dict[str, list[dict]] = {"bare": [], "roundtrip": [], "limit": [], "leadrelay": []}
         for _ in range(args.rounds):  # alternate, so drift on the machine hits all alike
@@ -218,29 +282,42 @@ def main() -> None:
     client = f"wrk {args.threads} threads x {args.connections}" if args.wrk else f"Python client x {args.connections}"
     if args.wrk and args.pause_ms:
         client += f", each pausing {args.pause_ms} ms between requests,"
-    print(f"leadrelay's gunicorn settings, {os.cpu_count()} cores, {client} keep-alive connections, "
-          f"{args.seconds:g}s x {args.rounds} rounds, each request a new signed lead")
-    print(f"{'endpoint':<10} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/request: web':>20} {'Redis':>6} {'steal':>6}  "
-          f"statuses")
+    print(
+        f"leadrelay's gunicorn settings, {os.cpu_count()} cores, {client} keep-alive connections, "
+        f"{args.seconds:g}s x {args.rounds} rounds, each request a new signed lead"
+    )
+    print(
+        f"{'endpoint':<10} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/request: web':>20} "
+        f"{'Redis':>6} {'steal':>6}  statuses"
+    )
     summary = {}
     for name, runs in results.items():
-        rps, p50, p99, web_ms, redis_ms = (statistics.median(r[key] for r in runs)
-                                           for key in ("rps", "p50_ms", "p99_ms", "web_ms", "redis_ms"))
+        rps, p50, p99, web_ms, redis_ms = (
+            statistics.median(r[key] for r in runs) for key in ("rps", "p50_ms", "p99_ms", "web_ms", "redis_ms")
+        )
         steal = max(r["steal"] for r in runs)
         statuses: dict = {}
         for r in runs:
             for code, n in r["statuses"].items():
                 statuses[code] = statuses.get(code, 0) + n
         summary[name] = rps, p99
-        print(f"{name:<10} {rps:>8.0f} {p50:>8.2f} {p99:>8.2f} {web_ms:>20.3f} {redis_ms:>6.3f} {steal:>6.1%}  {statuses}")
+        print(
+            f"{name:<10} {rps:>8.0f} {p50:>8.2f} {p99:>8.2f} {web_ms:>20.3f} {redis_ms:>6.3f} {steal:>6.1%}  {statuses}"
+        )
     ratio = summary["leadrelay"][0] / summary["bare"][0]
-    print(f"ratio leadrelay/bare: {ratio:.0%} (goal >= 75%); leadrelay p99 {summary['leadrelay'][1]:.2f} ms "
-          f"(goal <= 20 ms)")
-    print(f"ratio roundtrip/bare: {summary['roundtrip'][0] / summary['bare'][0]:.0%}; "
-          f"limit/bare: {summary['limit'][0] / summary['bare'][0]:.0%}; "
-          f"leadrelay/limit: {summary['leadrelay'][0] / summary['limit'][0]:.0%}")
-    print("steal: the share of the machine's time its hypervisor gave to others during the worst run "
-          "(figures from a run above a few % are not comparable)")
+    print(
+        f"ratio leadrelay/bare: {ratio:.0%} (goal >= 75%); leadrelay p99 {summary['leadrelay'][1]:.2f} ms "
+        f"(goal <= 20 ms)"
+    )
+    print(
+        f"ratio roundtrip/bare: {summary['roundtrip'][0] / summary['bare'][0]:.0%}; "
+        f"limit/bare: {summary['limit'][0] / summary['bare'][0]:.0%}; "
+        f"leadrelay/limit: {summary['leadrelay'][0] / summary['limit'][0]:.0%}"
+    )
+    print(
+        "steal: the share of the machine's time its hypervisor gave to others during the worst run "
+        "(figures from a run above a few % are not comparable)"
+    )
 
 
 if __name__ == "__main__":

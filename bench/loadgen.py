@@ -9,8 +9,9 @@ import time
 from typing import Callable
 
 
-def _client(port: int, make_request: Callable[[int, int], tuple[bytes, dict]], worker: int, duration: float,
-            out: mp.Queue) -> None:
+def _client(
+    port: int, make_request: Callable[[int, int], tuple[bytes, dict]], worker: int, duration: float, out: mp.Queue
+) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     latencies, statuses, i = [], {}, 0
     end = time.perf_counter() + duration
@@ -47,5 +48,10 @@ def run(port: int, make_request, connections: int, duration: float) -> dict:
     def pct(q: float) -> float:
         return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
 
-    return {"requests": len(latencies), "rps": len(latencies) / duration, "p50_ms": pct(0.50),
-            "p99_ms": pct(0.99), "statuses": statuses}
+    return {
+        "requests": len(latencies),
+        "rps": len(latencies) / duration,
+        "p50_ms": pct(0.50),
+        "p99_ms": pct(0.99),
+        "statuses": statuses,
+    }

@@ -24,12 +24,21 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from workers.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.standin import GraphStandin  # noqa: E402
 
-FIELDS = [{"name": "full_name", "values": ["Joe Example"]}, {"name": "email", "values": ["joe{}@example.com"]},
-          {"name": "phone_number", "values": ["+1650555{:04d}"]}, {"name": "city", "values": ["Palo Alto"]},
-          {"name": "zip_code", "values": ["94301"]}]
-KEPT = {"seen": "7 days (dedupe)", "confirmed": "8 days (never resend)", "profile": "90 days (stage events)",
-        "profile-by": "90 days (find a lead by email or phone)", "lead-event": "7 days (Meta's window)",
-        "accuracy": "9 days (the accuracy report)"}
+FIELDS = [
+    {"name": "full_name", "values": ["Joe Example"]},
+    {"name": "email", "values": ["joe{}@example.com"]},
+    {"name": "phone_number", "values": ["+1650555{:04d}"]},
+    {"name": "city", "values": ["Palo Alto"]},
+    {"name": "zip_code", "values": ["94301"]},
+]
+KEPT = {
+    "seen": "7 days (dedupe)",
+    "confirmed": "8 days (never resend)",
+    "profile": "90 days (stage events)",
+    "profile-by": "90 days (find a lead by email or phone)",
+    "lead-event": "7 days (Meta's window)",
+    "accuracy": "9 days (the accuracy report)",
+}
 
 
 def kind(key: bytes) -> str:
@@ -49,10 +58,21 @@ def main() -> None:
         fields = [{"name": f["name"], "values": [f["values"][0].format(i % 10000)]} for f in FIELDS]
         graph.add_lead(str(first + i), field_data=fields, created_time=now - 60)
     with EmbeddedRedis(Path(tempfile.mkdtemp(prefix="leadrelay-bench-redis-"))) as server:
-        os.environ.update({"REDIS_URL": server.url, "META_GRAPH_URL": graph.url, "META_APP_SECRET": "s",
-                           "META_VERIFY_TOKEN": "v", "META_PAGE_ACCESS_TOKEN": "p", "META_CAPI_ACCESS_TOKEN": "c",
-                           "META_DATASET_ID": "4242424242", "LEADRELAY_ENV_FILE": "", "LEADRELAY_LOG_LEVEL": "WARNING",
-                           "LEADRELAY_SWEEP_SECONDS": "0", "LEADRELAY_DATA_DIR": tempfile.mkdtemp()})
+        os.environ.update(
+            {
+                "REDIS_URL": server.url,
+                "META_GRAPH_URL": graph.url,
+                "META_APP_SECRET": "s",
+                "META_VERIFY_TOKEN": "v",
+                "META_PAGE_ACCESS_TOKEN": "p",
+                "META_CAPI_ACCESS_TOKEN": "c",
+                "META_DATASET_ID": "4242424242",
+                "LEADRELAY_ENV_FILE": "",
+                "LEADRELAY_LOG_LEVEL": "WARNING",
+                "LEADRELAY_SWEEP_SECONDS": "0",
+                "LEADRELAY_DATA_DIR": tempfile.mkdtemp(),
+            }
+        )
         from workers import batches, jobs, logs
         from workers.intake import enqueue_new
         from workers.queues import connect, queue
@@ -65,9 +85,18 @@ def main() -> None:
         q = queue(connection, "leadrelay")
         before = connection.info("memory")["used_memory"]
         for start in range(0, args.leads, 100):
-            enqueue_new(q, SOURCES["meta"], [(str(first + i), {"leadgen_id": str(first + i), "page_id": "1",
-                                                                "form_id": "2", "created_time": now - 60})
-                                             for i in range(start, min(start + 100, args.leads))], via="webhook")
+            enqueue_new(
+                q,
+                SOURCES["meta"],
+                [
+                    (
+                        str(first + i),
+                        {"leadgen_id": str(first + i), "page_id": "1", "form_id": "2", "created_time": now - 60},
+                    )
+                    for i in range(start, min(start + 100, args.leads))
+                ],
+                via="webhook",
+            )
         q.empty()  # the drain jobs the intake queued: this process drains instead
         batches.drain(0)
         assert len({e["event_id"] for e in graph.events}) == args.leads, len(graph.events)
@@ -79,8 +108,10 @@ def main() -> None:
             if counts[kind(key)] <= 500:
                 sizes[kind(key)] += connection.memory_usage(key, samples=0) or 0
     graph.stop()
-    print(f"{args.leads} Lead Ads leads read, sent and kept; used_memory grew "
-          f"{(after - before) / args.leads:.0f} bytes per lead")
+    print(
+        f"{args.leads} Lead Ads leads read, sent and kept; used_memory grew "
+        f"{(after - before) / args.leads:.0f} bytes per lead"
+    )
     print(f"{'key kind':<12} {'keys':>7} {'bytes each':>10} {'per lead':>9}  kept")
     total = 0.0
     for name in sorted(counts):

@@ -11,9 +11,22 @@ _session = requests.Session()
 
 def relay(leadgen_id: str) -> None:
     base = f"{os.environ['META_GRAPH_URL']}/v26.0"
-    lead = _session.get(f"{base}/{leadgen_id}", params={"fields": "id,created_time,field_data"},
-                        headers={"Authorization": f"Bearer {os.environ['META_PAGE_ACCESS_TOKEN']}"}, timeout=10).json()
-    event = {"event_name": "Lead", "event_time": 0, "action_source": "system_generated",
-             "event_id": f"meta:{leadgen_id}:Lead", "user_data": {"lead_id": int(lead["id"])}}
-    _session.post(f"{base}/{os.environ['META_DATASET_ID']}/events", json={"data": [event]},
-                  headers={"Authorization": f"Bearer {os.environ['META_CAPI_ACCESS_TOKEN']}"}, timeout=10)
+    lead = _session.get(
+        f"{base}/{leadgen_id}",
+        params={"fields": "id,created_time,field_data"},
+        headers={"Authorization": f"Bearer {os.environ['META_PAGE_ACCESS_TOKEN']}"},
+        timeout=10,
+    ).json()
+    event = {
+        "event_name": "Lead",
+        "event_time": 0,
+        "action_source": "system_generated",
+        "event_id": f"meta:{leadgen_id}:Lead",
+        "user_data": {"lead_id": int(lead["id"])},
+    }
+    _session.post(
+        f"{base}/{os.environ['META_DATASET_ID']}/events",
+        json={"data": [event]},
+        headers={"Authorization": f"Bearer {os.environ['META_CAPI_ACCESS_TOKEN']}"},
+        timeout=10,
+    )

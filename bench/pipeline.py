@@ -42,19 +42,44 @@ FIRST_ID = 7_000_000_000_000_000
 
 def environment(redis_url: str, graph_url: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_"))}
-    return {**env, "REDIS_URL": redis_url, "META_GRAPH_URL": graph_url, "META_APP_SECRET": "bench-secret",
-            "META_VERIFY_TOKEN": "bench", "META_PAGE_ACCESS_TOKEN": "bench-page", "META_CAPI_ACCESS_TOKEN": "bench-capi",
-            "META_DATASET_ID": "4242424242", "LEADRELAY_ENV_FILE": "", "LEADRELAY_LOG_LEVEL": "WARNING",
-            "LEADRELAY_SWEEP_SECONDS": "0", "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-bench-"),
-            "PYTHONPATH": str(ROOT / "bench")}
+    return {
+        **env,
+        "REDIS_URL": redis_url,
+        "META_GRAPH_URL": graph_url,
+        "META_APP_SECRET": "bench-secret",
+        "META_VERIFY_TOKEN": "bench",
+        "META_PAGE_ACCESS_TOKEN": "bench-page",
+        "META_CAPI_ACCESS_TOKEN": "bench-capi",
+        "META_DATASET_ID": "4242424242",
+        "LEADRELAY_ENV_FILE": "",
+        "LEADRELAY_LOG_LEVEL": "WARNING",
+        "LEADRELAY_SWEEP_SECONDS": "0",
+        "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-bench-"),
+        "PYTHONPATH": str(ROOT / "bench"),
+    }
 
 
 def start_workers(kind: str, count: int, env: dict, connection) -> list[subprocess.Popen]:
-    command = [str(BIN / "leadrelay"), "worker"] if kind == "leadrelay" else [
-        str(BIN / "rq"), "worker", "-w", "rq.worker.SimpleWorker", "--url", env["REDIS_URL"], "-q",
-        "--serializer", "rq.serializers.JSONSerializer", "minimal"]
-    procs = [subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for _ in range(count)]
+    command = (
+        [str(BIN / "leadrelay"), "worker"]
+        if kind == "leadrelay"
+        else [
+            str(BIN / "rq"),
+            "worker",
+            "-w",
+            "rq.worker.SimpleWorker",
+            "--url",
+            env["REDIS_URL"],
+            "-q",
+            "--serializer",
+            "rq.serializers.JSONSerializer",
+            "minimal",
+        ]
+    )
+    procs = [
+        subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(count)
+    ]
     deadline = time.monotonic() + 60
     while len(Worker.all(connection=connection)) < count:
         if time.monotonic() > deadline:
@@ -76,9 +101,15 @@ def feed(kind: str, connection, leads: list[str]) -> None:
         source = SOURCES["meta"]
         queue = Queue("leadrelay", connection=connection, serializer=SERIALIZER)
         for start in range(0, len(leads), 100):
-            chunk = leads[start:start + 100]
-            enqueue_new(queue, source, [(lid, {"leadgen_id": lid, "page_id": "111", "form_id": "555",
-                                               "created_time": int(time.time())}) for lid in chunk])
+            chunk = leads[start : start + 100]
+            enqueue_new(
+                queue,
+                source,
+                [
+                    (lid, {"leadgen_id": lid, "page_id": "111", "form_id": "555", "created_time": int(time.time())})
+                    for lid in chunk
+                ],
+            )
         return
     queue = Queue("minimal", connection=connection, serializer=SERIALIZER)
     with connection.pipeline() as pipe:
@@ -87,8 +118,9 @@ def feed(kind: str, connection, leads: list[str]) -> None:
         pipe.execute()
 
 
-def measure(kind: str, workers: int, latency: float, leads: int, server: EmbeddedRedis, graph: GraphStandin,
-            first: int) -> dict:
+def measure(
+    kind: str, workers: int, latency: float, leads: int, server: EmbeddedRedis, graph: GraphStandin, first: int
+) -> dict:
     connection = connect(server.url)
     connection.flushdb()
     graph.events.clear()
@@ -114,9 +146,14 @@ def measure(kind: str, workers: int, latency: float, leads: int, server: Embedde
         for proc in procs:
             proc.wait(timeout=30)
     distinct = len({event["event_id"] for event in graph.events})
-    return {"leads_per_s": leads / elapsed, "cpu_ms_per_lead": cpu * 1000 / leads,
-            "redis_ms_per_lead": redis_cpu * 1000 / leads, "events": len(graph.events), "distinct": distinct,
-            "calls": len(graph.requests)}
+    return {
+        "leads_per_s": leads / elapsed,
+        "cpu_ms_per_lead": cpu * 1000 / leads,
+        "redis_ms_per_lead": redis_cpu * 1000 / leads,
+        "events": len(graph.events),
+        "distinct": distinct,
+        "calls": len(graph.requests),
+    }
 
 
 def _redis_cpu(connection) -> float:
@@ -127,18 +164,26 @@ def _redis_cpu(connection) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leads", type=int, default=2000)
-    parser.add_argument("--reference-leads", type=int, default=500,
-                        help="leads for the minimal worker (slower: fewer keep the run short; it prints a rate)")
+    parser.add_argument(
+        "--reference-leads",
+        type=int,
+        default=500,
+        help="leads for the minimal worker (slower: fewer keep the run short; it prints a rate)",
+    )
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--latency", default="0,0.1", help="stand-in seconds per HTTP request, comma-separated")
     args = parser.parse_args()
     graph = GraphStandin(any_lead=True)
     graph.url = graph.start()
     first = FIRST_ID
-    print(f"{args.leads} leads per leadrelay run, {args.reference_leads} per minimal run, {os.cpu_count()} cores; "
-          f"minimal = one RQ job per lead, two `requests` calls")
-    print(f"{'latency':>8} {'workers':>7} | {'leadrelay/s':>11} {'cpu ms':>7} {'redis ms':>8} | "
-          f"{'minimal/s':>9} {'cpu ms':>7} | {'ratio':>6}")
+    print(
+        f"{args.leads} leads per leadrelay run, {args.reference_leads} per minimal run, {os.cpu_count()} cores; "
+        f"minimal = one RQ job per lead, two `requests` calls"
+    )
+    print(
+        f"{'latency':>8} {'workers':>7} | {'leadrelay/s':>11} {'cpu ms':>7} {'redis ms':>8} | "
+        f"{'minimal/s':>9} {'cpu ms':>7} | {'ratio':>6}"
+    )
     with EmbeddedRedis(Path(tempfile.mkdtemp(prefix="leadrelay-bench-redis-"))) as server:
         for latency in (float(x) for x in args.latency.split(",")):
             for workers in (int(x) for x in args.workers.split(",")):
@@ -147,10 +192,13 @@ def main() -> None:
                 base = measure("minimal", workers, latency, args.reference_leads, server, graph, first)
                 first += args.leads
                 assert ours["distinct"] == ours["events"] == args.leads, ours
-                print(f"{latency * 1000:>6.0f}ms {workers:>7} | {ours['leads_per_s']:>11.1f} "
-                      f"{ours['cpu_ms_per_lead']:>7.2f} {ours['redis_ms_per_lead']:>8.2f} | "
-                      f"{base['leads_per_s']:>9.1f} {base['cpu_ms_per_lead']:>7.2f} | "
-                      f"{ours['leads_per_s'] / base['leads_per_s']:>5.1f}x", flush=True)
+                print(
+                    f"{latency * 1000:>6.0f}ms {workers:>7} | {ours['leads_per_s']:>11.1f} "
+                    f"{ours['cpu_ms_per_lead']:>7.2f} {ours['redis_ms_per_lead']:>8.2f} | "
+                    f"{base['leads_per_s']:>9.1f} {base['cpu_ms_per_lead']:>7.2f} | "
+                    f"{ours['leads_per_s'] / base['leads_per_s']:>5.1f}x",
+                    flush=True,
+                )
     graph.stop()
 
 

@@ -43,17 +43,34 @@ def fail(connection, count: int) -> None:
     for start in range(0, count, 1000):
         with connection.pipeline() as pipe:
             for n in range(start, min(start + 1000, count)):
-                leadgen = {"source": "meta", "leadgen_id": str(10**15 + n), "page_id": "1", "form_id": "2",
-                           "created_time": int(now)}
-                job = q.create_job(jobs.process_meta_lead, args=(leadgen,), job_id=job_id("lead", "meta", str(10**15 + n)),
-                                   failure_ttl=30 * 86400)
+                leadgen = {
+                    "source": "meta",
+                    "leadgen_id": str(10**15 + n),
+                    "page_id": "1",
+                    "form_id": "2",
+                    "created_time": int(now),
+                }
+                job = q.create_job(
+                    jobs.process_meta_lead,
+                    args=(leadgen,),
+                    job_id=job_id("lead", "meta", str(10**15 + n)),
+                    failure_ttl=30 * 86400,
+                )
                 job.origin = q.name
                 job.save(pipeline=pipe)
                 pipe.zadd(registry.key, {job.id: now + 30 * 86400})
-                work = Work(job.id, "meta", leadgen["leadgen_id"], "Lead", f"meta:{leadgen['leadgen_id']}:Lead",
-                            int(now), leadgen)
-                entry = dead_letter(work, "auth", "HTTP 401 code 190", attempts=1, first_attempt_at=now,
-                                    last_attempt_at=now)
+                work = Work(
+                    job.id,
+                    "meta",
+                    leadgen["leadgen_id"],
+                    "Lead",
+                    f"meta:{leadgen['leadgen_id']}:Lead",
+                    int(now),
+                    leadgen,
+                )
+                entry = dead_letter(
+                    work, "auth", "HTTP 401 code 190", attempts=1, first_attempt_at=now, last_attempt_at=now
+                )
                 pipe.set(deadletters.record_key(job.id), json.dumps(entry))
                 pipe.zadd(deadletters.INDEX, {job.id: now})
             pipe.execute()
@@ -73,14 +90,35 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="leadrelay-replay-"))
     with EmbeddedRedis(tmp / "redis") as server:
         connection = connect(server.url)
-        env = {**os.environ, "REDIS_URL": server.url, "LEADRELAY_ENV_FILE": "", "LEADRELAY_LOG_LEVEL": "WARNING",
-               "META_APP_SECRET": "s", "META_VERIFY_TOKEN": "v", "META_PAGE_ACCESS_TOKEN": "p",
-               "META_DATASET_ID": "42"}
+        env = {
+            **os.environ,
+            "REDIS_URL": server.url,
+            "LEADRELAY_ENV_FILE": "",
+            "LEADRELAY_LOG_LEVEL": "WARNING",
+            "META_APP_SECRET": "s",
+            "META_VERIFY_TOKEN": "v",
+            "META_PAGE_ACCESS_TOKEN": "p",
+            "META_DATASET_ID": "42",
+        }
         ours, theirs = [], []
         for _ in range(args.rounds):
-            for command, times in (([str(BIN / "leadrelay"), "replay", "--all"], ours),
-                                   ([str(BIN / "rq"), "requeue", "--all", "--queue", "leadrelay", "--url", server.url,
-                                     "--serializer", "rq.serializers.JSONSerializer"], theirs)):
+            for command, times in (
+                ([str(BIN / "leadrelay"), "replay", "--all"], ours),
+                (
+                    [
+                        str(BIN / "rq"),
+                        "requeue",
+                        "--all",
+                        "--queue",
+                        "leadrelay",
+                        "--url",
+                        server.url,
+                        "--serializer",
+                        "rq.serializers.JSONSerializer",
+                    ],
+                    theirs,
+                ),
+            ):
                 connection.flushdb()
                 fail(connection, args.dead)
                 times.append(timed(command, env))
@@ -89,8 +127,10 @@ def main() -> None:
                 back = connection.xlen(inbox.STREAM) if times is ours else connection.llen("rq:queue:leadrelay")
                 assert back == args.dead, f"not every job was requeued: {back}"
     a, b = statistics.median(ours), statistics.median(theirs)
-    print(f"{args.dead} dead letters, median of {args.rounds}: leadrelay replay --all {a:.2f} s "
-          f"({args.dead / a:,.0f}/s), rq requeue --all {b:.2f} s; ratio {a / b:.2f} (below 1: faster than RQ's own)")
+    print(
+        f"{args.dead} dead letters, median of {args.rounds}: leadrelay replay --all {a:.2f} s "
+        f"({args.dead / a:,.0f}/s), rq requeue --all {b:.2f} s; ratio {a / b:.2f} (below 1: faster than RQ's own)"
+    )
     print(f"each run, leadrelay: {', '.join(f'{t:.2f}' for t in ours)}; rq: {', '.join(f'{t:.2f}' for t in theirs)}")
 
 

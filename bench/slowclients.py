@@ -58,8 +58,7 @@ def _slow_client(port: int, stop: threading.Event) -> None:
 def _slow_bodies(port: int, clients: int, stop: threading.Event, cut: list) -> None:
     """`clients` connections sending a body a byte a second, one thread for all; each one
     the server answers (408) or closes is counted in `cut` and replaced."""
-    head = (b"POST /webhooks/meta HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 1000\r\n\r\n")
+    head = b"POST /webhooks/meta HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
 
     def opened():
         sock = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -99,24 +98,42 @@ def _probe(base: str, deadline: float) -> float | None:
     started = time.monotonic()
     try:
         requests.get(f"{base}/healthz", timeout=deadline).raise_for_status()
-        requests.post(f"{base}/webhooks/meta", data=body, timeout=deadline,
-                      headers={"X-Hub-Signature-256": signature, "Content-Type": "application/json"})
+        requests.post(
+            f"{base}/webhooks/meta",
+            data=body,
+            timeout=deadline,
+            headers={"X-Hub-Signature-256": signature, "Content-Type": "application/json"},
+        )
     except requests.RequestException:
         return None
     return time.monotonic() - started
 
 
-def run(worker_class: str | None, clients: int, seconds: float, deadline: float, redis_url: str,
-        bodies: bool = False) -> dict:
+def run(
+    worker_class: str | None, clients: int, seconds: float, deadline: float, redis_url: str, bodies: bool = False
+) -> dict:
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
-           "LEADRELAY_ENV_FILE": "", "LEADRELAY_BIND": f"127.0.0.1:{port}", "LEADRELAY_LOG_LEVEL": "ERROR",
-           **({} if bodies else {"WEB_CONCURRENCY": "2"})}
-    command = [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"]
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "META_APP_SECRET": SECRET,
+        "META_VERIFY_TOKEN": "v",
+        "LEADRELAY_ENV_FILE": "",
+        "LEADRELAY_BIND": f"127.0.0.1:{port}",
+        "LEADRELAY_LOG_LEVEL": "ERROR",
+        **({} if bodies else {"WEB_CONCURRENCY": "2"}),
+    }
+    command = [
+        str(Path(sys.executable).parent / "gunicorn"),
+        "-c",
+        "python:webhook_app.gunicorn_conf",
+        "webhook_app:create_app()",
+    ]
     if worker_class:
         command[1:1] = ["-k", worker_class]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(100):
@@ -141,10 +158,14 @@ def run(worker_class: str | None, clients: int, seconds: float, deadline: float,
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
     answered = [x for x in latencies if x is not None]
-    return {"probes": len(latencies), "answered": len(answered) / len(latencies),
-            "median_s": statistics.median(answered) if answered else float("inf"),
-            "max_s": max(answered) if answered else float("inf"),
-            "cut_408": sum(1 for c in cut if c.startswith(b"HTTP/1.1 408")), "closed": len(cut)}
+    return {
+        "probes": len(latencies),
+        "answered": len(answered) / len(latencies),
+        "median_s": statistics.median(answered) if answered else float("inf"),
+        "max_s": max(answered) if answered else float("inf"),
+        "cut_408": sum(1 for c in cut if c.startswith(b"HTTP/1.1 408")),
+        "closed": len(cut),
+    }
 
 
 def main() -> int:
@@ -158,20 +179,28 @@ def main() -> int:
     if args.bodies:
         with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data)) as redis_server:
             shipped = run(None, args.clients, args.seconds, args.deadline, redis_server.url, bodies=True)
-        print(f"{args.clients} connections from one client sending bodies at 1 byte/s for {args.seconds:g} s; "
-              f"shipped (leadrelay web, default processes):")
-        print(f"  probes answered within {args.deadline} s: {shipped['answered']:.0%} of {shipped['probes']}, "
-              f"median {shipped['median_s'] * 1000:.1f} ms, slowest {shipped['max_s'] * 1000:.1f} ms")
+        print(
+            f"{args.clients} connections from one client sending bodies at 1 byte/s for {args.seconds:g} s; "
+            f"shipped (leadrelay web, default processes):"
+        )
+        print(
+            f"  probes answered within {args.deadline} s: {shipped['answered']:.0%} of {shipped['probes']}, "
+            f"median {shipped['median_s'] * 1000:.1f} ms, slowest {shipped['max_s'] * 1000:.1f} ms"
+        )
         print(f"  slow bodies cut: {shipped['cut_408']} answered 408, {shipped['closed']} closed in all")
         return 0
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data)) as redis_server:
         shipped = run(None, args.clients, args.seconds, args.deadline, redis_server.url)
         reference = run(args.reference, args.clients, args.seconds, args.deadline, redis_server.url)
     print(f"{args.clients} clients sending headers at 1 byte/s; probes answered within {args.deadline} s:")
-    print(f"  shipped (leadrelay web): {shipped['answered']:.0%} of {shipped['probes']}, "
-          f"median {shipped['median_s'] * 1000:.1f} ms")
-    print(f"  reference ({args.reference}):       {reference['answered']:.0%} of {reference['probes']}, "
-          f"median {reference['median_s'] * 1000:.1f} ms")
+    print(
+        f"  shipped (leadrelay web): {shipped['answered']:.0%} of {shipped['probes']}, "
+        f"median {shipped['median_s'] * 1000:.1f} ms"
+    )
+    print(
+        f"  reference ({args.reference}):       {reference['answered']:.0%} of {reference['probes']}, "
+        f"median {reference['median_s'] * 1000:.1f} ms"
+    )
     if reference["answered"]:
         print(f"  answered ratio shipped/reference: {shipped['answered'] / reference['answered']:.2f}")
     return 0

@@ -39,14 +39,13 @@ import requests
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
-from soakparts import (BIN, ROOT, SECRET, Workers, agency, notification, page_of, recovered_leads,  # noqa: E402
-                       scraped)
-from workers.standin import GraphStandin  # noqa: E402
-from workers.times import unix_time  # noqa: E402
+from soakparts import BIN, ROOT, SECRET, Workers, agency, notification, page_of, recovered_leads, scraped  # noqa: E402
 
 from workers import deadletters, inbox  # noqa: E402
 from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
 from workers.queues import SERIALIZER, connect  # noqa: E402
+from workers.standin import GraphStandin  # noqa: E402
+from workers.times import unix_time  # noqa: E402
 
 FAULTS = [
     {"status": 500},
@@ -67,8 +66,12 @@ def main() -> None:
     parser.add_argument("--redeliver", type=float, default=0.1, help="share of notifications sent twice")
     parser.add_argument("--timeout", type=float, default=600, help="give up draining after this many seconds")
     parser.add_argument("--clients", type=int, default=1, help="clients of an agency sharing the run (1: none)")
-    parser.add_argument("--drop-webhooks", type=float, default=0.0, help="share of notifications never sent: "
-                        "the sweep must recover their leads")
+    parser.add_argument(
+        "--drop-webhooks",
+        type=float,
+        default=0.0,
+        help="share of notifications never sent: the sweep must recover their leads",
+    )
     parser.add_argument("--redis-restart", action="store_true", help="restart Redis once, halfway through")
     args = parser.parse_args()
     rng = random.Random(11)
@@ -79,18 +82,34 @@ def main() -> None:
     graph_url = standin.start()
     with EmbeddedRedis(tmp / "redis") as redis_server, open(tmp / "processes.log", "w") as log:
         port = free_port()
-        env = {**os.environ, "REDIS_URL": redis_server.url, "META_APP_SECRET": SECRET, "META_VERIFY_TOKEN": "v",
-               "META_PAGE_ACCESS_TOKEN": "page", "META_DATASET_ID": "42", "META_CAPI_ACCESS_TOKEN": "capi",
-               "META_GRAPH_URL": graph_url, "LEADRELAY_RETRY_BASE_SECONDS": "0.2",
-               "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "0.5", "LEADRELAY_LOG_LEVEL": "WARNING",
-               "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2",
-               "LEADRELAY_SWEEP_SECONDS": "5", "LEADRELAY_SWEEP_GRACE_SECONDS": "3"}
+        env = {
+            **os.environ,
+            "REDIS_URL": redis_server.url,
+            "META_APP_SECRET": SECRET,
+            "META_VERIFY_TOKEN": "v",
+            "META_PAGE_ACCESS_TOKEN": "page",
+            "META_DATASET_ID": "42",
+            "META_CAPI_ACCESS_TOKEN": "capi",
+            "META_GRAPH_URL": graph_url,
+            "LEADRELAY_RETRY_BASE_SECONDS": "0.2",
+            "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "0.5",
+            "LEADRELAY_LOG_LEVEL": "WARNING",
+            "LEADRELAY_BIND": f"127.0.0.1:{port}",
+            "WEB_CONCURRENCY": "2",
+            "LEADRELAY_SWEEP_SECONDS": "5",
+            "LEADRELAY_SWEEP_GRACE_SECONDS": "3",
+        }
         if args.clients > 1:
             for name in ("META_PAGE_ACCESS_TOKEN", "META_DATASET_ID", "META_CAPI_ACCESS_TOKEN"):
                 env.pop(name)
             env |= agency(args.clients, standin, tmp)
-        web = subprocess.Popen([str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf",
-                                "webhook_app:create_app()"], env=env, cwd=ROOT, stdout=log, stderr=log)
+        web = subprocess.Popen(
+            [str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"],
+            env=env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=log,
+        )
         workers = Workers(env, args.workers, log)
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
@@ -108,13 +127,14 @@ def main() -> None:
         batches, i = [], 0
         while i < len(lead_ids):
             size = rng.choice([1, 1, 1, 2, 3])
-            batches.append(lead_ids[i:i + size])
+            batches.append(lead_ids[i : i + size])
             i += size
         batches += [b for b in batches if rng.random() < args.redeliver]  # Meta redelivers
         rng.shuffle(batches)
         dropped = {id(b) for b in batches if rng.random() < args.drop_webhooks}
         never = {lid for b in batches if id(b) in dropped for lid in b} - {
-            lid for b in batches if id(b) not in dropped for lid in b}
+            lid for b in batches if id(b) not in dropped for lid in b
+        }
         statuses: Counter = Counter()
         answered_items = Counter()  # lead items in deliveries answered 200
         # Leads of a delivery answered anything but 200 (503 while Redis restarts): the
@@ -178,9 +198,13 @@ def main() -> None:
             # Failed jobs without a dead letter are crashes the next sweep requeues.
             crashed = connection.zcard("rq:failed:leadrelay") - connection.zcard(deadletters.INDEX)
             sweeps = sum(1 for j in connection.zrange("rq:scheduled:leadrelay", 0, -1) if j.startswith(b"sweep-"))
-            return sum(connection.zcard(k) for k in ("rq:scheduled:leadrelay", "rq:wip:leadrelay")) - sweeps + \
-                sum(connection.llen(k) for k in ("rq:queue:leadrelay", "rq:queue:leadrelay:intermediate")) + \
-                max(crashed, 0) + connection.xlen(inbox.STREAM)  # leads not finished by a drain job yet
+            return (
+                sum(connection.zcard(k) for k in ("rq:scheduled:leadrelay", "rq:wip:leadrelay"))
+                - sweeps
+                + sum(connection.llen(k) for k in ("rq:queue:leadrelay", "rq:queue:leadrelay:intermediate"))
+                + max(crashed, 0)
+                + connection.xlen(inbox.STREAM)
+            )  # leads not finished by a drain job yet
 
         # Keep killing while the backlog drains, then let the last workers finish.
         while time.time() - started < args.timeout and pending() and time.time() - started < pushed_in * 2 + 10:
@@ -189,16 +213,20 @@ def main() -> None:
         chaos_thread.join()
         workers.kill_one(rng)  # one more fresh worker: its start-up sweep finds any orphan
         quiet, last_report = 0, time.time()
-        while time.time() - started < args.timeout and (quiet < 6 or len({e["event_id"] for e in standin.events})
-                                                         < len(lead_ids)):
+        while time.time() - started < args.timeout and (
+            quiet < 6 or len({e["event_id"] for e in standin.events}) < len(lead_ids)
+        ):
             quiet = quiet + 1 if pending() == 0 else 0
             time.sleep(0.5)
             if time.time() - last_report > 15:
                 last_report = time.time()
-                print(f"  draining: queued {connection.llen('rq:queue:leadrelay')}, scheduled "
-                      f"{connection.zcard('rq:scheduled:leadrelay')}, running {connection.zcard('rq:wip:leadrelay')}, "
-                      f"popped by killed workers {connection.llen('rq:queue:leadrelay:intermediate')}, "
-                      f"received {len(set(e['event_id'] for e in standin.events))}", flush=True)
+                print(
+                    f"  draining: queued {connection.llen('rq:queue:leadrelay')}, scheduled "
+                    f"{connection.zcard('rq:scheduled:leadrelay')}, running {connection.zcard('rq:wip:leadrelay')}, "
+                    f"popped by killed workers {connection.llen('rq:queue:leadrelay:intermediate')}, "
+                    f"received {len(set(e['event_id'] for e in standin.events))}",
+                    flush=True,
+                )
         drained_in = time.time() - started
         figures = scraped(requests.get(f"{base}/metrics", timeout=10).text)
         workers.stop()
@@ -208,59 +236,89 @@ def main() -> None:
         received = Counter(e["event_id"] for e in standin.events)
         from rq import Queue
 
-        dead = deadletters.select(connection, Queue("leadrelay", connection=connection, serializer=SERIALIZER),
-                                  deadletters.Filter())
+        dead = deadletters.select(
+            connection, Queue("leadrelay", connection=connection, serializer=SERIALIZER), deadletters.Filter()
+        )
     standin.stop()
     lost = expected - set(received)
     owner = {f"meta:{lid}:Lead": str(9000 + int(page_of(lid, args.clients)) - 100) for lid in lead_ids}
     crossed = sum(1 for e in standin.events if args.clients > 1 and e["dataset_id"] != owner[e["event_id"]])
     duplicated = {k: n for k, n in received.items() if n > 1}
     graph_calls = len(standin.requests)
-    print(f"leads {len(lead_ids)} in {len(batches)} signed notifications "
-          f"({len(batches) - len(set(map(tuple, batches)))} redelivered); HTTP answers {dict(statuses)}")
-    print(f"workers {args.workers}, SIGKILLed (worker + horse) {workers.kills} times; Graph calls {graph_calls}, "
-          f"fault rate {args.fault_rate:.0%}")
-    print(f"pushed in {pushed_in:.1f}s, drained in {drained_in:.1f}s"
-          + (f"; Redis restarted once, down {restarts[0]:.1f}s" if restarts else ""))
+    print(
+        f"leads {len(lead_ids)} in {len(batches)} signed notifications "
+        f"({len(batches) - len(set(map(tuple, batches)))} redelivered); HTTP answers {dict(statuses)}"
+    )
+    print(
+        f"workers {args.workers}, SIGKILLed (worker + horse) {workers.kills} times; Graph calls {graph_calls}, "
+        f"fault rate {args.fault_rate:.0%}"
+    )
+    print(
+        f"pushed in {pushed_in:.1f}s, drained in {drained_in:.1f}s"
+        + (f"; Redis restarted once, down {restarts[0]:.1f}s" if restarts else "")
+    )
     print(f"events received {sum(received.values())}, distinct event_ids {len(received)}")
     if never:
-        confirmed_at = {e.get("event_id"): r["at"] for r in standin.requests if r["kind"] == "events" and r["body"]
-                        for e in r["body"].get("data", [])}
-        took = [confirmed_at[f"meta:{lid}:Lead"] - unix_time(standin.leads[lid]["created_time"]) for lid in never
-                if f"meta:{lid}:Lead" in confirmed_at]
-        print(f"webhooks never sent for {len(never)} leads: the sweep recovered {len(took)}; the last took "
-              f"{max(took, default=0):.1f}s from creation to Meta's confirmation (median {sorted(took)[len(took) // 2] if took else 0:.1f}s)")
+        confirmed_at = {
+            e.get("event_id"): r["at"]
+            for r in standin.requests
+            if r["kind"] == "events" and r["body"]
+            for e in r["body"].get("data", [])
+        }
+        took = [
+            confirmed_at[f"meta:{lid}:Lead"] - unix_time(standin.leads[lid]["created_time"])
+            for lid in never
+            if f"meta:{lid}:Lead" in confirmed_at
+        ]
+        print(
+            f"webhooks never sent for {len(never)} leads: the sweep recovered {len(took)}; the last took "
+            f"{max(took, default=0):.1f}s from creation to Meta's confirmation "
+            f"(median {sorted(took)[len(took) // 2] if took else 0:.1f}s)"
+        )
     recovered = recovered_leads(tmp / "processes.log")
     killed_mid_send = {k for k in duplicated if "lead-" + k.rsplit(":", 1)[0].replace(":", "-") in recovered}
-    print(f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
-          f"{dict(Counter(d['reason'] for d in dead))}")
+    print(
+        f"lost {len(lost)}, duplicated {len(duplicated)}, dead letters {len(dead)} "
+        f"{dict(Counter(d['reason'] for d in dead))}"
+    )
     if args.clients > 1:
         per = Counter(e["dataset_id"] for e in standin.events)
         print(f"clients {args.clients}: events per dataset {dict(sorted(per.items()))}; cross-client events {crossed}")
     if duplicated:
-        print(f"  of the duplicated, {len(killed_mid_send)} belong to jobs killed (or cut off from Redis) mid-run "
-              f"and recovered: the send reached Meta, the answer never reached us; the resend carries the same "
-              f"event_id, which Meta dedupes")
+        print(
+            f"  of the duplicated, {len(killed_mid_send)} belong to jobs killed (or cut off from Redis) mid-run "
+            f"and recovered: the send reached Meta, the answer never reached us; the resend carries the same "
+            f"event_id, which Meta dedupes"
+        )
     print(f"logs: {tmp / 'processes.log'}")
     if lost or set(duplicated) - killed_mid_send or crossed:
         print("examples:", sorted(lost)[:5], sorted(set(duplicated) - killed_mid_send)[:5])
         sys.exit(1)
     accepted = figures.get(("leadrelay_webhooks_received_total", "accepted", "meta"), 0)
     repeats = figures.get(("leadrelay_webhooks_received_total", "duplicate", "meta"), 0)
-    confirmed = sum(v for k, v in figures.items() if k[0] == "leadrelay_events_sent_total" and k[2:] == ("Lead", "delivered"))
+    confirmed = sum(
+        v for k, v in figures.items() if k[0] == "leadrelay_events_sent_total" and k[2:] == ("Lead", "delivered")
+    )
     retries = sum(v for k, v in figures.items() if k[0] == "leadrelay_retries_total")
-    print(f"/metrics: webhooks accepted {accepted:.0f}, duplicate {repeats:.0f}; events confirmed {confirmed:.0f}; "
-          f"retries {retries:.0f}")
+    print(
+        f"/metrics: webhooks accepted {accepted:.0f}, duplicate {repeats:.0f}; events confirmed {confirmed:.0f}; "
+        f"retries {retries:.0f}"
+    )
     # Every item answered 200 is counted once, accepted or duplicate; every lead whose
     # webhook came is counted accepted once, unless a delivery of it went unanswered (above).
     came = len(lead_ids) - len(never)
-    if (accepted + repeats != answered_items[0] or not came - len(unanswered) <= accepted <= came
-            or confirmed != len(lead_ids)):  # the sweep brought the rest
+    if (
+        accepted + repeats != answered_items[0]
+        or not came - len(unanswered) <= accepted <= came
+        or confirmed != len(lead_ids)
+    ):  # the sweep brought the rest
         print("the metrics disagree with what the stand-in received")
         sys.exit(1)
     if accepted < came:
-        print(f"  {came - accepted:.0f} leads counted duplicate, not accepted: stored by a delivery answered 503 "
-              f"(Redis shut down before its answer went out), then acknowledged on Meta's retry")
+        print(
+            f"  {came - accepted:.0f} leads counted duplicate, not accepted: stored by a delivery answered 503 "
+            f"(Redis shut down before its answer went out), then acknowledged on Meta's retry"
+        )
 
 
 if __name__ == "__main__":

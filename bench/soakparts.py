@@ -32,10 +32,29 @@ def page_of(leadgen_id: str, clients: int) -> str:
 
 def notification(leadgen_ids: list[str], clients: int) -> tuple[bytes, dict]:
     now = int(time.time())
-    body = json.dumps({"object": "page", "entry": [{"id": page_of(lid, clients), "time": now, "changes": [
-        {"field": "leadgen", "value": {"leadgen_id": lid, "page_id": page_of(lid, clients),
-                                       "form_id": f"2{page_of(lid, clients)}",
-                                       "created_time": now}}]} for lid in leadgen_ids]}).encode()
+    body = json.dumps(
+        {
+            "object": "page",
+            "entry": [
+                {
+                    "id": page_of(lid, clients),
+                    "time": now,
+                    "changes": [
+                        {
+                            "field": "leadgen",
+                            "value": {
+                                "leadgen_id": lid,
+                                "page_id": page_of(lid, clients),
+                                "form_id": f"2{page_of(lid, clients)}",
+                                "created_time": now,
+                            },
+                        }
+                    ],
+                }
+                for lid in leadgen_ids
+            ],
+        }
+    ).encode()
     digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
     return body, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={digest}"}
 
@@ -49,8 +68,16 @@ class Workers:
             self.start()
 
     def start(self):
-        self.procs.append(subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=self.env, cwd=ROOT,
-                                           stdout=self.log, stderr=self.log, start_new_session=True))
+        self.procs.append(
+            subprocess.Popen(
+                [str(BIN / "leadrelay"), "worker"],
+                env=self.env,
+                cwd=ROOT,
+                stdout=self.log,
+                stderr=self.log,
+                start_new_session=True,
+            )
+        )
 
     def kill_one(self, rng: random.Random):
         victim = self.procs.pop(rng.randrange(len(self.procs)))
@@ -85,8 +112,10 @@ def agency(clients: int, standin: GraphStandin, tmp: Path) -> dict:
     lines, env = [], {"LEADRELAY_CONFIG": str(tmp / "agency.toml")}
     for c in range(clients):
         page, dataset = str(100 + c), str(9000 + c)
-        lines += [f'[datasets.client{c}]\nid = "{dataset}"\ntoken_env = "CLIENT{c}_CAPI"\n',
-                  f'[pages.{page}]\ntoken_env = "CLIENT{c}_PAGE"\ndataset = "client{c}"\n']
+        lines += [
+            f'[datasets.client{c}]\nid = "{dataset}"\ntoken_env = "CLIENT{c}_CAPI"\n',
+            f'[pages.{page}]\ntoken_env = "CLIENT{c}_PAGE"\ndataset = "client{c}"\n',
+        ]
         env |= {f"CLIENT{c}_CAPI": f"client{c}-capi", f"CLIENT{c}_PAGE": f"client{c}-page"}
         standin.add_client(page, f"client{c}-page", {dataset: f"client{c}-capi"})
     (tmp / "agency.toml").write_text("\n".join(lines))
@@ -97,8 +126,11 @@ def scraped(text: str) -> dict:
     """{(series, *label values in name order): value} from Prometheus text."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    return {(s.name, *(v for _, v in sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, *(v for _, v in sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def recovered_leads(log: Path) -> set[str]:
@@ -112,6 +144,6 @@ def recovered_leads(log: Path) -> set[str]:
         if '"job_recovered"' in line:
             recovered.add(json.loads(line)["job_id"])
         if '"inbox_reclaimed"' in line or '"inbox_resumed"' in line:  # a drain job killed, or stopped by
-            recovered.update(json.loads(line)["job_ids"])               # the Redis restart, with them in hand
+            recovered.update(json.loads(line)["job_ids"])  # the Redis restart, with them in hand
     recovered.update(lead for job in recovered & batched.keys() for lead in batched[job])  # a batch job killed
     return recovered

@@ -25,9 +25,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from workers.standin import GraphStandin  # noqa: E402
-
 from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
+from workers.standin import GraphStandin  # noqa: E402
 
 BIN = Path(sys.executable).parent
 TOKEN = "bench-api-token"
@@ -45,14 +44,33 @@ def main() -> None:
     graph_url = standin.start()
     with EmbeddedRedis(tmp / "redis") as redis_server, open(tmp / "processes.log", "w") as log:
         port = free_port()
-        env = {**os.environ, "REDIS_URL": redis_server.url, "META_APP_SECRET": "s", "META_VERIFY_TOKEN": "v",
-               "META_PAGE_ACCESS_TOKEN": "page", "META_DATASET_ID": "42", "META_CAPI_ACCESS_TOKEN": "capi",
-               "META_GRAPH_URL": graph_url, "LEADRELAY_API_TOKEN": TOKEN, "LEADRELAY_LOG_LEVEL": "WARNING",
-               "LEADRELAY_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"}
-        procs = [subprocess.Popen([str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf",
-                                   "webhook_app:create_app()"], env=env, cwd=ROOT, stdout=log, stderr=log)]
-        procs += [subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=env, cwd=ROOT, stdout=log, stderr=log)
-                  for _ in range(args.workers)]
+        env = {
+            **os.environ,
+            "REDIS_URL": redis_server.url,
+            "META_APP_SECRET": "s",
+            "META_VERIFY_TOKEN": "v",
+            "META_PAGE_ACCESS_TOKEN": "page",
+            "META_DATASET_ID": "42",
+            "META_CAPI_ACCESS_TOKEN": "capi",
+            "META_GRAPH_URL": graph_url,
+            "LEADRELAY_API_TOKEN": TOKEN,
+            "LEADRELAY_LOG_LEVEL": "WARNING",
+            "LEADRELAY_BIND": f"127.0.0.1:{port}",
+            "WEB_CONCURRENCY": "2",
+        }
+        procs = [
+            subprocess.Popen(
+                [str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"],
+                env=env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=log,
+            )
+        ]
+        procs += [
+            subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=env, cwd=ROOT, stdout=log, stderr=log)
+            for _ in range(args.workers)
+        ]
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
             try:
@@ -61,15 +79,26 @@ def main() -> None:
             except requests.RequestException:
                 time.sleep(0.1)
         now = int(time.time())
-        bodies = [[{"external_id": f"crm-{i}", "stage": "QualifiedLead", "occurred_at": now, "value": 10,
-                    "currency": "EUR"} for i in range(start, min(start + args.per_request, args.events))]
-                  for start in range(0, args.events, args.per_request)]
+        bodies = [
+            [
+                {
+                    "external_id": f"crm-{i}",
+                    "stage": "QualifiedLead",
+                    "occurred_at": now,
+                    "value": 10,
+                    "currency": "EUR",
+                }
+                for i in range(start, min(start + args.per_request, args.events))
+            ]
+            for start in range(0, args.events, args.per_request)
+        ]
         session = requests.Session()
         started = time.perf_counter()
 
         def post(body):
-            return requests.post(f"{base}/api/v1/stage-events", json=body, timeout=60,
-                                 headers={"Authorization": f"Bearer {TOKEN}"}).json()["accepted"]
+            return requests.post(
+                f"{base}/api/v1/stage-events", json=body, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}
+            ).json()["accepted"]
 
         with ThreadPoolExecutor(2) as pool:
             accepted = sum(pool.map(post, bodies))
@@ -84,12 +113,16 @@ def main() -> None:
         session.close()
     standin.stop()
     requests_out = len(standin.calls("events"))
-    print(f"{args.events} stage events in {len(bodies)} API requests of {args.per_request}; "
-          f"{args.workers} workers, web WEB_CONCURRENCY=2, {os.cpu_count()} cores")
+    print(
+        f"{args.events} stage events in {len(bodies)} API requests of {args.per_request}; "
+        f"{args.workers} workers, web WEB_CONCURRENCY=2, {os.cpu_count()} cores"
+    )
     print(f"accepted {accepted} in {accepted_in:.2f}s ({accepted / accepted_in:.0f}/s at the API)")
-    print(f"received by the stand-in {len(standin.events)} in {requests_out} Conversions API requests, "
-          f"{done_in:.2f}s after the first POST: {len(standin.events) / done_in:.0f} events/s end to end "
-          f"(goal >= 2000)")
+    print(
+        f"received by the stand-in {len(standin.events)} in {requests_out} Conversions API requests, "
+        f"{done_in:.2f}s after the first POST: {len(standin.events) / done_in:.0f} events/s end to end "
+        f"(goal >= 2000)"
+    )
 
 
 if __name__ == "__main__":

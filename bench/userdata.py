@@ -48,9 +48,21 @@ def records(count: int, seed: int) -> list[dict]:
     out = []
     for i in range(count):
         country, phone, city, state, zp, first, last = rng.choice(PEOPLE)
-        out.append({"em": f"{first}.{last}{i}@Example.com".replace("'", ""), "ph": phone, "fn": first,
-                    "ln": last, "ct": city, "st": state, "zp": zp, "country": country,
-                    "db": rng.choice(DATES), "ge": rng.choice("fm"), "external_id": f"crm-{i}"})
+        out.append(
+            {
+                "em": f"{first}.{last}{i}@Example.com".replace("'", ""),
+                "ph": phone,
+                "fn": first,
+                "ln": last,
+                "ct": city,
+                "st": state,
+                "zp": zp,
+                "country": country,
+                "db": rng.choice(DATES),
+                "ge": rng.choice("fm"),
+                "external_id": f"crm-{i}",
+            }
+        )
     return out
 
 
@@ -62,11 +74,22 @@ def ours(batch: list[dict]) -> float:
 
 
 def sdk(batch: list[dict]) -> float:
-    prepared = [UserData(emails=[r["em"]], phones=[r["ph"]], first_names=[r["fn"]], last_names=[r["ln"]],
-                         cities=[r["ct"]], states=[r["st"]] if r["st"] else None, zip_codes=[r["zp"]],
-                         country_codes=[r["country"]], dates_of_birth=[r["db"]],
-                         genders=[Gender.FEMALE if r["ge"] == "f" else Gender.MALE], external_ids=[r["external_id"]])
-                for r in batch]
+    prepared = [
+        UserData(
+            emails=[r["em"]],
+            phones=[r["ph"]],
+            first_names=[r["fn"]],
+            last_names=[r["ln"]],
+            cities=[r["ct"]],
+            states=[r["st"]] if r["st"] else None,
+            zip_codes=[r["zp"]],
+            country_codes=[r["country"]],
+            dates_of_birth=[r["db"]],
+            genders=[Gender.FEMALE if r["ge"] == "f" else Gender.MALE],
+            external_ids=[r["external_id"]],
+        )
+        for r in batch
+    ]
     started = time.perf_counter()
     for user_data in prepared:
         user_data.normalize()
@@ -90,8 +113,10 @@ def main() -> None:
     print(f"{args.records} records, {args.rounds} rounds, median µs per record")
     print(f"  leadrelay build         {per['ours']:7.1f} µs")
     print(f"  SDK UserData.normalize  {per['sdk']:7.1f} µs")
-    print(f"  ratio ours/SDK          {statistics.median(ratios):7.2f}  (min {min(ratios):.2f}, max {max(ratios):.2f}; "
-          f"goal: at most 1.00)")
+    print(
+        f"  ratio ours/SDK          {statistics.median(ratios):7.2f}  (min {min(ratios):.2f}, max {max(ratios):.2f}; "
+        f"goal: at most 1.00)"
+    )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,23 @@ import pytest
 import redis
 from hypothesis import settings
 
-from helpers import AGENCY_CONFIG, API, APP_SECRET, B2B_FORM, CAPI_TOKEN, DATASET_ID, DATASETS, OLD_APP_SECRET, \
-    OLD_FORM_SECRET, PAGE_TOKEN, PAGES, TALLY_SECRET, TYPEFORM_SECRET, VERIFY_TOKEN, sign
+from helpers import (
+    AGENCY_CONFIG,
+    API,
+    APP_SECRET,
+    B2B_FORM,
+    CAPI_TOKEN,
+    DATASET_ID,
+    DATASETS,
+    OLD_APP_SECRET,
+    OLD_FORM_SECRET,
+    PAGE_TOKEN,
+    PAGES,
+    TALLY_SECRET,
+    TYPEFORM_SECRET,
+    VERIFY_TOKEN,
+    sign,
+)
 from webhook_app import create_app
 from workers import jobs, runner
 from workers.embedded_redis import EmbeddedRedis
@@ -127,7 +142,11 @@ def agency(env, graph, monkeypatch, tmp_path):
     monkeypatch.setenv("LEADRELAY_CONFIG", str(path))
     pages = {"101": ("acme", "acme_b2b"), "202": ("brandb",), "303": ("cedar",), "404": ("delta",)}
     for page_id, names in pages.items():
-        graph.add_client(page_id, PAGES[page_id][1], {DATASETS[n][0]: DATASETS[n][2] for n in names},
-                         forms=(f"{page_id}555", B2B_FORM) if page_id == "101" else (f"{page_id}555",))
+        graph.add_client(
+            page_id,
+            PAGES[page_id][1],
+            {DATASETS[n][0]: DATASETS[n][2] for n in names},
+            forms=(f"{page_id}555", B2B_FORM) if page_id == "101" else (f"{page_id}555",),
+        )
     jobs.install(load())
     return path

@@ -31,8 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def clean_env(**values) -> dict:
     """The test's settings only: no .env, and a data folder of its own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_", "REDIS_URL"))}
-    return {**env, "LEADRELAY_ENV_FILE": "", "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-data-"),
-            **values}
+    return {**env, "LEADRELAY_ENV_FILE": "", "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-data-"), **values}
 
 
 def wait_for(check, timeout=20.0):
@@ -110,10 +109,20 @@ def invalid_dead_letter(client, graph, work, leadgen_id=LEAD):
     graph.add_lead(leadgen_id)
     body = leadgen_body(leadgen_id, created_time=int(time.time()))
     client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
-    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016, "message": "m",
-                                         "error_user_title": "Invalid parameter", "fbtrace_id": "TR"}}, on="events")
+    graph.then(
+        {
+            "status": 400,
+            "error": {
+                "code": 100,
+                "error_subcode": 2804016,
+                "message": "m",
+                "error_user_title": "Invalid parameter",
+                "fbtrace_id": "TR",
+            },
+        },
+        on="events",
+    )
     work()
-
 
 
 def fast_forward(connection) -> int:
@@ -136,9 +145,19 @@ def scheduled_in(connection, job_id: str) -> float:
 
 
 def leadgen_body(*leadgen_ids: str, created_time: int | None = None) -> bytes:
-    changes = [{"field": "leadgen", "value": {"leadgen_id": lid, "page_id": "111", "form_id": "555",
-                                              "ad_id": "777", "created_time": created_time or 1700000000}}
-               for lid in leadgen_ids]
+    changes = [
+        {
+            "field": "leadgen",
+            "value": {
+                "leadgen_id": lid,
+                "page_id": "111",
+                "form_id": "555",
+                "ad_id": "777",
+                "created_time": created_time or 1700000000,
+            },
+        }
+        for lid in leadgen_ids
+    ]
     return json.dumps({"object": "page", "entry": [{"id": "111", "time": 1700000001, "changes": changes}]}).encode()
 
 
@@ -161,13 +180,19 @@ def leadrelay(*args: str, clock: Callable[[], float] | None = None) -> Ran:
 # An agency with three clients (and a fourth, Delta, to add later): tests/test_routing.py,
 # tests/test_agency.py; the `agency` fixture (conftest.py) sets them up.
 # page id -> (page token variable, token), dataset name -> (id, CAPI token variable, token)
-PAGES = {"101": ("ACME_PAGE_TOKEN", "acme-page-token"), "202": ("BRANDB_PAGE_TOKEN", "brandb-page-token"),
-         "303": ("CEDAR_PAGE_TOKEN", "cedar-page-token"), "404": ("DELTA_PAGE_TOKEN", "delta-page-token")}
-DATASETS = {"acme": ("1001", "ACME_CAPI_TOKEN", "acme-capi-token"),
-            "acme_b2b": ("1002", "ACME_CAPI_TOKEN", "acme-capi-token"),
-            "brandb": ("2001", "BRANDB_CAPI_TOKEN", "brandb-capi-token"),
-            "cedar": ("3001", "CEDAR_CAPI_TOKEN", "cedar-capi-token"),
-            "delta": ("4001", "DELTA_CAPI_TOKEN", "delta-capi-token")}
+PAGES = {
+    "101": ("ACME_PAGE_TOKEN", "acme-page-token"),
+    "202": ("BRANDB_PAGE_TOKEN", "brandb-page-token"),
+    "303": ("CEDAR_PAGE_TOKEN", "cedar-page-token"),
+    "404": ("DELTA_PAGE_TOKEN", "delta-page-token"),
+}
+DATASETS = {
+    "acme": ("1001", "ACME_CAPI_TOKEN", "acme-capi-token"),
+    "acme_b2b": ("1002", "ACME_CAPI_TOKEN", "acme-capi-token"),
+    "brandb": ("2001", "BRANDB_CAPI_TOKEN", "brandb-capi-token"),
+    "cedar": ("3001", "CEDAR_CAPI_TOKEN", "cedar-capi-token"),
+    "delta": ("4001", "DELTA_CAPI_TOKEN", "delta-capi-token"),
+}
 API = {"acme": "acme-api-token", "brandb": "brandb-api-token"}
 B2B_FORM = "9001"  # an Acme Lead Ads form whose leads go to acme_b2b
 
@@ -230,17 +255,30 @@ AGENCY_ENV = {variable: token for variable, token in [*PAGES.values(), *((v, t) 
 
 def agency_lead(graph, leadgen_id: str, page_id: str, form_id: str | None = None, email: str | None = None):
     form_id = form_id or f"{page_id}555"  # form ids are Graph ids: one Page's only
-    graph.add_lead(leadgen_id, page_id=page_id, form_id=form_id, created_time=int(time.time()) - 60,
-                   field_data=[{"name": "email", "values": [email or f"{leadgen_id}@example.com"]}])
-    return {"field": "leadgen", "value": {"leadgen_id": leadgen_id, "page_id": page_id, "form_id": form_id,
-                                          "created_time": int(time.time()) - 60}}
+    graph.add_lead(
+        leadgen_id,
+        page_id=page_id,
+        form_id=form_id,
+        created_time=int(time.time()) - 60,
+        field_data=[{"name": "email", "values": [email or f"{leadgen_id}@example.com"]}],
+    )
+    return {
+        "field": "leadgen",
+        "value": {
+            "leadgen_id": leadgen_id,
+            "page_id": page_id,
+            "form_id": form_id,
+            "created_time": int(time.time()) - 60,
+        },
+    }
 
 
 def agency_post(web, *changes):
     entries = [{"id": c["value"]["page_id"], "time": int(time.time()), "changes": [c]} for c in changes]
     body = json.dumps({"object": "page", "entry": entries}).encode()
-    return web.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body),
-                                                          "Content-Type": "application/json"})
+    return web.post(
+        "/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"}
+    )
 
 
 def delivered(graph) -> dict[str, list[str]]:
@@ -265,8 +303,14 @@ class Service:
     def __init__(self, env: dict, cwd: Path, port: int):
         self.base = f"http://127.0.0.1:{port}"
         self.lines: list[str] = []
-        self.process = subprocess.Popen([str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}"], env=env,
-                                        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen(
+            [str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}"],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True).start()
 
     def banner(self) -> str:
@@ -279,8 +323,7 @@ class Service:
 
 
 def cli(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "leadrelay"), *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run([str(BIN / "leadrelay"), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
 def kill_worker_during(graph, redis_conn, kind: str) -> None:
@@ -290,8 +333,13 @@ def kill_worker_during(graph, redis_conn, kind: str) -> None:
     held = threading.Event()
     before = len(graph.calls(kind))
     graph.then({"hold": held}, on=kind)
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"],
+        env=dict(os.environ),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: len(graph.calls(kind)) > before)
         tree = [process := psutil.Process(worker.pid), *process.children(recursive=True)]

@@ -25,8 +25,18 @@ def admin(env, monkeypatch):
 @pytest.fixture
 def dead_letter(graph, post_meta, work):
     graph.add_lead(LEAD)
-    graph.then({"status": 400, "error": {"code": 100, "error_subcode": 2804016, "fbtrace_id": "T1",
-                                         "error_user_title": "Unhashed user data"}}, on="events")
+    graph.then(
+        {
+            "status": 400,
+            "error": {
+                "code": 100,
+                "error_subcode": 2804016,
+                "fbtrace_id": "T1",
+                "error_user_title": "Unhashed user data",
+            },
+        },
+        on="events",
+    )
     post_meta(leadgen_body(LEAD, created_time=int(time.time())))
     work()
 
@@ -50,16 +60,19 @@ def test_dead_letters_lists_reason_and_metas_details(admin, dead_letter):
     assert answer.json["count"] == 1 and answer.json["by_reason"] == {"invalid": 1}
     [row] = answer.json["dead_letters"]
     assert row["job_id"] == f"lead-meta-{LEAD}"
-    assert (row["code"], row["subcode"], row["fbtrace_id"], row["user_title"]) == (100, 2804016, "T1",
-                                                                                  "Unhashed user data")
+    assert (row["code"], row["subcode"], row["fbtrace_id"], row["user_title"]) == (
+        100,
+        2804016,
+        "T1",
+        "Unhashed user data",
+    )
     assert admin("GET", "/admin/dead-letters?reason=auth").json["count"] == 0
 
 
 def test_replay_by_job_id_delivers_once(admin, dead_letter, graph, work):
     answer = admin("POST", "/admin/replay", json={"job_ids": [f"lead-meta-{LEAD}"]})
     assert answer.status_code == 200
-    assert answer.json["counts"] == {"requeued": 1, "already_delivered": 0, "expired": 0, "failed": 0,
-                                     "not_found": 0}
+    assert answer.json["counts"] == {"requeued": 1, "already_delivered": 0, "expired": 0, "failed": 0, "not_found": 0}
     work()
     assert [e["event_id"] for e in graph.events] == [f"meta:{LEAD}:Lead"]
     assert admin("GET", "/admin/dead-letters").json["count"] == 0
@@ -71,9 +84,15 @@ def test_replay_dry_run_changes_nothing(admin, dead_letter):
     assert admin("GET", "/admin/dead-letters").json["count"] == 1
 
 
-@pytest.mark.parametrize("body, reason", [({}, "no_selection"), ({"since": "whenever"}, "bad_filter"),
-                                          ({"job_ids": f"lead-meta-{LEAD}"}, "malformed_job_ids"),
-                                          ({"job_ids": [7]}, "malformed_job_ids")])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ({}, "no_selection"),
+        ({"since": "whenever"}, "bad_filter"),
+        ({"job_ids": f"lead-meta-{LEAD}"}, "malformed_job_ids"),
+        ({"job_ids": [7]}, "malformed_job_ids"),
+    ],
+)
 def test_replay_with_no_or_bad_selection_is_400(admin, body, reason):
     answer = admin("POST", "/admin/replay", json=body)
     assert answer.status_code == 400 and answer.json["error"] == reason

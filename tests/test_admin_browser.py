@@ -16,8 +16,15 @@ from workers import policy
 
 LEAD = "1234567890123456"
 # As the machine's notes say: without these Chromium reaches for Google's hosts.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-                 "--disable-background-networking", "--disable-component-update"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
 
 
 def chromium() -> str:
@@ -27,8 +34,10 @@ def chromium() -> str:
             return path
     if os.environ.get("LEADRELAY_SKIP_BROWSER"):
         pytest.skip("LEADRELAY_SKIP_BROWSER is set")
-    pytest.fail("no Chromium: `make test` installs Debian's (tests/install-tools); elsewhere set "
-                "LEADRELAY_CHROMIUM to a Chromium or Chrome binary, or LEADRELAY_SKIP_BROWSER=1")
+    pytest.fail(
+        "no Chromium: `make test` installs Debian's (tests/install-tools); elsewhere set "
+        "LEADRELAY_CHROMIUM to a Chromium or Chrome binary, or LEADRELAY_SKIP_BROWSER=1"
+    )
 
 
 @pytest.fixture
@@ -180,8 +189,9 @@ def test_pick_one_dataset_and_replay_only_its_dead_letters(served_agency, browse
     expect(page.locator('tr[data-dataset="brandb"] [data-figure="dead"]')).to_have_text("1")
 
 
-def test_the_accuracy_table_and_chart_after_a_sweep_recovered_two_leads(served, browser, graph, work, redis_conn,
-                                                                       tmp_path):
+def test_the_accuracy_table_and_chart_after_a_sweep_recovered_two_leads(
+    served, browser, graph, work, redis_conn, tmp_path
+):
     from helpers import leadgen_body, sign
     from workers import jobs, sweep
     from workers.queues import queue
@@ -202,15 +212,23 @@ def test_the_accuracy_table_and_chart_after_a_sweep_recovered_two_leads(served, 
     page.fill("#token", ADMIN)
     page.press("#token", "Enter")
     row = page.locator('tr[data-form="111/555"]')
-    for figure, shown in (("meta", "10"), ("webhook", "8"), ("recovered", "2"), ("confirmed", "10"),
-                          ("waiting", "0"), ("accuracy", "100.0%")):
+    for figure, shown in (
+        ("meta", "10"),
+        ("webhook", "8"),
+        ("recovered", "2"),
+        ("confirmed", "10"),
+        ("waiting", "0"),
+        ("accuracy", "100.0%"),
+    ):
         expect(row.locator(f'[data-figure="{figure}"]')).to_have_text(shown)
     expect(page.locator('[data-silent="111"]')).to_contain_text("webhook_silent")
     chart = page.locator('figure[data-chart="111"]')
     expect(chart).to_be_visible()
     today = time.strftime("%Y-%m-%d", time.gmtime(created))
-    heights = {s: float(chart.locator(f'rect[data-series="{s}"][data-day="{today}"]').get_attribute("height"))
-               for s in ("webhook", "recovered", "confirmed")}
+    heights = {
+        s: float(chart.locator(f'rect[data-series="{s}"][data-day="{today}"]').get_attribute("height"))
+        for s in ("webhook", "recovered", "confirmed")
+    }
     assert heights["confirmed"] == 80 and heights["webhook"] == 64 and heights["recovered"] == 16  # 10, 8, 2 of 10
     chart.screenshot(path=str(tmp_path / "accuracy-chart.png"))
     if os.environ.get("SAVE_ADMIN_SCREENSHOT"):

@@ -10,7 +10,6 @@ from helpers import ADMIN, CAPI_TOKEN, LEAD, PAGE_TOKEN, fast_forward, invalid_d
 from webhook_app import create_app
 
 
-
 @pytest.fixture
 def admin(env, monkeypatch):
     monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", ADMIN)
@@ -90,8 +89,16 @@ def test_the_page_shows_key_names_and_masked_settings_never_values(admin, graph,
     assert f'data-event="meta:{LEAD}:Lead"' in page
     assert '<span class="key">em</span>' in page and '<span class="key">lead_id</span>' in page
     page = page.replace(logged_in(admin), "")  # a random CSRF token may spell "joe" by chance
-    for raw in ("Joe", "example.com", "6505551212", CAPI_TOKEN, PAGE_TOKEN, ADMIN, env["TYPEFORM_SECRET"],
-                env["META_APP_SECRET"].split(",")[0]):
+    for raw in (
+        "Joe",
+        "example.com",
+        "6505551212",
+        CAPI_TOKEN,
+        PAGE_TOKEN,
+        ADMIN,
+        env["TYPEFORM_SECRET"],
+        env["META_APP_SECRET"].split(",")[0],
+    ):
         assert raw.lower() not in page.lower(), raw
 
 

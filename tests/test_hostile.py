@@ -27,31 +27,97 @@ ANSWERS = {200, 202, 400, 401, 404, 413, 503}
 NESTED = b"[" * 10_000 + b"]" * 10_000
 # Values seen to break parsers: odd ids, digits that are not ASCII, a lone surrogate, a
 # number past what str() will print, NaN and infinities.
-RAW_SURROGATE = "<a lone surrogate as raw UTF-8 bytes>"  # written as ED BF BF by _body: JSON's escape is the other way in
-HOSTILE_TEXT = ["", " ", "a b", "r.1", "\u00b2", "\u0663", "\ud800", "jane.roe@example.net\udfff", "9" * 4400,
-                "undefined", "{{fbclid}}", "<script>", "\u202e", RAW_SURROGATE, f"joe{RAW_SURROGATE}@example.com"]
+RAW_SURROGATE = (
+    "<a lone surrogate as raw UTF-8 bytes>"  # written as ED BF BF by _body: JSON's escape is the other way in
+)
+HOSTILE_TEXT = [
+    "",
+    " ",
+    "a b",
+    "r.1",
+    "\u00b2",
+    "\u0663",
+    "\ud800",
+    "jane.roe@example.net\udfff",
+    "9" * 4400,
+    "undefined",
+    "{{fbclid}}",
+    "<script>",
+    "\u202e",
+    RAW_SURROGATE,
+    f"joe{RAW_SURROGATE}@example.com",
+]
 HUGE = "<a number of 4,400 digits>"  # written into the JSON text by _body: Python will not print such an int
 # Integers no datetime holds: they once stalled a worker's drain for good.
-OUT_OF_TIME = [10 ** 19, -(2 ** 63), 2 ** 63, 2 ** 63 - 1, 253402300800]
-leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.sampled_from(OUT_OF_TIME), st.just(HUGE), st.floats(),
-                   st.sampled_from(HOSTILE_TEXT), st.text(max_size=12))
-values = st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                      st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                      max_leaves=8)
+OUT_OF_TIME = [10**19, -(2**63), 2**63, 2**63 - 1, 253402300800]
+leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.sampled_from(OUT_OF_TIME),
+    st.just(HUGE),
+    st.floats(),
+    st.sampled_from(HOSTILE_TEXT),
+    st.text(max_size=12),
+)
+values = st.recursive(
+    leaves,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8,
+)
 # What each endpoint is sent: its envelope, with hostile values where the parsers look.
-META_LEADS = st.fixed_dictionaries({}, optional={"leadgen_id": values, "page_id": values, "form_id": values,
-                                                 "ad_id": values, "created_time": values})
-TYPEFORM_RESPONSES = st.fixed_dictionaries({"form_id": values, "token": values}, optional={
-    "answers": st.lists(st.fixed_dictionaries({"type": values, "field": values}, optional={
-        "email": values, "text": values, "choice": values, "choices": values}), max_size=3),
-    "hidden": values, "submitted_at": values, "landed_at": values})
-TALLY_DATA = st.fixed_dictionaries({"responseId": values, "fields": st.lists(st.fixed_dictionaries(
-    {"key": values, "label": values, "type": st.one_of(values, st.sampled_from(["MULTIPLE_CHOICE", "INPUT_EMAIL",
-                                                                                  "HIDDEN_FIELDS"]))},
-    optional={"value": values, "options": values}), max_size=3)}, optional={"formId": values, "createdAt": values})
-STAGE_ITEMS = st.lists(st.fixed_dictionaries({"stage": st.one_of(values, st.sampled_from(["MQL", "won"]))}, optional={
-    "occurred_at": values, "value": values, "currency": values, "email": values, "phone": values,
-    "leadgen_id": values, "external_id": values, "submission_id": values, "ldu": values}), max_size=4)
+META_LEADS = st.fixed_dictionaries(
+    {}, optional={"leadgen_id": values, "page_id": values, "form_id": values, "ad_id": values, "created_time": values}
+)
+TYPEFORM_RESPONSES = st.fixed_dictionaries(
+    {"form_id": values, "token": values},
+    optional={
+        "answers": st.lists(
+            st.fixed_dictionaries(
+                {"type": values, "field": values},
+                optional={"email": values, "text": values, "choice": values, "choices": values},
+            ),
+            max_size=3,
+        ),
+        "hidden": values,
+        "submitted_at": values,
+        "landed_at": values,
+    },
+)
+TALLY_DATA = st.fixed_dictionaries(
+    {
+        "responseId": values,
+        "fields": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "key": values,
+                    "label": values,
+                    "type": st.one_of(values, st.sampled_from(["MULTIPLE_CHOICE", "INPUT_EMAIL", "HIDDEN_FIELDS"])),
+                },
+                optional={"value": values, "options": values},
+            ),
+            max_size=3,
+        ),
+    },
+    optional={"formId": values, "createdAt": values},
+)
+STAGE_ITEMS = st.lists(
+    st.fixed_dictionaries(
+        {"stage": st.one_of(values, st.sampled_from(["MQL", "won"]))},
+        optional={
+            "occurred_at": values,
+            "value": values,
+            "currency": values,
+            "email": values,
+            "phone": values,
+            "leadgen_id": values,
+            "external_id": values,
+            "submission_id": values,
+            "ldu": values,
+        },
+    ),
+    max_size=4,
+)
 FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
@@ -67,8 +133,12 @@ def deliver(client, env):
     def post(name: str, body: bytes):
         module = SOURCES[name].module
         secret = env[SOURCES[name].secret_setting].split(",")[0]
-        return client.post(f"/webhooks/{name}", data=body, headers={
-            "Content-Type": "application/json", module.SIGNATURE_HEADER: module.signature(secret, body)})
+        return client.post(
+            f"/webhooks/{name}",
+            data=body,
+            headers={"Content-Type": "application/json", module.SIGNATURE_HEADER: module.signature(secret, body)},
+        )
+
     return post
 
 
@@ -78,8 +148,12 @@ def stage_api(env, monkeypatch):
     client = create_app().test_client()
 
     def post(body: bytes):
-        return client.post("/api/v1/stage-events", data=body, headers={
-            "Authorization": f"Bearer {API_TOKEN}", "Content-Type": "application/json"})
+        return client.post(
+            "/api/v1/stage-events",
+            data=body,
+            headers={"Authorization": f"Bearer {API_TOKEN}", "Content-Type": "application/json"},
+        )
+
     return post
 
 
@@ -136,34 +210,59 @@ def test_a_poison_lead_in_a_batch_costs_no_other_lead(deliver, redis_conn):
     assert len(inbox_entries(redis_conn)) == 2
 
 
-@pytest.mark.parametrize("name, doc", [
-    ("typeform", {"event_type": "form_response", "form_response": {"form_id": "a b", "token": "t1", "answers": []}}),
-    ("tally", {"eventType": "FORM_RESPONSE", "data": {"responseId": "r.1", "formId": "f", "fields": []}}),
-])
+@pytest.mark.parametrize(
+    "name, doc",
+    [
+        (
+            "typeform",
+            {"event_type": "form_response", "form_response": {"form_id": "a b", "token": "t1", "answers": []}},
+        ),
+        ("tally", {"eventType": "FORM_RESPONSE", "data": {"responseId": "r.1", "formId": "f", "fields": []}}),
+    ],
+)
 def test_ids_that_cannot_be_job_ids_are_a_400_with_a_reason(deliver, name, doc):
     answer = deliver(name, _body(doc))
     assert answer.status_code == 400 and answer.get_json()["error"] == "bad_id"
 
 
 def test_odd_answer_shapes_are_read_as_nothing_not_a_crash(deliver, redis_conn):
-    typeform = {"event_type": "form_response", "event_id": "e", "form_response": {
-        "form_id": "F1", "token": "tok1", "submitted_at": "2026-11-20T09:00:00Z", "answers": [
-            {"type": ["email"], "field": {"id": "x", "ref": ["email"]}, "email": "a@b.co"},
-            {"type": "email", "field": {"id": "em", "ref": "email"}, "email": "ada@example.com"}]}}
-    tally = {"eventType": "FORM_RESPONSE", "data": {"responseId": "r1", "formId": "f1", "fields": [
-        {"key": "a", "label": "Pick", "type": "MULTIPLE_CHOICE", "value": [{}], "options": 1.5},
-        {"key": "b", "label": "Kind", "type": {}, "value": "x"},
-        {"key": "c", "label": "Email", "type": "INPUT_EMAIL", "value": "ada@example.com"}]}}
+    typeform = {
+        "event_type": "form_response",
+        "event_id": "e",
+        "form_response": {
+            "form_id": "F1",
+            "token": "tok1",
+            "submitted_at": "2026-11-20T09:00:00Z",
+            "answers": [
+                {"type": ["email"], "field": {"id": "x", "ref": ["email"]}, "email": "a@b.co"},
+                {"type": "email", "field": {"id": "em", "ref": "email"}, "email": "ada@example.com"},
+            ],
+        },
+    }
+    tally = {
+        "eventType": "FORM_RESPONSE",
+        "data": {
+            "responseId": "r1",
+            "formId": "f1",
+            "fields": [
+                {"key": "a", "label": "Pick", "type": "MULTIPLE_CHOICE", "value": [{}], "options": 1.5},
+                {"key": "b", "label": "Kind", "type": {}, "value": "x"},
+                {"key": "c", "label": "Email", "type": "INPUT_EMAIL", "value": "ada@example.com"},
+            ],
+        },
+    }
     assert deliver("typeform", _body(typeform)).get_json()["accepted"] == 1
     assert deliver("tally", _body(tally)).get_json()["accepted"] == 1
 
 
 def test_a_non_finite_stage_value_is_rejected_alone(stage_api, redis_conn):
     now = int(time.time())
-    items = [{"stage": "MQL", "email": "one@example.com", "occurred_at": now},
-             {"stage": "won", "email": "two@example.com", "occurred_at": now, "value": float("inf"), "currency": "EUR"},
-             {"stage": "MQL", "email": "three@example.com", "occurred_at": float("nan")},
-             {"stage": "MQL", "email": "four@example.com", "occurred_at": now}]
+    items = [
+        {"stage": "MQL", "email": "one@example.com", "occurred_at": now},
+        {"stage": "won", "email": "two@example.com", "occurred_at": now, "value": float("inf"), "currency": "EUR"},
+        {"stage": "MQL", "email": "three@example.com", "occurred_at": float("nan")},
+        {"stage": "MQL", "email": "four@example.com", "occurred_at": now},
+    ]
     answer = stage_api(_body(items))
     assert answer.status_code == 202
     assert [r["status"] for r in answer.get_json()["results"]] == ["accepted", "rejected", "rejected", "accepted"]
@@ -173,20 +272,39 @@ def test_a_non_finite_stage_value_is_rejected_alone(stage_api, redis_conn):
 def test_a_lone_surrogate_in_an_email_refuses_that_item_alone_and_is_never_logged(stage_api, capfd):
     """Not a 400 for the request: that would cost the batch's other items."""
     now = int(time.time())
-    answer = stage_api(_body([{"stage": "MQL", "email": "jane.roe@example.net\udfff", "occurred_at": now},
-                              {"stage": "MQL", "email": "ok@example.com", "occurred_at": now}]))
+    answer = stage_api(
+        _body(
+            [
+                {"stage": "MQL", "email": "jane.roe@example.net\udfff", "occurred_at": now},
+                {"stage": "MQL", "email": "ok@example.com", "occurred_at": now},
+            ]
+        )
+    )
     assert answer.status_code == 202
     assert [(r["status"], r.get("reason")) for r in answer.get_json()["results"]] == [
-        ("rejected", "unknown_person"), ("accepted", None)]
+        ("rejected", "unknown_person"),
+        ("accepted", None),
+    ]
     out, err = capfd.readouterr()
     assert "jane.roe" not in out + err
 
 
 def test_a_job_whose_data_cannot_be_used_is_dead_lettered_not_crashed(env, redis_conn, work):
     q = queue(redis_conn, "leadrelay")
-    q.enqueue(jobs.send_form_lead, {"source": "typeform", "key": "F-T", "event_name": "Lead", "event_id": "e:1",
-                                    "submitted_at": int(time.time()), "user_data": [], "form_id": "F",
-                                    "submission_id": "T"}, job_id="lead-typeform-F-T")
+    q.enqueue(
+        jobs.send_form_lead,
+        {
+            "source": "typeform",
+            "key": "F-T",
+            "event_name": "Lead",
+            "event_id": "e:1",
+            "submitted_at": int(time.time()),
+            "user_data": [],
+            "form_id": "F",
+            "submission_id": "T",
+        },
+        job_id="lead-typeform-F-T",
+    )
     work()
     entry = deadletters.get(redis_conn, "lead-typeform-F-T")
     assert entry["reason"] == "invalid" and "could not be used" in entry["detail"]
@@ -195,6 +313,7 @@ def test_a_job_whose_data_cannot_be_used_is_dead_lettered_not_crashed(env, redis
 
 def test_the_safety_net_answers_400_and_logs_where_never_the_message(app, capfd):
     """An error no check foresaw, raised by a route added here for the purpose."""
+
     def broken():
         raise ValueError("could not hash jane.roe@example.net")
 
@@ -207,8 +326,9 @@ def test_the_safety_net_answers_400_and_logs_where_never_the_message(app, capfd)
     assert "jane.roe" not in out + err
 
 
-@pytest.mark.parametrize("given, kept", [("req-123.abc", True), ("x" * 65, False), ("a b", False),
-                                          ("\u202eevil", False), ("", False)])
+@pytest.mark.parametrize(
+    "given, kept", [("req-123.abc", True), ("x" * 65, False), ("a b", False), ("\u202eevil", False), ("", False)]
+)
 def test_request_ids_are_bounded_and_plain(post_meta, redis_conn, given, kept):
     post_meta(leadgen_body("333"), headers={"X-Request-Id": given})
     [entry] = inbox_entries(redis_conn)
@@ -217,8 +337,14 @@ def test_request_ids_are_bounded_and_plain(post_meta, redis_conn, given, kept):
 
 
 def test_the_handshake_echo_is_never_sniffed_and_metrics_name_their_charset_once(client, env):
-    echo = client.get("/webhooks/meta", query_string={"hub.mode": "subscribe", "hub.challenge": "<b>hi</b>",
-                                                      "hub.verify_token": env["META_VERIFY_TOKEN"]})
+    echo = client.get(
+        "/webhooks/meta",
+        query_string={
+            "hub.mode": "subscribe",
+            "hub.challenge": "<b>hi</b>",
+            "hub.verify_token": env["META_VERIFY_TOKEN"],
+        },
+    )
     assert echo.headers["X-Content-Type-Options"] == "nosniff" and echo.mimetype == "text/plain"
     assert client.get("/metrics").headers["Content-Type"].count("charset") == 1
 
@@ -230,11 +356,25 @@ def _bypasses(name: str, body: bytes, secret: str) -> list[dict]:
     digest = right.removeprefix("sha256=")
     prefix = "sha256=" if right.startswith("sha256=") else ""
     near = [
-        "", " ", "sha256=", "sha1=" + "0" * 40, prefix + "0" * len(digest), prefix + digest[:-1],
-        prefix + digest[:-2] + ("AA" if digest[-2:] != "AA" else "BB"), prefix + digest + "0", right * 2,
-        module.signature("", body), module.signature(secret + " ", body), module.signature(secret, body + b" "),
-        module.signature(secret, body.strip() + b"\n"), module.signature(secret, b""), module.signature(secret.upper(), body),
-        "md5=" + digest, prefix + digest.encode().hex()[:len(digest)], right.replace("=", "%3D"), "\u0000" + right[1:],
+        "",
+        " ",
+        "sha256=",
+        "sha1=" + "0" * 40,
+        prefix + "0" * len(digest),
+        prefix + digest[:-1],
+        prefix + digest[:-2] + ("AA" if digest[-2:] != "AA" else "BB"),
+        prefix + digest + "0",
+        right * 2,
+        module.signature("", body),
+        module.signature(secret + " ", body),
+        module.signature(secret, body + b" "),
+        module.signature(secret, body.strip() + b"\n"),
+        module.signature(secret, b""),
+        module.signature(secret.upper(), body),
+        "md5=" + digest,
+        prefix + digest.encode().hex()[: len(digest)],
+        right.replace("=", "%3D"),
+        "\u0000" + right[1:],
     ]
     sets = [{header: value} for value in near if value != right]
     sets += [{"X-Hub-Signature": "sha1=" + "0" * 40}, {header.lower() + "-x": right}, {}]
@@ -246,8 +386,9 @@ def test_no_near_miss_of_the_signature_gets_in(client, env, redis_conn, name):
     body = _body({"object": "page", "entry": []} if name == "meta" else {"event_type": "form_response"})
     secret = env[SOURCES[name].secret_setting].split(",")[0]
     attempts = _bypasses(name, body, secret)
-    answers = [client.post(f"/webhooks/{name}", data=body, headers={"Content-Type": "application/json", **h})
-               for h in attempts]
+    answers = [
+        client.post(f"/webhooks/{name}", data=body, headers={"Content-Type": "application/json", **h}) for h in attempts
+    ]
     assert [a.status_code for a in answers] == [401] * len(attempts)
     assert queue(redis_conn, "leadrelay").count == 0 and inbox_entries(redis_conn) == []
 
@@ -257,14 +398,20 @@ _VALID_IDS = itertools.count(7700000000000000)
 
 @given(hostile=st.lists(META_LEADS, min_size=10, max_size=10))
 @settings(max_examples=5, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-def test_mixed_meta_batches_queue_and_deliver_every_valid_lead_without_a_crash(deliver, graph, work, redis_conn,
-                                                                               hostile):
+def test_mixed_meta_batches_queue_and_deliver_every_valid_lead_without_a_crash(
+    deliver, graph, work, redis_conn, hostile
+):
     redis_conn.flushdb()
     graph.any_lead = True
     valid = [str(next(_VALID_IDS)) for _ in hostile]  # new ids each example: earlier events cannot count
-    changes = [change for lead, good in zip(hostile, valid) for change in (
-        {"field": "leadgen", "value": {"leadgen_id": good, "created_time": int(time.time())}},
-        {"field": "leadgen", "value": lead})]
+    changes = [
+        change
+        for lead, good in zip(hostile, valid)
+        for change in (
+            {"field": "leadgen", "value": {"leadgen_id": good, "created_time": int(time.time())}},
+            {"field": "leadgen", "value": lead},
+        )
+    ]
     doc = {"object": "page", "entry": [{"id": "1", "changes": changes}]}
     assert _answered(deliver("meta", _body(doc)))
     assert {entry["id"] for entry in inbox_entries(redis_conn)} >= {f"lead-meta-{good}" for good in valid}

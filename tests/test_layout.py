@@ -23,8 +23,10 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_no_module_under_workers_imports_webhook_app():
-    offenders = {str(path.relative_to(ROOT)): sorted(n for n in _imports(path) if n.split(".")[0] == "webhook_app")
-                 for path in sorted((ROOT / "workers").rglob("*.py"))}
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(n for n in _imports(path) if n.split(".")[0] == "webhook_app")
+        for path in sorted((ROOT / "workers").rglob("*.py"))
+    }
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
@@ -36,8 +38,10 @@ def test_the_check_sees_an_import_of_webhook_app(tmp_path):
 
 def test_importing_the_core_loads_no_web_stack():
     """A fresh interpreter: this test process has Flask loaded already."""
-    code = ("import sys, workers.jobs, workers.cli, workers.sources, workers.settings, workers.stages, workers.intake\n"
-            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(WEB_STACK)!r}))")
+    code = (
+        "import sys, workers.jobs, workers.cli, workers.sources, workers.settings, workers.stages, workers.intake\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(WEB_STACK)!r}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -50,8 +54,10 @@ def test_importing_the_web_package_builds_nothing():
 
 def test_the_command_line_loads_the_engine_only_when_a_command_runs():
     """`leadrelay --help` and a mistyped command answer without Redis, HTTP or the hashing tables."""
-    code = ("import sys, workers.cli\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'redis', 'rq', 'requests', 'phonenumbers'}))")
+    code = (
+        "import sys, workers.cli\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'redis', 'rq', 'requests', 'phonenumbers'}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -59,7 +65,10 @@ def test_the_command_line_loads_the_engine_only_when_a_command_runs():
 def test_no_test_module_imports_another():
     """What tests share lives in tests/helpers.py (and fixtures in conftest.py)."""
     tests = Path(__file__).resolve().parent
-    offenders = {str(path.relative_to(ROOT)): sorted(n for n in _imports(path)
-                                                     if n.split(".")[0].startswith("test_") or n == "conftest")
-                 for path in sorted(tests.rglob("*.py"))}
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            n for n in _imports(path) if n.split(".")[0].startswith("test_") or n == "conftest"
+        )
+        for path in sorted(tests.rglob("*.py"))
+    }
     assert {path: names for path, names in offenders.items() if names} == {}

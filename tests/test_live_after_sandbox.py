@@ -13,8 +13,13 @@ from helpers import APP_SECRET, BIN, Service, clean_env, cli, ready, wait_for
 from workers import environment, redisowner, sandbox
 from workers.embedded_redis import free_port
 
-LIVE = {"META_APP_SECRET": APP_SECRET, "META_VERIFY_TOKEN": "vt", "META_PAGE_ACCESS_TOKEN": "live-page-token",
-        "META_DATASET_ID": "99", "WEB_CONCURRENCY": "1"}
+LIVE = {
+    "META_APP_SECRET": APP_SECRET,
+    "META_VERIFY_TOKEN": "vt",
+    "META_PAGE_ACCESS_TOKEN": "live-page-token",
+    "META_DATASET_ID": "99",
+    "WEB_CONCURRENCY": "1",
+}
 
 
 def test_going_live_after_the_sandbox_shows_nothing_of_it(tmp_path, graph):
@@ -29,8 +34,13 @@ def test_going_live_after_the_sandbox_shows_nothing_of_it(tmp_path, graph):
         sandbox_redis = (data / environment.SANDBOX_DIR / environment.REDIS_URL_FILE).read_text().strip()
 
         # Pointed at the sandbox's Redis, every live process stops at start, in one line.
-        pointed = clean_env(**LIVE, LEADRELAY_DATA_DIR=str(data), META_GRAPH_URL=graph.url, REDIS_URL=sandbox_redis,
-                            LEADRELAY_BIND=f"127.0.0.1:{free_port()}")
+        pointed = clean_env(
+            **LIVE,
+            LEADRELAY_DATA_DIR=str(data),
+            META_GRAPH_URL=graph.url,
+            REDIS_URL=sandbox_redis,
+            LEADRELAY_BIND=f"127.0.0.1:{free_port()}",
+        )
         for command in (["worker"], ["web"], ["dead-letters", "list"], ["dry-run"]):
             refused = cli(pointed, tmp_path, *command)
             assert refused.returncode == 2, (command, refused.stdout, refused.stderr)
@@ -57,8 +67,13 @@ def test_going_live_after_the_sandbox_shows_nothing_of_it(tmp_path, graph):
 
 def test_the_sandbox_refuses_a_redis_that_holds_other_data(tmp_path, redis_url, redis_conn):
     redis_conn.set("someone-elses", "data")
-    out = cli(clean_env(REDIS_URL=redis_url, LEADRELAY_DATA_DIR=str(tmp_path)), tmp_path, "run", "--bind",
-              f"127.0.0.1:{free_port()}")
+    out = cli(
+        clean_env(REDIS_URL=redis_url, LEADRELAY_DATA_DIR=str(tmp_path)),
+        tmp_path,
+        "run",
+        "--bind",
+        f"127.0.0.1:{free_port()}",
+    )
     assert out.returncode == 2 and "REDIS_URL" in out.stderr and "the sandbox did not put there" in out.stderr
     assert "Traceback" not in out.stderr and redis_conn.get(redisowner.MARK) is None
 
@@ -74,7 +89,10 @@ def test_an_older_sandbox_in_the_data_folder_moves_to_its_own(tmp_path):
     environment.apply(environ, start_sandbox=True)
     assert sorted(p.name for p in data.iterdir()) == [environment.SANDBOX_DIR]
     assert sorted(p.name for p in (data / environment.SANDBOX_DIR).iterdir()) == [
-        "appendonly.aof", environment.REDIS_URL_FILE, sandbox.FILE]
+        "appendonly.aof",
+        environment.REDIS_URL_FILE,
+        sandbox.FILE,
+    ]
     assert "REDIS_URL" not in environ  # live: nothing of the sandbox's is picked up
 
 
@@ -104,9 +122,13 @@ def test_the_web_command_runs_from_any_folder(tmp_path, live_env):
     import subprocess
 
     port = free_port()
-    web = subprocess.Popen([str(BIN / "leadrelay"), "web"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL,
-                           env=clean_env(**live_env, LEADRELAY_BIND=f"127.0.0.1:{port}"))
+    web = subprocess.Popen(
+        [str(BIN / "leadrelay"), "web"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=clean_env(**live_env, LEADRELAY_BIND=f"127.0.0.1:{port}"),
+    )
     try:
         assert wait_for(lambda: ready(f"http://127.0.0.1:{port}"), timeout=60)
     finally:

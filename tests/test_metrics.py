@@ -9,9 +9,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from helpers import CAPI_TOKEN, leadgen_body, fast_forward, sign
-from helpers import fixture, typeform_sig
-from helpers import BIN, clean_env, wait_for
+from helpers import BIN, CAPI_TOKEN, clean_env, fast_forward, fixture, leadgen_body, sign, typeform_sig, wait_for
 from webhook_app import create_app
 from workers import deadletters, jobs, replay, sweep
 from workers.embedded_redis import free_port
@@ -24,8 +22,11 @@ def scrape(client, headers=None) -> dict:
     answer = client.get("/metrics", headers=headers or {})
     assert answer.status_code == 200, answer.data
     assert answer.mimetype == "text/plain"
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(answer.get_data(as_text=True)) for s in family.samples}
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(answer.get_data(as_text=True))
+        for s in family.samples
+    }
 
 
 def value(figures: dict, name: str, **labels) -> float:
@@ -59,8 +60,12 @@ def test_webhooks_are_counted_by_source_and_outcome(env, graph, monkeypatch):
     feed = json.dumps({"object": "page", "entry": [{"id": "1", "changes": [{"field": "feed", "value": {}}]}]})
     assert meta(feed.encode()).status_code == 200
     test_delivery = fixture("typeform", "form_response__test_request.json")
-    assert client.post("/webhooks/typeform", data=test_delivery,
-                       headers={"Typeform-Signature": typeform_sig(test_delivery)}).status_code == 200
+    assert (
+        client.post(
+            "/webhooks/typeform", data=test_delivery, headers={"Typeform-Signature": typeform_sig(test_delivery)}
+        ).status_code
+        == 200
+    )
     after = scrape(client)
 
     assert moved(before, after, "leadrelay_webhooks_received_total", source="meta", outcome="accepted") == 2
@@ -98,8 +103,10 @@ def test_a_delivered_lead_moves_queue_job_event_match_key_and_latency_figures(cl
         assert value(done, "leadrelay_match_key_coverage_ratio", event_name="Lead", key=key, dataset="default") == 0.0
     for operation in ("lead_batch", "events"):  # the lead was read in a Graph batch request
         assert value(done, "leadrelay_graph_request_duration_seconds_count", operation=operation, outcome="ok") == 1
-        assert value(done, "leadrelay_graph_request_duration_seconds_bucket", operation=operation, outcome="ok",
-                     le="+Inf") == 1
+        assert (
+            value(done, "leadrelay_graph_request_duration_seconds_bucket", operation=operation, outcome="ok", le="+Inf")
+            == 1
+        )
         assert value(done, "leadrelay_graph_request_duration_seconds_sum", operation=operation, outcome="ok") > 0
     assert abs(value(done, "leadrelay_last_event_delivered_timestamp_seconds") - time.time()) < 30
 
@@ -109,14 +116,20 @@ def test_coverage_is_a_share_across_sources(client, graph, post_meta, work):
     graph.add_lead(LEAD)
     post_meta(leadgen_body(LEAD, created_time=int(time.time())))
     body = fixture("typeform", "form_response__hidden_fields.json", submitted=int(time.time()) - 60)
-    assert client.post("/webhooks/typeform", data=body,
-                       headers={"Typeform-Signature": typeform_sig(body)}).json["accepted"] == 1
+    assert (
+        client.post("/webhooks/typeform", data=body, headers={"Typeform-Signature": typeform_sig(body)}).json[
+            "accepted"
+        ]
+        == 1
+    )
     work()
     figures = scrape(client)
     assert value(figures, "leadrelay_jobs_total", source="typeform", outcome="delivered") == 1
     assert value(figures, "leadrelay_events_sent_total", event_name="Lead", outcome="delivered", dataset="default") == 2
     assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="fbc", dataset="default") == 0.5
-    assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="lead_id", dataset="default") == 0.5
+    assert (
+        value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="lead_id", dataset="default") == 0.5
+    )
     assert value(figures, "leadrelay_match_key_coverage_ratio", event_name="Lead", key="em", dataset="default") == 1.0
 
 
@@ -129,8 +142,9 @@ def test_a_retry_then_delivery_is_counted(client, graph, post_meta, work, redis_
     assert value(retried, "leadrelay_retries_total", source="meta", reason="transient") == 1
     assert value(retried, "leadrelay_jobs_total", source="meta", outcome="retry") == 1
     assert value(retried, "leadrelay_events_sent_total", event_name="Lead", outcome="transient", dataset="default") == 1
-    assert value(retried, "leadrelay_graph_request_duration_seconds_count", operation="events",
-                 outcome="transient") == 1
+    assert (
+        value(retried, "leadrelay_graph_request_duration_seconds_count", operation="events", outcome="transient") == 1
+    )
     assert value(retried, "leadrelay_queue_jobs", queue="leadrelay", state="scheduled") == 1
     fast_forward(redis_conn)
     work()
@@ -140,8 +154,9 @@ def test_a_retry_then_delivery_is_counted(client, graph, post_meta, work, redis_
     assert value(done, "leadrelay_queue_jobs", queue="leadrelay", state="scheduled") == 0
 
 
-def test_dead_letters_are_counted_by_reason_and_leave_the_gauge_when_replayed(client, graph, post_meta, work,
-                                                                             redis_conn):
+def test_dead_letters_are_counted_by_reason_and_leave_the_gauge_when_replayed(
+    client, graph, post_meta, work, redis_conn
+):
     graph.add_lead(LEAD)
     post_meta(leadgen_body(LEAD, created_time=int(time.time())))
     graph.then(error(100, 2804016), on="events")
@@ -158,7 +173,9 @@ def test_dead_letters_are_counted_by_reason_and_leave_the_gauge_when_replayed(cl
     work()
     replayed = scrape(client)
     assert value(replayed, "leadrelay_dead_letters", reason="invalid", dataset="default") == 0
-    assert value(replayed, "leadrelay_dead_letters_recorded_total", reason="invalid", dataset="default") == 1  # a counter stays
+    assert (
+        value(replayed, "leadrelay_dead_letters_recorded_total", reason="invalid", dataset="default") == 1
+    )  # a counter stays
     assert value(replayed, "leadrelay_jobs_total", source="meta", outcome="delivered") == 1
 
 
@@ -179,17 +196,24 @@ def test_stage_events_are_counted_by_outcome_and_their_job_by_source(env, graph,
     client = create_app().test_client()
     now = int(time.time())
     before = scrape(client)
-    answer = client.post("/api/v1/stage-events", headers={"Authorization": "Bearer crm-token"}, json=[
-        {"email": "ana@example.com", "stage": "QualifiedLead", "occurred_at": now - 60},
-        {"email": "ana@example.com", "stage": "QUALIFIED_LEAD", "occurred_at": now - 60},
-    ])
+    answer = client.post(
+        "/api/v1/stage-events",
+        headers={"Authorization": "Bearer crm-token"},
+        json=[
+            {"email": "ana@example.com", "stage": "QualifiedLead", "occurred_at": now - 60},
+            {"email": "ana@example.com", "stage": "QUALIFIED_LEAD", "occurred_at": now - 60},
+        ],
+    )
     assert answer.status_code == 202
     work()
     after = scrape(client)
     assert moved(before, after, "leadrelay_stage_events_received_total", outcome="accepted") == 1
     assert moved(before, after, "leadrelay_stage_events_received_total", outcome="rejected") == 1
     assert value(after, "leadrelay_jobs_total", source="crm", outcome="delivered") == 1
-    assert value(after, "leadrelay_events_sent_total", event_name="QualifiedLead", outcome="delivered", dataset="default") == 1
+    assert (
+        value(after, "leadrelay_events_sent_total", event_name="QualifiedLead", outcome="delivered", dataset="default")
+        == 1
+    )
 
 
 def test_dry_run_events_are_counted_as_dry_run(env, graph, post_meta, work, monkeypatch):
@@ -248,8 +272,9 @@ def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta,
 
 
 def test_a_running_worker_is_counted(client, env):
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=clean_env(**env),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"], env=clean_env(**env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_for(lambda: value(scrape(client), "leadrelay_workers", queue="leadrelay") == 1)
     finally:

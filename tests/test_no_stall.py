@@ -24,11 +24,22 @@ POISON = "8299999999999999"
 
 def admitted_by_an_earlier_release(redis_conn, leadgen_id: str, **argument) -> None:
     """An entry as a receiver stored it that checked less (or wrote another shape)."""
-    argument = {"source": "meta", "leadgen_id": leadgen_id, "page_id": "111", "form_id": "555", "ad_id": None,
-                "adgroup_id": None, "created_time": NOW, **argument}
+    argument = {
+        "source": "meta",
+        "leadgen_id": leadgen_id,
+        "page_id": "111",
+        "form_id": "555",
+        "ad_id": None,
+        "adgroup_id": None,
+        "created_time": NOW,
+        **argument,
+    }
     job_id = f"lead-meta-{leadgen_id}"
-    _, woken = inbox.admit(redis_conn, [(job_id, inbox.entry(job_id, "workers.jobs.process_meta_lead", argument,
-                                                             via="webhook"))], inbox.SLOTS)
+    _, woken = inbox.admit(
+        redis_conn,
+        [(job_id, inbox.entry(job_id, "workers.jobs.process_meta_lead", argument, via="webhook"))],
+        inbox.SLOTS,
+    )
     inbox.wake(queue(redis_conn, "leadrelay"), woken)
 
 
@@ -40,7 +51,7 @@ def test_a_time_no_datetime_holds_stalls_no_drain(graph, post_meta, work, redis_
     """The entry that used to crash every drain job of its worker, for good."""
     for lead_id in GOOD + [POISON]:
         graph.add_lead(lead_id)
-    admitted_by_an_earlier_release(redis_conn, POISON, created_time=10 ** 19)
+    admitted_by_an_earlier_release(redis_conn, POISON, created_time=10**19)
     assert post_meta(leadgen_body(*GOOD, created_time=NOW)).json["accepted"] == 3
     work()
     assert sorted(e["event_id"] for e in graph.events) == sorted(f"meta:{i}:Lead" for i in GOOD + [POISON])
@@ -76,7 +87,7 @@ def test_an_entry_of_no_shape_we_know_is_kept_and_listed(graph, post_meta, work,
 
 
 def test_a_time_no_datetime_holds_is_no_time_at_the_door(graph, post_meta, work, redis_conn):
-    for value in (10 ** 19, -(2 ** 63), 2 ** 63):
+    for value in (10**19, -(2**63), 2**63):
         lead_id = str(8300000000000000 + len(graph.events))
         graph.add_lead(lead_id)
         assert post_meta(leadgen_body(lead_id, created_time=value)).json["accepted"] == 1
@@ -105,11 +116,11 @@ def test_an_entry_that_keeps_killing_its_worker_is_set_aside(graph, post_meta, w
 
 RAW = {
     "a body cut short": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                        b"40\r\n[{\"code\": 200",
+    b'40\r\n[{"code": 200',
     "a body that is not the gzip it claims": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                             b"Content-Encoding: gzip\r\nContent-Length: 7\r\n\r\nnotgzip",
+    b"Content-Encoding: gzip\r\nContent-Length: 7\r\n\r\nnotgzip",
     "a batch item whose body is not text": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                           b"Content-Length: 29\r\n\r\n[{\"code\": 200, \"body\": 12345}]",
+    b'Content-Length: 29\r\n\r\n[{"code": 200, "body": 12345}]',
 }
 
 
@@ -127,8 +138,9 @@ def test_a_malformed_answer_to_a_batch_read_is_retried(shape, graph, post_meta, 
 
 def test_capi_answering_an_empty_list_is_retried(graph, post_meta, work, redis_conn):
     graph.add_lead(GOOD[0])
-    graph.then({"raw": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[]"},
-               on="events")
+    graph.then(
+        {"raw": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[]"}, on="events"
+    )
     post_meta(leadgen_body(GOOD[0], created_time=NOW))
     work()
     assert graph.events == [] and fast_forward(redis_conn) == 1
@@ -159,12 +171,20 @@ def test_workers_started_together_settle_each_crashed_job_once_and_stay_up(redis
     for job_id in ids:
         crashed_job(redis_conn, job_id)
     logs = [(tmp_path / f"worker{n}.log").open("w+") for n in range(2)]  # files: a full pipe would block them
-    workers = [subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), stdout=log,
-                                stderr=subprocess.STDOUT, text=True) for log in logs]
+    workers = [
+        subprocess.Popen(
+            [str(BIN / "leadrelay"), "worker"], env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT, text=True
+        )
+        for log in logs
+    ]
     try:
         q = queue(redis_conn, "leadrelay")
-        wait_for(lambda: not FailedJobRegistry(queue=q).get_job_ids() and
-                 all(q.fetch_job(i).meta.get("crashes") for i in ids), timeout=60)
+        wait_for(
+            lambda: (
+                not FailedJobRegistry(queue=q).get_job_ids() and all(q.fetch_job(i).meta.get("crashes") for i in ids)
+            ),
+            timeout=60,
+        )
         assert all(w.poll() is None for w in workers)
         assert {q.fetch_job(i).meta["crashes"] for i in ids} == {1}  # each requeued by one worker, once
     finally:
@@ -180,8 +200,13 @@ def test_a_worker_waits_out_a_full_redis_and_delivers_after(graph, post_meta, re
     graph.add_lead(GOOD[0])
     used = redis_conn.info("memory")["used_memory"]
     redis_conn.config_set("maxmemory", used)  # every write refused now: OutOfMemoryError
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"],
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: list[str] = []
     try:
         import threading
@@ -206,8 +231,11 @@ def api(env, monkeypatch):
     client = create_app().test_client()
 
     def post(raw: bytes):
-        return client.post("/api/v1/stage-events", data=raw, headers={
-            "Authorization": f"Bearer {API_TOKEN}", "Content-Type": "application/json"})
+        return client.post(
+            "/api/v1/stage-events",
+            data=raw,
+            headers={"Authorization": f"Bearer {API_TOKEN}", "Content-Type": "application/json"},
+        )
 
     return post
 
@@ -217,8 +245,10 @@ def stage_items(*emails: str) -> list[dict]:
 
 
 def test_a_raw_surrogate_in_one_stage_item_costs_no_other_item(api, redis_conn):
-    body = json.dumps(stage_items("a@example.com", "b@example.com") + [
-        {"leadgen_id": "SURR", "stage": "QualifiedLead", "occurred_at": NOW - 60}]).encode()
+    body = json.dumps(
+        stage_items("a@example.com", "b@example.com")
+        + [{"leadgen_id": "SURR", "stage": "QualifiedLead", "occurred_at": NOW - 60}]
+    ).encode()
     body = body.replace(b"SURR", b"\xed\xbf\xbf")
     answer = api(body)
     assert answer.status_code == 202

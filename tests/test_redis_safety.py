@@ -8,13 +8,17 @@ import subprocess
 import pytest
 
 from helpers import BIN
-from workers.embedded_redis import free_port
 from webhook_app import create_app
+from workers.embedded_redis import free_port
 
 
-@pytest.fixture(params=[("appendonly", "no", "appendonly is off"),
-                        ("maxmemory-policy", "allkeys-random", "maxmemory-policy is allkeys-random")],
-                ids=["no-appendonly", "evicting"])
+@pytest.fixture(
+    params=[
+        ("appendonly", "no", "appendonly is off"),
+        ("maxmemory-policy", "allkeys-random", "maxmemory-policy is allkeys-random"),
+    ],
+    ids=["no-appendonly", "evicting"],
+)
 def unsafe(request, redis_conn):
     name, value, said = request.param
     before = redis_conn.config_get(name)[name]
@@ -24,8 +28,9 @@ def unsafe(request, redis_conn):
 
 
 def run(*args, **env):
-    return subprocess.run([str(BIN / "leadrelay"), *args], env={**os.environ, **env}, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [str(BIN / "leadrelay"), *args], env={**os.environ, **env}, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_worker_and_web_refuse_a_redis_that_can_lose_leads(env, unsafe):
@@ -50,8 +55,13 @@ def test_allowed_explicitly_it_runs_and_says_so(env, unsafe, monkeypatch):
     client = create_app().test_client()
     ready = client.get("/readyz")
     assert ready.status_code == 200 and any(unsafe in w for w in ready.json["warnings"])
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"],
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         lines = []
         for line in worker.stdout:

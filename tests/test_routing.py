@@ -9,31 +9,55 @@ import time
 
 import pytest
 
-from helpers import AGENCY_CONFIG, AGENCY_DELTA, API, B2B_FORM, DATASETS, agency_lead, agency_post, delivered, fixture, \
-    leadrelay, typeform_sig
+from helpers import (
+    AGENCY_CONFIG,
+    AGENCY_DELTA,
+    API,
+    B2B_FORM,
+    DATASETS,
+    agency_lead,
+    agency_post,
+    delivered,
+    fixture,
+    leadrelay,
+    typeform_sig,
+)
 from webhook_app import create_app
 from workers import intake, jobs, profiles
 from workers.pauses import Pauses
 from workers.settings import load
+
 
 @pytest.fixture
 def web(agency):
     return create_app().test_client()
 
 
-def test_leads_from_three_pages_in_one_post_go_to_their_datasets_read_with_their_tokens(web, graph, work,
-                                                                                       redis_conn):
-    answer = agency_post(web, agency_lead(graph, "11", "101"), agency_lead(graph, "12", "101", B2B_FORM), agency_lead(graph, "21", "202"),
-                  agency_lead(graph, "31", "303"))
+def test_leads_from_three_pages_in_one_post_go_to_their_datasets_read_with_their_tokens(web, graph, work, redis_conn):
+    answer = agency_post(
+        web,
+        agency_lead(graph, "11", "101"),
+        agency_lead(graph, "12", "101", B2B_FORM),
+        agency_lead(graph, "21", "202"),
+        agency_lead(graph, "31", "303"),
+    )
     assert answer.status_code == 200 and answer.get_json()["accepted"] == 4
     work()
     assert delivered(graph) == {"1001": ["11"], "1002": ["12"], "2001": ["21"], "3001": ["31"]}
     reads = {r["path"].rsplit("/", 1)[-1]: r["headers"]["Authorization"] for r in graph.calls("lead")}
-    assert reads == {"11": "Bearer acme-page-token", "12": "Bearer acme-page-token",
-                     "21": "Bearer brandb-page-token", "31": "Bearer cedar-page-token"}
+    assert reads == {
+        "11": "Bearer acme-page-token",
+        "12": "Bearer acme-page-token",
+        "21": "Bearer brandb-page-token",
+        "31": "Bearer cedar-page-token",
+    }
     sends = {r["path"].split("/")[-2]: r["headers"]["Authorization"] for r in graph.calls("events")}
-    assert sends == {"1001": "Bearer acme-capi-token", "1002": "Bearer acme-capi-token",
-                     "2001": "Bearer brandb-capi-token", "3001": "Bearer cedar-capi-token"}
+    assert sends == {
+        "1001": "Bearer acme-capi-token",
+        "1002": "Bearer acme-capi-token",
+        "2001": "Bearer brandb-capi-token",
+        "3001": "Bearer cedar-capi-token",
+    }
     by_lead = {str(e["user_data"]["lead_id"]): e for e in graph.events}
     assert by_lead["11"]["custom_data"]["lead_event_source"] == "Acme CRM"  # the dataset's own
     assert by_lead["21"]["data_processing_options"] == ["LDU"] and "data_processing_options" not in by_lead["31"]
@@ -43,7 +67,9 @@ def test_leads_from_three_pages_in_one_post_go_to_their_datasets_read_with_their
 
 def test_a_form_submission_goes_to_its_forms_dataset(web, graph, work):
     body = fixture("typeform", "form_response__hidden_fields.json")
-    assert web.post("/webhooks/typeform", data=body, headers={"Typeform-Signature": typeform_sig(body)}).status_code == 200
+    assert (
+        web.post("/webhooks/typeform", data=body, headers={"Typeform-Signature": typeform_sig(body)}).status_code == 200
+    )
     work()
     assert [e["dataset_id"] for e in graph.events] == ["3001"]
     assert graph.calls("events")[0]["headers"]["Authorization"] == "Bearer cedar-capi-token"
@@ -57,8 +83,9 @@ def test_a_route_is_kept_in_the_job_so_a_later_file_change_sends_nothing_elsewhe
     assert delivered(graph) == {"2001": ["21"]}
 
 
-def test_a_lead_from_an_unknown_page_is_held_counted_and_released_once_the_file_has_it(web, graph, work, agency,
-                                                                                        redis_conn):
+def test_a_lead_from_an_unknown_page_is_held_counted_and_released_once_the_file_has_it(
+    web, graph, work, agency, redis_conn
+):
     answer = agency_post(web, agency_lead(graph, "41", "404"), agency_lead(graph, "11", "101"))
     assert answer.status_code == 200
     body = answer.get_json()
@@ -92,7 +119,11 @@ def stage(web, token: str, **item):
 
 
 def test_an_api_client_reaches_only_its_own_leads_and_datasets(web, graph, work, capfd):
-    agency_post(web, agency_lead(graph, "11", "101", email="ann@example.com"), agency_lead(graph, "21", "202", email="bob@example.com"))
+    agency_post(
+        web,
+        agency_lead(graph, "11", "101", email="ann@example.com"),
+        agency_lead(graph, "21", "202", email="bob@example.com"),
+    )
     work()
     capfd.readouterr()
     # Acme's token on Brand B's lead answers exactly as a lead that does not exist.
@@ -112,8 +143,9 @@ def test_an_api_client_reaches_only_its_own_leads_and_datasets(web, graph, work,
     assert stage(web, API["brandb"], email="bob@example.com").get_json()["accepted"] == 1
     assert stage(web, "not-a-token", leadgen_id="11").status_code == 401
     work()
-    qualified = {e["dataset_id"]: str(e["user_data"].get("lead_id")) for e in graph.events
-                 if e["event_name"] == "QualifiedLead"}
+    qualified = {
+        e["dataset_id"]: str(e["user_data"].get("lead_id")) for e in graph.events if e["event_name"] == "QualifiedLead"
+    }
     assert qualified == {"1001": "11", "2001": "21"}
 
 
@@ -134,7 +166,9 @@ def test_a_refused_capi_token_pauses_only_its_client(web, graph, work, redis_con
     work()
     assert delivered(graph) == {"1001": ["11"], "3001": ["31"]}
     assert [p["token"] for p in Pauses(redis_conn).all()] == ["BRANDB_CAPI_TOKEN"]
-    agency_post(web, agency_lead(graph, "13", "101"), agency_lead(graph, "22", "202"))  # Acme keeps delivering; Brand B waits
+    agency_post(
+        web, agency_lead(graph, "13", "101"), agency_lead(graph, "22", "202")
+    )  # Acme keeps delivering; Brand B waits
     work()
     assert delivered(graph) == {"1001": ["11", "13"], "3001": ["31"]}
     assert [(p["token"], p["waiting"]) for p in Pauses(redis_conn).all()] == [("BRANDB_CAPI_TOKEN", 1)]

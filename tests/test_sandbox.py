@@ -2,7 +2,6 @@
 it, and real settings turn it off; settings from .env; every missing setting at once."""
 
 import json
-import os
 import stat
 import subprocess
 from pathlib import Path
@@ -11,10 +10,10 @@ import pytest
 import requests
 
 from helpers import BIN, ROOT, Service, clean_env, cli, ready, wait_for
-from workers.required import ConfigError
-from workers.settings import load
 from workers import environment, sandbox
 from workers.embedded_redis import free_port
+from workers.required import ConfigError
+from workers.settings import load
 
 
 def nothing_set(tmp_path: Path) -> dict:
@@ -39,8 +38,12 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
         assert "leadrelay send-test meta" in out
         assert requests.get(f"{service.base}/healthz").status_code == 200 and ready(service.base)
         admin = requests.Session()
-        assert admin.post(f"{service.base}/admin/login", data={"token": kept["LEADRELAY_ADMIN_TOKEN"]},
-                          allow_redirects=False).status_code == 303
+        assert (
+            admin.post(
+                f"{service.base}/admin/login", data={"token": kept["LEADRELAY_ADMIN_TOKEN"]}, allow_redirects=False
+            ).status_code
+            == 303
+        )
         assert "sandbox" in admin.get(f"{service.base}/admin").text.lower()
 
         sent = cli(env, tmp_path, "send-test", "meta")  # no REDIS_URL typed: found in data/
@@ -106,8 +109,11 @@ def test_a_failed_lead_read_pauses_the_token_and_an_auth_replay_delivers(tmp_pat
 def test_real_meta_settings_turn_the_sandbox_off(tmp_path):
     data = sandbox_dir(tmp_path)
     sandbox.ensure(data)
-    environ = {environment.DATA_DIR: str(tmp_path / "data"), environment.ENV_FILE: "",
-               "META_CAPI_ACCESS_TOKEN": "EAAB-real"}
+    environ = {
+        environment.DATA_DIR: str(tmp_path / "data"),
+        environment.ENV_FILE: "",
+        "META_CAPI_ACCESS_TOKEN": "EAAB-real",
+    }
     assert environment.apply(environ) is False
     assert "META_APP_SECRET" not in environ and "LEADRELAY_SANDBOX" not in environ
     with pytest.raises(ConfigError) as err:
@@ -126,17 +132,23 @@ def test_the_sandbox_talks_only_to_loopback(tmp_path):
 
 def test_env_file_fills_in_and_the_environment_wins(tmp_path):
     dotenv = tmp_path / ".env"
-    dotenv.write_text("# comments and quotes, as foreman and honcho read them\n"
-                      "META_VERIFY_TOKEN='from-file'\nexport LEADRELAY_QUEUE=from-file\n")
-    environ = {environment.ENV_FILE: str(dotenv), "LEADRELAY_QUEUE": "from-env",
-               environment.DATA_DIR: str(tmp_path / "data")}
+    dotenv.write_text(
+        "# comments and quotes, as foreman and honcho read them\n"
+        "META_VERIFY_TOKEN='from-file'\nexport LEADRELAY_QUEUE=from-file\n"
+    )
+    environ = {
+        environment.ENV_FILE: str(dotenv),
+        "LEADRELAY_QUEUE": "from-env",
+        environment.DATA_DIR: str(tmp_path / "data"),
+    }
     environment.apply(environ)
     assert environ["META_VERIFY_TOKEN"] == "from-file" and environ["LEADRELAY_QUEUE"] == "from-env"
 
 
 def test_the_cli_reads_dot_env_in_the_working_directory(tmp_path):
-    (tmp_path / ".env").write_text("META_APP_SECRET=s\nMETA_VERIFY_TOKEN=v\nMETA_PAGE_ACCESS_TOKEN=p\n"
-                                   "META_DATASET_ID=77\n")
+    (tmp_path / ".env").write_text(
+        "META_APP_SECRET=s\nMETA_VERIFY_TOKEN=v\nMETA_PAGE_ACCESS_TOKEN=p\nMETA_DATASET_ID=77\n"
+    )
     env = {k: v for k, v in clean_env().items() if k != environment.ENV_FILE}
     out = cli(env, tmp_path, "check-config")
     assert out.returncode == 0, out.stderr
@@ -158,8 +170,14 @@ def test_every_missing_setting_is_named_at_once_with_where_to_find_it(tmp_path):
 def test_a_bad_mapping_file_stops_every_process_with_one_line(tmp_path, command):
     mapping = tmp_path / "leadrelay.toml"
     mapping.write_text('[forms.typeform.aBc]\nemial = "email"\n')
-    env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", META_PAGE_ACCESS_TOKEN="p", META_DATASET_ID="1",
-                    LEADRELAY_CONFIG=str(mapping), REDIS_URL="redis://127.0.0.1:1/0")
+    env = clean_env(
+        META_APP_SECRET="s",
+        META_VERIFY_TOKEN="v",
+        META_PAGE_ACCESS_TOKEN="p",
+        META_DATASET_ID="1",
+        LEADRELAY_CONFIG=str(mapping),
+        REDIS_URL="redis://127.0.0.1:1/0",
+    )
     out = cli(env, tmp_path, *command)
     assert out.returncode == 2 and "forms.typeform.aBc.emial" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
@@ -168,10 +186,14 @@ def test_a_bad_mapping_file_stops_every_process_with_one_line(tmp_path, command)
 def test_gunicorn_stops_on_a_bad_mapping_file_with_one_line(tmp_path):
     mapping = tmp_path / "leadrelay.toml"
     mapping.write_text("[stages.map]\nDemo = 'Shedule'\n")
-    env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", REDIS_URL="redis://127.0.0.1:1/0",
-                    LEADRELAY_CONFIG=str(mapping), LEADRELAY_BIND=f"127.0.0.1:{free_port()}")
-    out = subprocess.run([str(BIN / "leadrelay"), "web"], env=env,
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    env = clean_env(
+        META_APP_SECRET="s",
+        META_VERIFY_TOKEN="v",
+        REDIS_URL="redis://127.0.0.1:1/0",
+        LEADRELAY_CONFIG=str(mapping),
+        LEADRELAY_BIND=f"127.0.0.1:{free_port()}",
+    )
+    out = subprocess.run([str(BIN / "leadrelay"), "web"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "stages.map.Demo" in out.stderr and "did you mean Schedule?" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -179,8 +201,13 @@ def test_gunicorn_stops_on_a_bad_mapping_file_with_one_line(tmp_path):
 def test_check_config_names_the_bad_mapping_entry(tmp_path):
     mapping = tmp_path / "leadrelay.toml"
     mapping.write_text("[forms.tally.wMq]\nregion = 'Atlantis'\n")
-    env = clean_env(META_APP_SECRET="s", META_VERIFY_TOKEN="v", META_PAGE_ACCESS_TOKEN="p", META_DATASET_ID="1",
-                    LEADRELAY_CONFIG=str(mapping))
+    env = clean_env(
+        META_APP_SECRET="s",
+        META_VERIFY_TOKEN="v",
+        META_PAGE_ACCESS_TOKEN="p",
+        META_DATASET_ID="1",
+        LEADRELAY_CONFIG=str(mapping),
+    )
     out = cli(env, tmp_path, "check-config")
     assert out.returncode == 1 and "forms.tally.wMq.region" in out.stderr and "Traceback" not in out.stderr
     missing = cli({**env, "LEADRELAY_CONFIG": str(tmp_path / "nope.toml")}, tmp_path, "check-config")

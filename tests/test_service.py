@@ -6,17 +6,14 @@ import os
 import signal
 import socket
 import subprocess
-import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import requests
 
 from helpers import APP_SECRET, BIN, ROOT, clean_env, leadgen_body, ready, sign, wait_for
 from workers.embedded_redis import free_port
+
 
 def port_open(url: str) -> bool:
     host, port = url.split("//")[1].split("/")[0].split(":")
@@ -27,24 +24,39 @@ def port_open(url: str) -> bool:
 def test_run_serves_web_and_worker_on_embedded_redis_and_stops_cleanly(graph, tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = clean_env(META_APP_SECRET=APP_SECRET, META_VERIFY_TOKEN="vt", META_PAGE_ACCESS_TOKEN="pt",
-                    META_DATASET_ID="99", META_GRAPH_URL=graph.url, WEB_CONCURRENCY="1")
+    env = clean_env(
+        META_APP_SECRET=APP_SECRET,
+        META_VERIFY_TOKEN="vt",
+        META_PAGE_ACCESS_TOKEN="pt",
+        META_DATASET_ID="99",
+        META_GRAPH_URL=graph.url,
+        WEB_CONCURRENCY="1",
+    )
     graph.add_lead("1234567890123456")
-    service = subprocess.Popen([str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}",
-                                "--data-dir", str(tmp_path / "data")], env=env, cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    service = subprocess.Popen(
+        [str(BIN / "leadrelay"), "run", "--bind", f"127.0.0.1:{port}", "--data-dir", str(tmp_path / "data")],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         wait_for(lambda: ready(base))
         redis_url = (tmp_path / "data" / "redis.url").read_text().strip()
         body = leadgen_body("1234567890123456", created_time=int(time.time()))
-        answer = requests.post(f"{base}/webhooks/meta", data=body,
-                               headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"})
+        answer = requests.post(
+            f"{base}/webhooks/meta",
+            data=body,
+            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
+        )
         assert answer.status_code == 200 and answer.json()["accepted"] == 1
 
         def shown():
-            out = subprocess.run([str(BIN / "leadrelay"), "dry-run"], env=clean_env(REDIS_URL=redis_url),
-                                 capture_output=True, text=True)
+            out = subprocess.run(
+                [str(BIN / "leadrelay"), "dry-run"], env=clean_env(REDIS_URL=redis_url), capture_output=True, text=True
+            )
             return out.stdout.strip()
 
         event = json.loads(wait_for(shown).splitlines()[0])["event"]
@@ -62,35 +74,55 @@ def test_run_serves_web_and_worker_on_embedded_redis_and_stops_cleanly(graph, tm
 
 
 def test_run_with_a_missing_setting_fails_naming_it(tmp_path):
-    out = subprocess.run([str(BIN / "leadrelay"), "run", "--data-dir", str(tmp_path)],
-                         env=clean_env(META_APP_SECRET="s"), capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [str(BIN / "leadrelay"), "run", "--data-dir", str(tmp_path)],
+        env=clean_env(META_APP_SECRET="s"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode != 0
     assert "META_VERIFY_TOKEN" in out.stderr
 
 
 def test_procfile_web_command_fails_at_start_naming_the_setting():
-    out = subprocess.run([str(BIN / "leadrelay"), "web"],
-                         env=clean_env(REDIS_URL="redis://127.0.0.1:1/0", META_VERIFY_TOKEN="v",
-                                       LEADRELAY_BIND=f"127.0.0.1:{free_port()}"),
-                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [str(BIN / "leadrelay"), "web"],
+        env=clean_env(
+            REDIS_URL="redis://127.0.0.1:1/0", META_VERIFY_TOKEN="v", LEADRELAY_BIND=f"127.0.0.1:{free_port()}"
+        ),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode != 0
     assert "META_APP_SECRET: must be set" in out.stderr
 
 
 def test_worker_command_fails_at_start_naming_the_setting():
-    out = subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"],
-                         env=clean_env(REDIS_URL="redis://127.0.0.1:1/0"), capture_output=True, text=True,
-                         timeout=30)
+    out = subprocess.run(
+        [str(BIN / "leadrelay"), "worker", "--burst"],
+        env=clean_env(REDIS_URL="redis://127.0.0.1:1/0"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode != 0
     assert "META_PAGE_ACCESS_TOKEN: must be set" in out.stderr
 
 
 @pytest.mark.parametrize("command", [["check-config"]])
 def test_check_config_masks_secrets(command):
-    out = subprocess.run([str(BIN / "leadrelay"), *command],
-                         env=clean_env(META_APP_SECRET="very-secret", META_VERIFY_TOKEN="v",
-                                       META_PAGE_ACCESS_TOKEN="EAAtoken", META_DATASET_ID="9"),
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [str(BIN / "leadrelay"), *command],
+        env=clean_env(
+            META_APP_SECRET="very-secret", META_VERIFY_TOKEN="v", META_PAGE_ACCESS_TOKEN="EAAtoken", META_DATASET_ID="9"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["page_access_token"] == "set"
     assert "very-secret" not in out.stdout and "EAAtoken" not in out.stdout
@@ -107,20 +139,32 @@ def test_metrics_add_up_across_gunicorn_processes(env, tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     metrics_dir = tmp_path / "prom"
-    web = subprocess.Popen([str(BIN / "leadrelay"), "web"],
-                           env=clean_env(**env, WEB_CONCURRENCY="1", LEADRELAY_BIND=f"127.0.0.1:{port}",
-                                         PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)),
-                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    web = subprocess.Popen(
+        [str(BIN / "leadrelay"), "web"],
+        env=clean_env(
+            **env, WEB_CONCURRENCY="1", LEADRELAY_BIND=f"127.0.0.1:{port}", PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)
+        ),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
     def post(n):
         body = leadgen_body(f"12345678901{n:05d}", created_time=int(time.time()))
-        return requests.post(f"{base}/webhooks/meta", data=body, headers={
-            "X-Hub-Signature-256": sign(body), "Content-Type": "application/json", "Connection": "close"})
+        return requests.post(
+            f"{base}/webhooks/meta",
+            data=body,
+            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json", "Connection": "close"},
+        )
 
     def counted() -> float:
         text = requests.get(f"{base}/metrics", headers={"Connection": "close"}).text
-        line = next(x for x in text.splitlines()
-                    if x.startswith('leadrelay_webhooks_received_total{outcome="accepted",source="meta"}'))
+        line = next(
+            x
+            for x in text.splitlines()
+            if x.startswith('leadrelay_webhooks_received_total{outcome="accepted",source="meta"}')
+        )
         return float(line.split()[-1])
 
     def web_processes():

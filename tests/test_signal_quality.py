@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 import time
 
 import pytest
 
-from helpers import leadgen_body, leadrelay, sign
-from helpers import API_TOKEN as TOKEN, LEAD, SUBMITTED, fixture, typeform_sig
+from helpers import API_TOKEN as TOKEN
+from helpers import LEAD, SUBMITTED, fixture, leadgen_body, leadrelay, sign, typeform_sig
 from webhook_app import create_app
 
-LDU = {"data_processing_options": ["LDU"], "data_processing_options_country": 0,
-       "data_processing_options_state": 0}
-CALIFORNIA = {"data_processing_options": ["LDU"], "data_processing_options_country": 1,
-              "data_processing_options_state": 1000}
+LDU = {"data_processing_options": ["LDU"], "data_processing_options_country": 0, "data_processing_options_state": 0}
+CALIFORNIA = {
+    "data_processing_options": ["LDU"],
+    "data_processing_options_country": 1,
+    "data_processing_options_state": 1000,
+}
 
 
 def sha(text: str) -> str:
@@ -27,6 +28,7 @@ def sha(text: str) -> str:
 @pytest.fixture
 def configured(env, monkeypatch, tmp_path):
     """The app with a mapping file; returns (client, post a Typeform body, post stage items)."""
+
     def start(toml: str):
         path = tmp_path / "leadrelay.toml"
         path.write_text(toml)
@@ -56,8 +58,14 @@ def with_hidden(**hidden) -> bytes:
 
 def test_placeholder_browser_fields_never_reach_meta(configured, work, graph):
     _, typeform, _ = configured("")
-    body = with_hidden(fbc=f"fb.1.{SUBMITTED * 1000}.undefined", fbp="undefined", client_ip="unknown",
-                       user_agent="{{user_agent}}", page_url="%PAGE_URL%", event_id="null")
+    body = with_hidden(
+        fbc=f"fb.1.{SUBMITTED * 1000}.undefined",
+        fbp="undefined",
+        client_ip="unknown",
+        user_agent="{{user_agent}}",
+        page_url="%PAGE_URL%",
+        event_id="null",
+    )
     assert typeform(body).json["accepted"] == 1
     work()
     [event] = graph.events
@@ -80,11 +88,20 @@ def test_ldu_per_typeform_form_and_per_stage_item_reach_meta(configured, work, g
     assert typeform(fixture("typeform", "form_response__hidden_fields.json")).json["accepted"] == 1
     work()  # the lead's profile exists before its stages come
     now = int(time.time())
-    answer = stages([{"email": "jose.muller@example.com", "stage": "QualifiedLead", "occurred_at": now, "ldu": True},
-                     {"external_id": "crm-9", "stage": "QualifiedLead", "occurred_at": now,
-                      "data_processing_options": ["LDU"], "data_processing_options_country": 1,
-                      "data_processing_options_state": 1000},
-                     {"external_id": "crm-10", "stage": "QualifiedLead", "occurred_at": now}])
+    answer = stages(
+        [
+            {"email": "jose.muller@example.com", "stage": "QualifiedLead", "occurred_at": now, "ldu": True},
+            {
+                "external_id": "crm-9",
+                "stage": "QualifiedLead",
+                "occurred_at": now,
+                "data_processing_options": ["LDU"],
+                "data_processing_options_country": 1,
+                "data_processing_options_state": 1000,
+            },
+            {"external_id": "crm-10", "stage": "QualifiedLead", "occurred_at": now},
+        ]
+    )
     assert answer.json["accepted"] == 3
     work()
     by_id = {e["event_id"]: e for e in graph.events}
@@ -99,7 +116,7 @@ def test_ldu_per_typeform_form_and_per_stage_item_reach_meta(configured, work, g
 
 
 def test_ldu_per_source_for_lead_ads(configured, work, graph):
-    post_meta, _, _ = configured('[sources.meta]\nldu = {country = 1, state = 1000}\n[sources.crm]\nldu = false\n')
+    post_meta, _, _ = configured("[sources.meta]\nldu = {country = 1, state = 1000}\n[sources.crm]\nldu = false\n")
     created = int(time.time()) - 600
     graph.add_lead(LEAD, created_time=created)
     post_meta(leadgen_body(LEAD, created_time=created))
@@ -109,9 +126,13 @@ def test_ldu_per_source_for_lead_ads(configured, work, graph):
 
 
 def test_crm_source_default_applies_to_stage_items(configured, work, graph):
-    _, _, stages = configured('[sources.crm]\nldu = true\n')
-    stages([{"external_id": "crm-1", "stage": "QualifiedLead", "occurred_at": int(time.time())},
-            {"external_id": "crm-2", "stage": "QualifiedLead", "occurred_at": int(time.time()), "ldu": False}])
+    _, _, stages = configured("[sources.crm]\nldu = true\n")
+    stages(
+        [
+            {"external_id": "crm-1", "stage": "QualifiedLead", "occurred_at": int(time.time())},
+            {"external_id": "crm-2", "stage": "QualifiedLead", "occurred_at": int(time.time()), "ldu": False},
+        ]
+    )
     work()
     by_key = {e["user_data"]["external_id"][0]: e for e in graph.events}
     assert {k: by_key[sha("crm-1")][k] for k in LDU} == LDU
@@ -119,28 +140,36 @@ def test_crm_source_default_applies_to_stage_items(configured, work, graph):
     assert "data_processing_options_country" not in by_key[sha("crm-2")]
 
 
-@pytest.mark.parametrize("item, detail", [
-    ({"ldu": "yes"}, "must be true, false"),
-    ({"ldu": {"country": 2}}, "country must be 0"),
-    ({"data_processing_options": ["LDU"], "data_processing_options_state": 6}, "state must be 0"),
-    ({"data_processing_options": ["XYZ"]}, "must be [\"LDU\"]"),
-])
+@pytest.mark.parametrize(
+    "item, detail",
+    [
+        ({"ldu": "yes"}, "must be true, false"),
+        ({"ldu": {"country": 2}}, "country must be 0"),
+        ({"data_processing_options": ["LDU"], "data_processing_options_state": 6}, "state must be 0"),
+        ({"data_processing_options": ["XYZ"]}, 'must be ["LDU"]'),
+    ],
+)
 def test_a_bad_ldu_item_is_rejected_with_its_reason(configured, item, detail):
     _, _, stages = configured("")
-    [result] = stages([{"external_id": "crm-1", "stage": "QualifiedLead", "occurred_at": int(time.time()),
-                        **item}]).json["results"]
+    [result] = stages(
+        [{"external_id": "crm-1", "stage": "QualifiedLead", "occurred_at": int(time.time()), **item}]
+    ).json["results"]
     assert result["status"] == "rejected" and result["reason"] == "bad_ldu" and detail in result["detail"]
 
 
-@pytest.mark.parametrize("toml, where", [
-    ('[sources.meta]\nldu = "yes"\n', "sources.meta.ldu"),
-    ('[sources.hubspot]\nldu = true\n', "sources"),
-    ('[sources.meta]\nlimit = 1\n', "sources.meta"),
-    ('[forms.typeform.f1]\nldu = {state = 6}\n', "forms.typeform.f1.ldu"),
-    ('[forms.typeform.f1]\nregion = "XX"\n', "forms.typeform.f1.region"),
-])
+@pytest.mark.parametrize(
+    "toml, where",
+    [
+        ('[sources.meta]\nldu = "yes"\n', "sources.meta.ldu"),
+        ("[sources.hubspot]\nldu = true\n", "sources"),
+        ("[sources.meta]\nlimit = 1\n", "sources.meta"),
+        ("[forms.typeform.f1]\nldu = {state = 6}\n", "forms.typeform.f1.ldu"),
+        ('[forms.typeform.f1]\nregion = "XX"\n', "forms.typeform.f1.region"),
+    ],
+)
 def test_mapping_file_ldu_and_region_mistakes_name_the_entry(configured, toml, where):
     from workers.required import ConfigError
+
     with pytest.raises(ConfigError) as err:
         configured(toml)
     assert str(err.value).startswith(f"LEADRELAY_CONFIG: {where}")
@@ -163,7 +192,7 @@ def test_a_late_lead_is_the_same_event_it_would_have_been(configured, work, grap
     """Built in dry run, sent later ahead of a stage event: same keys (first and last
     name too), same source, same LDU fields, same event_id."""
     monkeypatch.delenv("META_CAPI_ACCESS_TOKEN")
-    post_meta, _, stages = configured('[sources.meta]\nldu = true\n')
+    post_meta, _, stages = configured("[sources.meta]\nldu = true\n")
     created = int(time.time()) - 3600
     graph.add_lead(LEAD, created_time=created)
     post_meta(leadgen_body(LEAD, created_time=created))

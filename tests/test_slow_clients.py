@@ -20,9 +20,14 @@ STALLED = 60  # more than a thread server's 2 processes x 4 threads would ever h
 def test_stalled_connections_block_no_one_and_are_dropped(env):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    web = subprocess.Popen([str(BIN / "leadrelay"), "web"],
-                           env=clean_env(**env, WEB_CONCURRENCY="2", LEADRELAY_BIND=f"127.0.0.1:{port}"),
-                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    web = subprocess.Popen(
+        [str(BIN / "leadrelay"), "web"],
+        env=clean_env(**env, WEB_CONCURRENCY="2", LEADRELAY_BIND=f"127.0.0.1:{port}"),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     stalled = []
     try:
         wait_for(lambda: ready(base))
@@ -33,8 +38,12 @@ def test_stalled_connections_block_no_one_and_are_dropped(env):
         for n in range(4):
             assert requests.get(f"{base}/healthz", timeout=10).status_code == 200
             body = leadgen_body(f"555000000000000{n}", created_time=int(time.time()))
-            answer = requests.post(f"{base}/webhooks/meta", data=body, timeout=10,
-                                   headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"})
+            answer = requests.post(
+                f"{base}/webhooks/meta",
+                data=body,
+                timeout=10,
+                headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
+            )
             assert answer.status_code == 200 and answer.json()["accepted"] == 1
         # Headers get `keepalive` seconds to arrive; then the server closes the connection.
         for sock in stalled:
@@ -48,9 +57,14 @@ def test_stalled_connections_block_no_one_and_are_dropped(env):
 
 
 def _web(env, port: int, **settings) -> subprocess.Popen:
-    return subprocess.Popen([str(BIN / "leadrelay"), "web"],
-                            env=clean_env(**env, WEB_CONCURRENCY="1", LEADRELAY_BIND=f"127.0.0.1:{port}", **settings),
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [str(BIN / "leadrelay"), "web"],
+        env=clean_env(**env, WEB_CONCURRENCY="1", LEADRELAY_BIND=f"127.0.0.1:{port}", **settings),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_a_body_sent_too_slowly_is_cut_with_408_and_blocks_no_one(env):
@@ -62,12 +76,18 @@ def test_a_body_sent_too_slowly_is_cut_with_408_and_blocks_no_one(env):
         wait_for(lambda: ready(base))
         for _ in range(STALLED):
             sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-            sock.sendall(b"POST /webhooks/meta HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: 100\r\n\r\n{")  # one byte of a hundred, and then nothing
+            sock.sendall(
+                b"POST /webhooks/meta HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n{"
+            )  # one byte of a hundred, and then nothing
             slow.append(sock)
         body = leadgen_body("5551000000000001", created_time=int(time.time()))
-        answer = requests.post(f"{base}/webhooks/meta", data=body, timeout=10,
-                               headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"})
+        answer = requests.post(
+            f"{base}/webhooks/meta",
+            data=body,
+            timeout=10,
+            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
+        )
         assert answer.status_code == 200 and answer.json()["accepted"] == 1
         for sock in slow:
             answered = b""
@@ -92,14 +112,22 @@ def test_a_chunked_body_over_the_limit_is_413_not_a_bad_signature(env):
 
         def chunks():
             for start in range(0, len(body), 500):
-                yield body[start:start + 500]
+                yield body[start : start + 500]
 
-        answer = requests.post(f"http://127.0.0.1:{port}/webhooks/meta", data=chunks(), timeout=10,
-                               headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"})
+        answer = requests.post(
+            f"http://127.0.0.1:{port}/webhooks/meta",
+            data=chunks(),
+            timeout=10,
+            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
+        )
         assert answer.status_code == 413 and answer.json()["error"] == "body_too_large"
         small = leadgen_body("5552000000000099", created_time=int(time.time()))
-        answer = requests.post(f"http://127.0.0.1:{port}/webhooks/meta", data=iter([small]), timeout=10,
-                               headers={"X-Hub-Signature-256": sign(small), "Content-Type": "application/json"})
+        answer = requests.post(
+            f"http://127.0.0.1:{port}/webhooks/meta",
+            data=iter([small]),
+            timeout=10,
+            headers={"X-Hub-Signature-256": sign(small), "Content-Type": "application/json"},
+        )
         assert answer.status_code == 200 and answer.json()["accepted"] == 1  # chunked within the limit is fine
     finally:
         web.send_signal(signal.SIGTERM)

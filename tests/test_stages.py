@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from helpers import API_TOKEN as TOKEN, LEAD, leadgen_body, leadrelay
+from helpers import API_TOKEN as TOKEN
+from helpers import LEAD, leadgen_body, leadrelay
 from webhook_app import create_app
 from workers import deadletters
 
@@ -40,11 +41,18 @@ def sent(graph, name):
 
 def test_full_chain_lead_qualified_schedule_purchase(api, meta_lead, work, graph):
     now = int(time.time())
-    steps = [("MQL", "QualifiedLead", None, None), ("meeting booked", "Schedule", None, None),
-             ("Closed Won", "Purchase", 50000, "INR")]
+    steps = [
+        ("MQL", "QualifiedLead", None, None),
+        ("meeting booked", "Schedule", None, None),
+        ("Closed Won", "Purchase", 50000, "INR"),
+    ]
     for offset, (stage, event_name, value, currency) in enumerate(steps):
-        item = {"leadgen_id": LEAD, "stage": stage, "occurred_at": now - 600 + offset * 60,
-                "lead_event_source": "HubSpot"}
+        item = {
+            "leadgen_id": LEAD,
+            "stage": stage,
+            "occurred_at": now - 600 + offset * 60,
+            "lead_event_source": "HubSpot",
+        }
         if value:
             item |= {"value": value, "currency": currency}
         answer = api(item)
@@ -52,11 +60,17 @@ def test_full_chain_lead_qualified_schedule_purchase(api, meta_lead, work, graph
         work()
         [event] = sent(graph, event_name)
         assert event == {
-            "dataset_id": "4242424242", "event_name": event_name, "event_time": now - 600 + offset * 60,
-            "action_source": "system_generated", "event_id": f"meta:{LEAD}:{event_name}",
+            "dataset_id": "4242424242",
+            "event_name": event_name,
+            "event_time": now - 600 + offset * 60,
+            "action_source": "system_generated",
+            "event_id": f"meta:{LEAD}:{event_name}",
             "user_data": {"em": [EM], "ph": [PH], "lead_id": int(LEAD)},
-            "custom_data": {"event_source": "crm", "lead_event_source": "HubSpot",
-                            **({"value": value, "currency": currency} if value else {})},
+            "custom_data": {
+                "event_source": "crm",
+                "lead_event_source": "HubSpot",
+                **({"value": value, "currency": currency} if value else {}),
+            },
         }
     assert [e["event_name"] for e in graph.events] == ["Lead", "QualifiedLead", "Schedule", "Purchase"]
 
@@ -75,13 +89,23 @@ def test_unknown_person_is_sent_with_what_was_given_hashed(api, work, graph):
     work()
     [event] = graph.events
     assert event["event_name"] == "Schedule"
-    assert event["user_data"] == {"em": [hashlib.sha256(b"new@example.com").hexdigest()],
-                                  "ph": [hashlib.sha256(b"447911123456").hexdigest()]}
+    assert event["user_data"] == {
+        "em": [hashlib.sha256(b"new@example.com").hexdigest()],
+        "ph": [hashlib.sha256(b"447911123456").hexdigest()],
+    }
 
 
-@pytest.mark.parametrize("stage, suggestion", [("QUALIFIED_LEAD", "QualifiedLead"), ("qualified_lead", "QualifiedLead"),
-                                               ("Qualified Lead", "QualifiedLead"), ("qualified", "QualifiedLead"),
-                                               ("purchased", "Purchase"), ("Shedule", "Schedule")])
+@pytest.mark.parametrize(
+    "stage, suggestion",
+    [
+        ("QUALIFIED_LEAD", "QualifiedLead"),
+        ("qualified_lead", "QualifiedLead"),
+        ("Qualified Lead", "QualifiedLead"),
+        ("qualified", "QualifiedLead"),
+        ("purchased", "Purchase"),
+        ("Shedule", "Schedule"),
+    ],
+)
 def test_misspelt_names_are_rejected_with_the_right_name(api, meta_lead, stage, suggestion):
     [result] = api({"leadgen_id": LEAD, "stage": stage, "occurred_at": int(time.time())}).json["results"]
     assert result["status"] == "rejected" and result["reason"] == "unknown_stage"
@@ -90,20 +114,27 @@ def test_misspelt_names_are_rejected_with_the_right_name(api, meta_lead, stage, 
 
 def test_rules_reject_with_reasons(api, meta_lead, work, graph):
     now = int(time.time())
-    answer = api([
-        {"leadgen_id": LEAD, "stage": "MQL", "occurred_at": now - 8 * 86400},
-        {"leadgen_id": LEAD, "stage": "MQL", "occurred_at": now + 3600},
-        {"leadgen_id": LEAD, "stage": "MQL", "occurred_at": meta_lead - 60},
-        {"leadgen_id": LEAD, "stage": "won", "occurred_at": now},
-        {"leadgen_id": LEAD, "stage": "won", "occurred_at": now, "value": 10, "currency": "EURO"},
-        {"stage": "MQL", "occurred_at": now},
-        {"leadgen_id": LEAD, "stage": "Disqualified", "occurred_at": now},
-    ])
+    answer = api(
+        [
+            {"leadgen_id": LEAD, "stage": "MQL", "occurred_at": now - 8 * 86400},
+            {"leadgen_id": LEAD, "stage": "MQL", "occurred_at": now + 3600},
+            {"leadgen_id": LEAD, "stage": "MQL", "occurred_at": meta_lead - 60},
+            {"leadgen_id": LEAD, "stage": "won", "occurred_at": now},
+            {"leadgen_id": LEAD, "stage": "won", "occurred_at": now, "value": 10, "currency": "EURO"},
+            {"stage": "MQL", "occurred_at": now},
+            {"leadgen_id": LEAD, "stage": "Disqualified", "occurred_at": now},
+        ]
+    )
     assert answer.status_code == 202
     assert [(r["status"], r.get("reason")) for r in answer.json["results"]] == [
-        ("rejected", "too_old"), ("rejected", "future_time"), ("rejected", "before_lead"),
-        ("rejected", "purchase_needs_value"), ("rejected", "bad_currency"), ("rejected", "unknown_person"),
-        ("recorded", "negative_stage")]
+        ("rejected", "too_old"),
+        ("rejected", "future_time"),
+        ("rejected", "before_lead"),
+        ("rejected", "purchase_needs_value"),
+        ("rejected", "bad_currency"),
+        ("rejected", "unknown_person"),
+        ("recorded", "negative_stage"),
+    ]
     assert "2804003" in answer.json["results"][0]["detail"]
     work()
     assert [e["event_name"] for e in graph.events] == ["Lead"]
@@ -168,11 +199,13 @@ def _queue(redis_conn):
 def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph, tmp_path):
     now = int(time.time())
     sheet = tmp_path / "stages.csv"
-    sheet.write_text("leadgen_id,email,stage,occurred_at,value,currency\n"
-                     f"{LEAD},,MQL,{now - 60},,\n"
-                     f",new@example.com,won,{now},1200,EUR\n"
-                     f"{LEAD},,qualified_lead,{now},,\n"
-                     f"{LEAD},,won,{now - 9 * 86400},99,EUR\n")
+    sheet.write_text(
+        "leadgen_id,email,stage,occurred_at,value,currency\n"
+        f"{LEAD},,MQL,{now - 60},,\n"
+        f",new@example.com,won,{now},1200,EUR\n"
+        f"{LEAD},,qualified_lead,{now},,\n"
+        f"{LEAD},,won,{now - 9 * 86400},99,EUR\n"
+    )
     out = leadrelay("import-stages", str(sheet))
     assert out.returncode == 1  # rows were rejected
     lines = out.stdout.splitlines()
@@ -188,7 +221,13 @@ def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph
 
 @pytest.mark.parametrize("source_name", [42, ["HubSpot"], "x" * 101, "  "])
 def test_a_lead_event_source_that_is_not_a_short_name_is_rejected(api, source_name):
-    answer = api({"email": "joe@example.com", "stage": "QualifiedLead", "occurred_at": int(time.time()) - 60,
-                  "lead_event_source": source_name})
+    answer = api(
+        {
+            "email": "joe@example.com",
+            "stage": "QualifiedLead",
+            "occurred_at": int(time.time()) - 60,
+            "lead_event_source": source_name,
+        }
+    )
     [result] = answer.json["results"]
     assert result["status"] == "rejected" and result["reason"] == "bad_lead_event_source"

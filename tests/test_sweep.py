@@ -12,7 +12,7 @@ import time
 import pytest
 from rq.registry import ScheduledJobRegistry
 
-from helpers import inbox_entries, agency_lead, leadgen_body, leadrelay, scheduled_in, wait_for
+from helpers import agency_lead, inbox_entries, leadgen_body, leadrelay, scheduled_in, wait_for
 from workers import accuracy, jobs, sweep
 from workers.queues import queue
 from workers.settings import load
@@ -47,20 +47,32 @@ def filtering(call) -> dict:
     return {rule["operator"]: rule["value"] for rule in json.loads(call["query"]["filtering"][0])}
 
 
-def test_webhooks_for_8_of_10_leads_then_the_sweep_enqueues_exactly_the_other_2(form, graph, post_meta, work,
-                                                                                 redis_conn):
+def test_webhooks_for_8_of_10_leads_then_the_sweep_enqueues_exactly_the_other_2(
+    form, graph, post_meta, work, redis_conn
+):
     created = int(time.time()) - HOUR
     ids = leads(graph, 10, created)
     post_meta(leadgen_body(*ids[:8], created_time=created))
     work()
     result = run(redis_conn)
     assert result["outcome"] == "swept" and result["forms"][f"{PAGE}/{FORM}"] == {
-        "listed": 10, "recovered": 2, "too_old": 0, "known": 8}
+        "listed": 10,
+        "recovered": 2,
+        "too_old": 0,
+        "known": 8,
+    }
     work()
     assert lead_events(graph) == sorted(ids)  # each once
     [row] = accuracy.report(redis_conn)
     assert {k: row[k] for k in ("meta", "webhook", "recovered", "confirmed", "waiting", "dead", "missing")} == {
-        "meta": 10, "webhook": 8, "recovered": 2, "confirmed": 10, "waiting": 0, "dead": 0, "missing": 0}
+        "meta": 10,
+        "webhook": 8,
+        "recovered": 2,
+        "confirmed": 10,
+        "waiting": 0,
+        "dead": 0,
+        "missing": 0,
+    }
     assert row["accuracy"] == 1.0
     table = leadrelay("accuracy")
     assert table.returncode == 1  # two leads came without a webhook: the Page is flagged
@@ -105,8 +117,9 @@ def test_two_workers_sweeping_at_once_enqueue_each_lead_once(form, graph, post_m
     assert len(inbox_entries(redis_conn)) == 3  # the three recovered, once each
 
 
-def test_a_rate_limit_stops_the_sweep_keeps_its_place_and_waits_longer_each_time(form, graph, post_meta, work,
-                                                                                 redis_conn, monkeypatch):
+def test_a_rate_limit_stops_the_sweep_keeps_its_place_and_waits_longer_each_time(
+    form, graph, post_meta, work, redis_conn, monkeypatch
+):
     created = int(time.time()) - HOUR
     ids = leads(graph, 3, created)
     post_meta(leadgen_body(ids[0], created_time=created))
@@ -114,13 +127,17 @@ def test_a_rate_limit_stops_the_sweep_keeps_its_place_and_waits_longer_each_time
     monkeypatch.setenv("LEADRELAY_SWEEP_SECONDS", "60")
     jobs.install(load())
     usage = json.dumps({"1": [{"type": "lead_retrieval", "estimated_time_to_regain_access": 5}]})
-    graph.then({"status": 400, "error": {"code": 80005}, "headers": {"X-Business-Use-Case-Usage": usage}},
-               on="form_leads", times=2)
+    graph.then(
+        {"status": 400, "error": {"code": 80005}, "headers": {"X-Business-Use-Case-Usage": usage}},
+        on="form_leads",
+        times=2,
+    )
     first = sweep.run_sweep({})
     assert first["outcome"] == "throttled" and first["retry_in"] == 300  # Meta's five minutes
     assert redis_conn.hget(sweep.CURSORS, FORM) is None  # its place is kept: nothing was read
-    [scheduled] = [j for j in ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids()
-                   if j.startswith("sweep-")]
+    [scheduled] = [
+        j for j in ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids() if j.startswith("sweep-")
+    ]
     assert 235 < scheduled_in(redis_conn, scheduled) <= 300  # the start of the slot five minutes on
     assert sweep.run_sweep({})["retry_in"] == 600  # twice as long
     assert sweep.run_sweep({})["recovered"] == 2  # Meta answers again: from the same place

@@ -31,11 +31,15 @@ def test_leadgen__batch_enqueues_each_lead(post_meta, redis_conn):
     assert answer.json["accepted"] == 3
     jobs = queued(redis_conn)
     assert sorted(job["arg"]["leadgen_id"] for job in jobs) == [
-        "1000000000000001", "1000000000000002", "1000000000000003"]
+        "1000000000000001",
+        "1000000000000002",
+        "1000000000000003",
+    ]
     assert all(job["fn"] == "workers.jobs.process_meta_lead" for job in jobs)
     # One drain job woken for the three: not one RQ job per lead.
     assert [job.func_name for job in Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER).get_jobs()] == [
-        "workers.batches.drain"]
+        "workers.batches.drain"
+    ]
 
 
 def test_leadgen__batch_redelivered_enqueues_nothing(post_meta, redis_conn):

@@ -23,9 +23,9 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     from flask import Flask
 
     from workers import logs, mappingfile, required
-    from workers.settings import load
     from workers.lane import Lane
     from workers.queues import connect, queue
+    from workers.settings import load
 
     from . import admin, admin_page, api, errors, health, prometheus, webhooks
     from .bodies import WholeBodies

@@ -10,8 +10,8 @@ from collections import Counter
 from flask import Blueprint, current_app, jsonify, request
 
 from workers import deadletters
-from workers.replay import run_replay
 from workers.errors import ReceiverError
+from workers.replay import run_replay
 
 from . import tokenauth
 
@@ -35,8 +35,11 @@ def dead_letters():
     """Dead letters, PII redacted; filters: reason, source, event, since, dataset."""
     ext = current_app.extensions["leadrelay"]
     entries = deadletters.select(ext["redis"], ext["queue"], _filter(request.args))
-    return jsonify(count=len(entries), by_reason=Counter(e["reason"] for e in entries),
-                   dead_letters=[deadletters.summary(e) for e in entries])
+    return jsonify(
+        count=len(entries),
+        by_reason=Counter(e["reason"] for e in entries),
+        dead_letters=[deadletters.summary(e) for e in entries],
+    )
 
 
 @bp.post("/replay")
@@ -52,8 +55,10 @@ def replay():
         raise ReceiverError("job_ids must be a list of job ids", reason="malformed_job_ids")
     where = _filter(body, job_ids)
     if where.empty and body.get("all") is not True:
-        raise ReceiverError("say which: job_ids, reason, source, event_name, since, dataset, or all: true",
-                            reason="no_selection")
-    result = run_replay(ext["redis"], ext["queue"], where, everything=body.get("all") is True,
-                                    dry_run=bool(body.get("dry_run")))
+        raise ReceiverError(
+            "say which: job_ids, reason, source, event_name, since, dataset, or all: true", reason="no_selection"
+        )
+    result = run_replay(
+        ext["redis"], ext["queue"], where, everything=body.get("all") is True, dry_run=bool(body.get("dry_run"))
+    )
     return jsonify(result), 200

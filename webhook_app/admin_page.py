@@ -16,16 +16,15 @@ import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
-from flask import (Blueprint, Flask, abort, current_app, flash, redirect, render_template, request, session,
-                   url_for)
+from flask import Blueprint, Flask, abort, current_app, flash, redirect, render_template, request, session, url_for
 from rq import Worker
 
 from workers import accuracy, counters, deadletters, events, intake, logs, matchkeys
-from workers.replay import run_replay
-from workers.routing import DEFAULT
 from workers.pauses import Pauses
 from workers.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
+from workers.replay import run_replay
+from workers.routing import DEFAULT
 from workers.sources.signing import matches_any
 
 from . import charts, guard, tokenauth
@@ -37,7 +36,7 @@ log = logs.get(__name__)
 REASON_HELP = {
     AUTH: "Meta refused the token. Put a working token in place, then replay: jobs waiting on it run too.",
     INVALID: "Meta refused a call for good: the lead read or the event (see which, and the code). Fix the cause, "
-             "then replay.",
+    "then replay.",
     EXPIRED: "Older than Meta's 7-day window: these can no longer be sent, and replay refuses them.",
     TRANSIENT: "Meta or the network kept failing until the retries ran out. Replay once Meta answers again.",
     THROTTLED: "Meta kept rate-limiting until the retries ran out. Replay once the limit has passed.",
@@ -48,10 +47,14 @@ REASON_HELP = {
 def init_app(app: Flask, admin_token: str, secure_cookie: bool = True) -> None:
     if admin_token:
         app.secret_key = hmac.new(admin_token.encode(), b"leadrelay admin session", hashlib.sha256).hexdigest()
-        app.config.update(SESSION_COOKIE_NAME="leadrelay_admin", SESSION_COOKIE_PATH="/admin",
-                          SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_HTTPONLY=True,
-                          SESSION_COOKIE_SECURE=secure_cookie,
-                          PERMANENT_SESSION_LIFETIME=timedelta(seconds=ADMIN_SESSION_TTL))
+        app.config.update(
+            SESSION_COOKIE_NAME="leadrelay_admin",
+            SESSION_COOKIE_PATH="/admin",
+            SESSION_COOKIE_SAMESITE="Strict",
+            SESSION_COOKIE_HTTPONLY=True,
+            SESSION_COOKIE_SECURE=secure_cookie,
+            PERMANENT_SESSION_LIFETIME=timedelta(seconds=ADMIN_SESSION_TTL),
+        )
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["utc"] = utc
     app.jinja_env.filters["left"] = left
@@ -71,8 +74,9 @@ def _enabled():
 @bp.after_request
 def _headers(response):
     # Nothing here is for other sites: no framing, no caching, no outside resources.
-    response.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; "
-                                                   "form-action 'self'; frame-ancestors 'none'")
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+    )
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
@@ -128,8 +132,7 @@ def replay():
     result = run_replay(_ext()["redis"], _ext()["queue"], where)
     log.info("admin_replay", job_id=job_id, reason=reason, dataset=dataset, **result["counts"], woken=result["woken"])
     flash(_replay_message(result), "error" if result["counts"]["failed"] else "ok")
-    return redirect(url_for("admin_page.page", **({"dataset": dataset} if dataset else {})) + "#dead-letters",
-                    code=303)
+    return redirect(url_for("admin_page.page", **({"dataset": dataset} if dataset else {})) + "#dead-letters", code=303)
 
 
 def _check_form() -> None:
@@ -143,8 +146,11 @@ def _check_form() -> None:
 def _replay_message(result: dict) -> str:
     counts = result["counts"]
     parts = [f"{counts['requeued']} requeued"]
-    for outcome, text in (("already_delivered", "already delivered (dropped)"),
-                          ("expired", "past the 7-day window (kept as expired)"), ("failed", "failed")):
+    for outcome, text in (
+        ("already_delivered", "already delivered (dropped)"),
+        ("expired", "past the 7-day window (kept as expired)"),
+        ("failed", "failed"),
+    ):
         if counts[outcome]:
             parts.append(f"{counts[outcome]} {text}")
     if result.get("woken"):
@@ -169,7 +175,9 @@ def overview() -> dict:
     recent = [e for e in counters.recent(connection) if chosen in (None, e.get("dataset", DEFAULT))]
     figures = accuracy.report(connection)
     return {
-        "accuracy": figures, "charts": charts.page_charts(figures), "silent": accuracy.silent(connection),
+        "accuracy": figures,
+        "charts": charts.page_charts(figures),
+        "silent": accuracy.silent(connection),
         "datasets": _datasets(routes, entries, pauses, counters.read(connection)),
         "chosen": chosen,
         "held": intake.held(connection),
@@ -196,14 +204,23 @@ def _datasets(routes, entries: list[dict], pauses: list[dict], figures: dict) ->
     paused = {p["token"] for p in pauses}
     rows = []
     for dataset in routes.datasets.values():
-        delivered = sum(v for k, v in figures.items()
-                        if k[0] == counters.EVENTS.name and k[2] == "delivered" and k[3] == dataset.name)
-        rows.append({"name": dataset.name, "id": dataset.id, "dry_run": dataset.dry_run,
-                     "test_event_code": bool(dataset.test_event_code),
-                     "paused": dataset.token_env in paused and not dataset.dry_run,
-                     "pages": sorted(p.id for p in routes.pages.values() if p.dataset == dataset.name),
-                     "dead": sum(1 for e in entries if (e.get("dataset") or DEFAULT) == dataset.name),
-                     "delivered": int(delivered)})
+        delivered = sum(
+            v
+            for k, v in figures.items()
+            if k[0] == counters.EVENTS.name and k[2] == "delivered" and k[3] == dataset.name
+        )
+        rows.append(
+            {
+                "name": dataset.name,
+                "id": dataset.id,
+                "dry_run": dataset.dry_run,
+                "test_event_code": bool(dataset.test_event_code),
+                "paused": dataset.token_env in paused and not dataset.dry_run,
+                "pages": sorted(p.id for p in routes.pages.values() if p.dataset == dataset.name),
+                "dead": sum(1 for e in entries if (e.get("dataset") or DEFAULT) == dataset.name),
+                "delivered": int(delivered),
+            }
+        )
     return rows
 
 
@@ -213,10 +230,25 @@ CALLS = {"lead_read": "lead read", "events": "event send", "form_leads": "lead l
 def _row(entry: dict, now: float) -> dict:
     """A dead letter as the page shows it: ids, which call failed, what Meta's code means
     and the fix, the time left in Meta's 7-day window; never its payload."""
-    row = {key: entry.get(key) for key in ("job_id", "source", "event_name", "event_id", "detail", "code",
-                                           "subcode", "user_title", "fbtrace_id", "attempts", "last_attempt_at")}
+    row = {
+        key: entry.get(key)
+        for key in (
+            "job_id",
+            "source",
+            "event_name",
+            "event_id",
+            "detail",
+            "code",
+            "subcode",
+            "user_title",
+            "fbtrace_id",
+            "attempts",
+            "last_attempt_at",
+        )
+    }
     row["call"] = CALLS.get(entry.get("call"), entry.get("call")) or (
-        "before sending" if entry.get("reason") in (INVALID, EXPIRED) and not entry.get("code") else "")
+        "before sending" if entry.get("reason") in (INVALID, EXPIRED) and not entry.get("code") else ""
+    )
     row["meaning"], row["fix"] = explain(entry.get("code"), entry.get("subcode")) or ("", "")
     row["window_left"] = events.deadline(entry["event_time"]) - now if entry.get("event_time") else None
     return row

@@ -42,14 +42,20 @@ def stage_events():
     if len(items) > stages.MAX_ITEMS:
         raise BodyTooLarge(f"at most {stages.MAX_ITEMS} stage changes per request", reason="too_many_items")
     try:
-        results = stages.accept(ext["redis"], ext["queue"], items, ext["stages"], ext["settings"].default_region,
-                                g.scope)
+        results = stages.accept(
+            ext["redis"], ext["queue"], items, ext["stages"], ext["settings"].default_region, g.scope
+        )
     except redis.RedisError:
         raise QueueUnavailable("queue unavailable; retry later") from None
     counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "recorded", "rejected")}
     for outcome, number in counts.items():
         if number:
             prometheus.STAGE_EVENTS.labels(outcome).inc(number)
-    log.info("stage_events", outcome="accepted", client=g.scope.client.name if g.scope.client else None, **counts,
-             reasons=sorted({r["reason"] for r in results if r["status"] == "rejected"}))
+    log.info(
+        "stage_events",
+        outcome="accepted",
+        client=g.scope.client.name if g.scope.client else None,
+        **counts,
+        reasons=sorted({r["reason"] for r in results if r["status"] == "rejected"}),
+    )
     return jsonify(results=results, **counts), 202

@@ -46,13 +46,25 @@ class WholeBodies:
             with _deadline(self.timeout):
                 data = _read(environ["wsgi.input"], None if chunked else int(length), self.limit)
         except BodyTimedOut:
-            log.warning("body_timeout", path=environ.get("PATH_INFO"), seconds=self.timeout,
-                        remote_addr=environ.get("REMOTE_ADDR"))
-            return _refuse(start_response, "408 Request Timeout", "body_timeout",
-                           f"the body did not arrive within {self.timeout:g} s")
+            log.warning(
+                "body_timeout",
+                path=environ.get("PATH_INFO"),
+                seconds=self.timeout,
+                remote_addr=environ.get("REMOTE_ADDR"),
+            )
+            return _refuse(
+                start_response,
+                "408 Request Timeout",
+                "body_timeout",
+                f"the body did not arrive within {self.timeout:g} s",
+            )
         if data is None:
-            return _refuse(start_response, "413 Request Entity Too Large", "body_too_large",
-                           f"body over the {self.limit}-byte limit")
+            return _refuse(
+                start_response,
+                "413 Request Entity Too Large",
+                "body_too_large",
+                f"body over the {self.limit}-byte limit",
+            )
         environ["wsgi.input"] = io.BytesIO(data)
         environ["CONTENT_LENGTH"] = str(len(data))
         environ.pop("HTTP_TRANSFER_ENCODING", None)
@@ -99,6 +111,7 @@ class _deadline:
 
 def _refuse(start_response, status: str, reason: str, detail: str):
     payload = json.dumps({"error": reason, "detail": detail}).encode()
-    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(payload))),
-                            ("Connection", "close")])
+    start_response(
+        status, [("Content-Type", "application/json"), ("Content-Length", str(len(payload))), ("Connection", "close")]
+    )
     return [payload]

@@ -28,9 +28,24 @@ def _chart(page_id: str, days: list[dict]) -> dict:
         left = i * step
         for j, series in enumerate(SERIES):
             h = round(day[series] / top * HEIGHT, 1)
-            bars.append({"x": left + j * (BAR + GAP), "y": round(HEIGHT - h, 1), "w": BAR, "h": h,
-                         "fill": COLOURS[series], "series": series, "day": day["day"],
-                         "title": f"{day['day']}: {day[series]} {series}"})
+            bars.append(
+                {
+                    "x": left + j * (BAR + GAP),
+                    "y": round(HEIGHT - h, 1),
+                    "w": BAR,
+                    "h": h,
+                    "fill": COLOURS[series],
+                    "series": series,
+                    "day": day["day"],
+                    "title": f"{day['day']}: {day[series]} {series}",
+                }
+            )
         labels.append({"x": left, "text": day["day"][5:]})
-    return {"page_id": page_id, "width": len(days) * step, "height": HEIGHT + LABELS, "bars": bars,
-            "labels": labels, "top": top}
+    return {
+        "page_id": page_id,
+        "width": len(days) * step,
+        "height": HEIGHT + LABELS,
+        "bars": bars,
+        "labels": labels,
+        "top": top,
+    }

@@ -74,8 +74,11 @@ def _say_if_only_a_proxy_is_seen() -> None:
         return
     if not current_app.extensions["leadrelay"]["settings"].trusted_proxies:
         _proxy_said = True
-        log.warning("client_address_is_a_proxy", remote_addr=request.remote_addr,
-                    fix="set LEADRELAY_TRUSTED_PROXIES to the number of proxies in front (docs/deploying.md)")
+        log.warning(
+            "client_address_is_a_proxy",
+            remote_addr=request.remote_addr,
+            fix="set LEADRELAY_TRUSTED_PROXIES to the number of proxies in front (docs/deploying.md)",
+        )
 
 
 def start_session() -> str:

@@ -75,11 +75,10 @@ def on_starting(server):
     than with a traceback in every web process's boot (a live web on the sandbox's Redis
     too); say once where events go; start the counters from zero (files left by an
     earlier server would be added in)."""
-    from workers import mappingfile, redisowner, redissafety
+    from workers import capi, mappingfile, redisowner, redissafety
     from workers.queues import connect
     from workers.required import WEB, ConfigError
     from workers.settings import load
-    from workers import capi
 
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     os.makedirs(metrics_dir, exist_ok=True)

@@ -17,8 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.multiprocess import MultiProcessCollector
 from rq import Worker
 
-from workers import accuracy, deadletters, redissafety
-from workers import counters
+from workers import accuracy, counters, deadletters, redissafety
 from workers.pauses import Pauses
 from workers.queues import queue_status
 
@@ -27,17 +26,33 @@ from . import tokenauth
 bp = Blueprint("metrics", __name__)
 
 _LOCAL = CollectorRegistry()
-WEBHOOKS = Counter("leadrelay_webhooks_received", "Webhook items received, by source and outcome (accepted, "
-                   "duplicate, ignored, bad_signature, malformed, too_large, unavailable).",
-                   ["source", "outcome"], registry=_LOCAL)
-WEBHOOK_SECONDS = Histogram("leadrelay_webhook_duration_seconds", "Time to verify, enqueue and answer a webhook.",
-                            ["source"], buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
-                            registry=_LOCAL)
-STAGE_EVENTS = Counter("leadrelay_stage_events_received", "Stage changes received by the API, by outcome "
-                       "(accepted, duplicate, rejected).", ["outcome"], registry=_LOCAL)
-AUTH_REFUSED = Counter("leadrelay_auth_refused", "Requests refused for a wrong token, or throttled after too many, "
-                       "by surface (admin_login, admin, api, metrics) and outcome (wrong_token, throttled).",
-                       ["surface", "outcome"], registry=_LOCAL)
+WEBHOOKS = Counter(
+    "leadrelay_webhooks_received",
+    "Webhook items received, by source and outcome (accepted, "
+    "duplicate, ignored, bad_signature, malformed, too_large, unavailable).",
+    ["source", "outcome"],
+    registry=_LOCAL,
+)
+WEBHOOK_SECONDS = Histogram(
+    "leadrelay_webhook_duration_seconds",
+    "Time to verify, enqueue and answer a webhook.",
+    ["source"],
+    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+    registry=_LOCAL,
+)
+STAGE_EVENTS = Counter(
+    "leadrelay_stage_events_received",
+    "Stage changes received by the API, by outcome (accepted, duplicate, rejected).",
+    ["outcome"],
+    registry=_LOCAL,
+)
+AUTH_REFUSED = Counter(
+    "leadrelay_auth_refused",
+    "Requests refused for a wrong token, or throttled after too many, "
+    "by surface (admin_login, admin, api, metrics) and outcome (wrong_token, throttled).",
+    ["surface", "outcome"],
+    registry=_LOCAL,
+)
 
 
 def _web_registry() -> CollectorRegistry:
@@ -56,8 +71,10 @@ class RedisCollector:
         self.queue = queue
 
     def collect(self):
-        up = GaugeMetricFamily("leadrelay_redis_up", "1 when this scrape could read Redis; without it the "
-                               "worker, queue and dead-letter figures are missing.")
+        up = GaugeMetricFamily(
+            "leadrelay_redis_up",
+            "1 when this scrape could read Redis; without it the worker, queue and dead-letter figures are missing.",
+        )
         try:
             families = list(self._families())
         except redis.RedisError:
@@ -71,8 +88,10 @@ class RedisCollector:
             found = redissafety.problems(self.connection)
         except redis.RedisError:
             return []
-        unsafe = GaugeMetricFamily("leadrelay_redis_unsafe", "1 while Redis can lose acknowledged leads "
-                                   "(appendonly off, or an evicting maxmemory-policy).")
+        unsafe = GaugeMetricFamily(
+            "leadrelay_redis_unsafe",
+            "1 while Redis can lose acknowledged leads (appendonly off, or an evicting maxmemory-policy).",
+        )
         unsafe.add_metric([], 1 if found else 0)
         return [unsafe]
 
@@ -85,17 +104,23 @@ class RedisCollector:
             yield out
         yield _coverage(values)
         yield _graph_latency(values)
-        last = GaugeMetricFamily("leadrelay_last_event_delivered_timestamp_seconds",
-                                 "When Meta last confirmed an event (0: never). Alert when it stops moving.")
+        last = GaugeMetricFamily(
+            "leadrelay_last_event_delivered_timestamp_seconds",
+            "When Meta last confirmed an event (0: never). Alert when it stops moving.",
+        )
         last.add_metric([], values.get((counters.LAST_DELIVERED,), 0.0))
         yield last
         yield from _queue_gauges(queue_status(self.queue))
-        workers = GaugeMetricFamily("leadrelay_workers", "Live RQ workers listening on the queue (0: nothing is "
-                                    "being sent).", labels=["queue"])
+        workers = GaugeMetricFamily(
+            "leadrelay_workers", "Live RQ workers listening on the queue (0: nothing is being sent).", labels=["queue"]
+        )
         workers.add_metric([self.queue.name], Worker.count(connection=self.connection, queue=self.queue))
         yield workers
-        dead = GaugeMetricFamily("leadrelay_dead_letters", "Dead letters waiting for replay, by reason and dataset.",
-                                 labels=["reason", "dataset"])
+        dead = GaugeMetricFamily(
+            "leadrelay_dead_letters",
+            "Dead letters waiting for replay, by reason and dataset.",
+            labels=["reason", "dataset"],
+        )
         for (reason, dataset), count in sorted(deadletters.by_reason(self.connection).items()):
             dead.add_metric([reason, dataset], count)
         yield dead
@@ -108,21 +133,31 @@ class RedisCollector:
 def _accuracy(connection):
     """Of the Lead Ads leads of the last 7 days, per Page and form, where each stands."""
     rows = accuracy.report(connection)
-    leads = GaugeMetricFamily("leadrelay_leads", "Lead Ads leads created in the last 7 days, by Page, form and "
-                              "state (meta: listed by Meta; webhook; recovered: by the sweep; confirmed; dead; "
-                              "waiting; too_old).", labels=["page", "form", "state"])
+    leads = GaugeMetricFamily(
+        "leadrelay_leads",
+        "Lead Ads leads created in the last 7 days, by Page, form and "
+        "state (meta: listed by Meta; webhook; recovered: by the sweep; confirmed; dead; "
+        "waiting; too_old).",
+        labels=["page", "form", "state"],
+    )
     for row in rows:
         for state in ("meta", "webhook", "recovered", "confirmed", "dead", "waiting", "too_old"):
             leads.add_metric([row["page_id"], row["form_id"], state], row[state])
     yield leads
-    ratio = GaugeMetricFamily("leadrelay_lead_accuracy_ratio", "Share of the last 7 days' known leads whose Lead "
-                              "event Meta confirmed, by Page.", labels=["page"])
+    ratio = GaugeMetricFamily(
+        "leadrelay_lead_accuracy_ratio",
+        "Share of the last 7 days' known leads whose Lead event Meta confirmed, by Page.",
+        labels=["page"],
+    )
     for page, figures in sorted(accuracy.by_page(rows).items()):
         if figures["accuracy"] is not None:
             ratio.add_metric([page], figures["accuracy"])
     yield ratio
-    silent = GaugeMetricFamily("leadrelay_webhook_silent", "1 for a Page flagged webhook_silent: the sweep found "
-                               "leads no webhook brought.", labels=["page"])
+    silent = GaugeMetricFamily(
+        "leadrelay_webhook_silent",
+        "1 for a Page flagged webhook_silent: the sweep found leads no webhook brought.",
+        labels=["page"],
+    )
     for page in sorted(accuracy.silent(connection)):
         silent.add_metric([page], 1)
     yield silent
@@ -135,9 +170,12 @@ def _rows(values: dict, name: str):
 def _coverage(values: dict) -> GaugeMetricFamily:
     """Share of events (delivered or dry-run) carrying each match key, since the counters
     began, per dataset."""
-    out = GaugeMetricFamily("leadrelay_match_key_coverage_ratio", "Share of sent events carrying each match key, "
-                            "by event name and dataset: a local stand-in for Meta's Event Match Quality.",
-                            labels=["event_name", "key", "dataset"])
+    out = GaugeMetricFamily(
+        "leadrelay_match_key_coverage_ratio",
+        "Share of sent events carrying each match key, "
+        "by event name and dataset: a local stand-in for Meta's Event Match Quality.",
+        labels=["event_name", "key", "dataset"],
+    )
     datasets = sorted({labels[3] for labels in values if labels[0] == counters.EVENTS.name})
     for dataset in datasets:
         for event_name, row in counters.coverage(values, dataset).items():
@@ -161,15 +199,24 @@ def _graph_latency(values: dict) -> HistogramMetricFamily:
 
 
 def _queue_gauges(status: dict):
-    jobs = GaugeMetricFamily("leadrelay_queue_jobs", "Jobs in each state, per queue (inbox: new leads waiting for a drain job, also in queued).", labels=["queue", "state"])
+    jobs = GaugeMetricFamily(
+        "leadrelay_queue_jobs",
+        "Jobs in each state, per queue (inbox: new leads waiting for a drain job, also in queued).",
+        labels=["queue", "state"],
+    )
     for state in ("queued", "inbox", "intermediate", "started", "scheduled", "deferred", "failed", "finished"):
         jobs.add_metric([status["queue"], state], status[state])
     yield jobs
-    depth = GaugeMetricFamily("leadrelay_queue_depth", "Jobs and new leads waiting to run, per queue.", labels=["queue"])
+    depth = GaugeMetricFamily(
+        "leadrelay_queue_depth", "Jobs and new leads waiting to run, per queue.", labels=["queue"]
+    )
     depth.add_metric([status["queue"]], status["queued"])
     yield depth
-    age = GaugeMetricFamily("leadrelay_queue_oldest_job_age_seconds", "How long the oldest waiting job has "
-                            "waited (0 when none), per queue.", labels=["queue"])
+    age = GaugeMetricFamily(
+        "leadrelay_queue_oldest_job_age_seconds",
+        "How long the oldest waiting job has waited (0 when none), per queue.",
+        labels=["queue"],
+    )
     age.add_metric([status["queue"]], status["oldest_queued_seconds"])
     yield age
 
@@ -182,4 +229,6 @@ def scrape():
         tokenauth.check(ext["settings"].metrics_token, "LEADRELAY_METRICS_TOKEN", "metrics")
     stored_registry = CollectorRegistry(auto_describe=False)
     stored_registry.register(RedisCollector(ext["redis"], ext["queue"]))
-    return Response(generate_latest(_web_registry()) + generate_latest(stored_registry), content_type=CONTENT_TYPE_LATEST)
+    return Response(
+        generate_latest(_web_registry()) + generate_latest(stored_registry), content_type=CONTENT_TYPE_LATEST
+    )

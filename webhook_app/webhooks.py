@@ -56,19 +56,36 @@ def receive(name: str):
     try:
         body = _body()
         mapping = {"forms": ext["forms"], "processing": ext["processing"], "routes": ext["routes"]}
-        counts = intake.receive(source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id,
-                                ext["lane"])
+        counts = intake.receive(
+            source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id, ext["lane"]
+        )
     except ReceiverError as err:
         prometheus.WEBHOOKS.labels(name, err.outcome).inc()
         prometheus.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
-        log.warning("webhook", source=name, request_id=request_id, outcome=err.reason, status=err.status,
-                    bytes=len(body), elapsed_ms=_ms(started))
+        log.warning(
+            "webhook",
+            source=name,
+            request_id=request_id,
+            outcome=err.reason,
+            status=err.status,
+            bytes=len(body),
+            elapsed_ms=_ms(started),
+        )
         raise
     skipped = counts["skipped"]
     _count(name, counts["accepted"], counts["duplicates"], len(skipped), started)
-    log.info("webhook", source=name, request_id=request_id, outcome="accepted", accepted=counts["accepted"],
-             duplicates=counts["duplicates"], skipped=len(skipped), job_ids=counts["job_ids"],
-             skip_reasons=sorted({s["reason"] for s in skipped}), elapsed_ms=_ms(started))
+    log.info(
+        "webhook",
+        source=name,
+        request_id=request_id,
+        outcome="accepted",
+        accepted=counts["accepted"],
+        duplicates=counts["duplicates"],
+        skipped=len(skipped),
+        job_ids=counts["job_ids"],
+        skip_reasons=sorted({s["reason"] for s in skipped}),
+        elapsed_ms=_ms(started),
+    )
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200
 
 
@@ -76,7 +93,9 @@ def _request_id() -> str:
     """The caller's X-Request-Id when it is a plain id of at most 64 characters (it is
     logged and kept with the jobs), otherwise one of ours."""
     given = request.headers.get("X-Request-Id", "")
-    return given if _REQUEST_ID.fullmatch(given) else secrets.token_hex(16)  # uuid4's 32 hex digits at a third of its cost
+    return (
+        given if _REQUEST_ID.fullmatch(given) else secrets.token_hex(16)
+    )  # uuid4's 32 hex digits at a third of its cost
 
 
 def _body() -> bytes:

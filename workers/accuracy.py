@@ -73,8 +73,16 @@ def mark(pipe, kind: str, leads: list[dict], now: float | None = None) -> None:
         # A time outside what times.unix_time accepts (an entry admitted before intake
         # refused them) counts on today: it must not fail the batch it rides with.
         flags, counts = _keys(page, form, day(times.unix_time(lead.get("created_time")) or now))
-        _MARK_SCRIPT(keys=[flags, counts, FORMS], args=[str(lead.get("leadgen_id") or lead.get("id")), FLAGS[kind],
-                                                  (WINDOW_DAYS + 2) * 86400, f"{page} {form}"], client=pipe)
+        _MARK_SCRIPT(
+            keys=[flags, counts, FORMS],
+            args=[
+                str(lead.get("leadgen_id") or lead.get("id")),
+                FLAGS[kind],
+                (WINDOW_DAYS + 2) * 86400,
+                f"{page} {form}",
+            ],
+            client=pipe,
+        )
 
 
 def mark_now(connection: redis.Redis, kind: str, leads: list[dict]) -> None:
@@ -110,17 +118,22 @@ def report(connection: redis.Redis, days: int = WINDOW_DAYS, now: float | None =
 
 def _figures(combos: dict[str, int]) -> dict:
     """The report's figures from the count of leads per flag combination."""
+
     def count(test) -> int:
         return sum(n for flags, n in combos.items() if n > 0 and test(set(flags)))
 
     known = {"m", "w", "r"}
-    return {"known": count(lambda f: f & known), "meta": count(lambda f: "m" in f),
-            "webhook": count(lambda f: "w" in f), "recovered": count(lambda f: "r" in f and "w" not in f),
-            "confirmed": count(lambda f: "c" in f and f & known),
-            "dead": count(lambda f: "d" in f and "c" not in f and f & known),
-            "too_old": count(lambda f: "o" in f and not ("c" in f and f & known)),
-            "waiting": count(lambda f: f & {"w", "r"} and not f & {"c", "d"}),
-            "missing": count(lambda f: "m" in f and not f & {"w", "r", "o"})}
+    return {
+        "known": count(lambda f: f & known),
+        "meta": count(lambda f: "m" in f),
+        "webhook": count(lambda f: "w" in f),
+        "recovered": count(lambda f: "r" in f and "w" not in f),
+        "confirmed": count(lambda f: "c" in f and f & known),
+        "dead": count(lambda f: "d" in f and "c" not in f and f & known),
+        "too_old": count(lambda f: "o" in f and not ("c" in f and f & known)),
+        "waiting": count(lambda f: f & {"w", "r"} and not f & {"c", "d"}),
+        "missing": count(lambda f: "m" in f and not f & {"w", "r", "o"}),
+    }
 
 
 def _share(figures: dict) -> float | None:

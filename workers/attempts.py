@@ -76,8 +76,16 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
         raise
 
 
-def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exception, retry_base: float,
-           started: float, queue: Queue | None) -> tuple[int | None, dict | None]:
+def settle(
+    connection: redis.Redis,
+    graph,
+    work: Work,
+    meta: dict,
+    err: Exception,
+    retry_base: float,
+    started: float,
+    queue: Queue | None,
+) -> tuple[int | None, dict | None]:
     """What a failed attempt (`meta` counts it) means, for a job or a lead a batch hands
     to a job of its own: seconds until the next try, or None when it was dead-lettered
     (recorded here, and returned with it). Logs the attempt and counts it. `queue`: where a resumed token's
@@ -86,8 +94,12 @@ def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exceptio
     Paused: the job waits for the token without using up an attempt; one waiting job
     per policy.PROBE_EVERY_SECONDS tests the token and resumes everyone on success.
     """
-    fields = {"job_id": work.job_id, "event_id": work.event_id, "attempt": meta["attempts"],
-              "request_id": work.request_id}
+    fields = {
+        "job_id": work.job_id,
+        "event_id": work.event_id,
+        "attempt": meta["attempts"],
+        "request_id": work.request_id,
+    }
     if isinstance(err, Paused):
         meta["attempts"] -= 1  # waiting for a token is not a try
         pauses = Pauses(connection)
@@ -104,14 +116,20 @@ def settle(connection: redis.Redis, graph, work: Work, meta: dict, err: Exceptio
     elapsed = round((time.monotonic() - started) * 1000, 1)
     if decision.retry_in is not None:
         _count(connection, work, "retry", retry_reason=err.reason)
-        log.warning("job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed,
-                    **fields, **err.as_dict())
+        log.warning(
+            "job_attempt", outcome="retry", retry_in=decision.retry_in, elapsed_ms=elapsed, **fields, **err.as_dict()
+        )
         return decision.retry_in, None
     record = _dead_letter(work, meta, err, decision.reason)
     deadletters.record(connection, record)
     _count(connection, work, "dead_letter")
-    log.warning("job_attempt", outcome="dead_letter", elapsed_ms=elapsed,
-                **fields, **{**err.as_dict(), "reason": decision.reason})
+    log.warning(
+        "job_attempt",
+        outcome="dead_letter",
+        elapsed_ms=elapsed,
+        **fields,
+        **{**err.as_dict(), "reason": decision.reason},
+    )
     return None, record
 
 
@@ -119,8 +137,9 @@ def finished(connection: redis.Redis, work: Work, outcome: str, **fields) -> Non
     """The log line and the count of a job run that ended without error (delivered,
     dry_run, already_confirmed)."""
     _count(connection, work, outcome)
-    log.info("job_attempt", outcome=outcome, job_id=work.job_id, event_id=work.event_id,
-             request_id=work.request_id, **fields)
+    log.info(
+        "job_attempt", outcome=outcome, job_id=work.job_id, event_id=work.event_id, request_id=work.request_id, **fields
+    )
 
 
 def _count(connection: redis.Redis, work: Work, outcome: str, retry_reason: str | None = None) -> None:
@@ -145,5 +164,12 @@ def _dead_letter(work: Work, meta: dict, err: DeliveryError, reason: str) -> dic
     detail = err.detail
     if reason == policy.EXPIRED and err.reason != policy.EXPIRED:
         detail = f"{err.reason} ({err.detail}); no retry fits before Meta's 7-day window closes"
-    return dead_letter(work, reason, detail, error=err, attempts=meta["attempts"],
-                       first_attempt_at=meta["first_attempt_at"], last_attempt_at=meta["last_attempt_at"])
+    return dead_letter(
+        work,
+        reason,
+        detail,
+        error=err,
+        attempts=meta["attempts"],
+        first_attempt_at=meta["first_attempt_at"],
+        last_attempt_at=meta["last_attempt_at"],
+    )

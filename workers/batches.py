@@ -26,7 +26,7 @@ from collections import Counter
 
 from rq import get_current_job
 
-from . import accuracy, batchsteps, counters, events, inbox, jobs, logs, profiles, quarantine, recovery
+from . import accuracy, batchsteps, counters, inbox, jobs, logs, profiles, quarantine, recovery
 from .graph import BATCH_LIMIT
 from .handoff import Lead, hand_off, later
 from .policy import DeliveryError, Paused
@@ -65,13 +65,17 @@ def drain(slot: int) -> dict:
     started = time.monotonic()
     gone = functools.partial(inbox.gone, connection, pid_alive=recovery.pid_alive)
     taken_up = functools.partial(_taken_up, ctx, queue, outcomes)
-    taken = (taken_up("inbox_resumed", inbox.left_over(connection, consumer))
-             + taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
+    taken = taken_up("inbox_resumed", inbox.left_over(connection, consumer)) + taken_up(
+        "inbox_reclaimed", inbox.reclaim(connection, consumer, gone)
+    )
     while True:
         size, rest = pacing(ctx.graph.usage)
         # What is new, else what a dead drain job left: nothing stays pending while one drains.
-        taken = (taken or inbox.take(connection, consumer, size)
-                 or taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone)))
+        taken = (
+            taken
+            or inbox.take(connection, consumer, size)
+            or taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone))
+        )
         if not taken:
             inbox.free_slot(connection, slot)
             taken = inbox.take(connection, consumer, size)  # one last look: see inbox.py
@@ -101,8 +105,11 @@ def _taken_up(ctx, queue, outcomes: Counter, event: str, taken: list[tuple[str, 
     tries = inbox.count_tries(ctx.connection, [entry_id for entry_id, _ in taken])
     for (entry_id, entry), tried in zip(taken, tries):
         if tried > quarantine.MAX_TRIES:
-            outcomes.update(quarantine.set_aside(ctx, queue, entry_id, entry, f"taken up {tried} times: "
-                                                 "the process handling it died each time"))
+            outcomes.update(
+                quarantine.set_aside(
+                    ctx, queue, entry_id, entry, f"taken up {tried} times: the process handling it died each time"
+                )
+            )
     return [item for item, tried in zip(taken, tries) if tried <= quarantine.MAX_TRIES]
 
 
@@ -114,7 +121,7 @@ def settle(ctx, queue, taken: list[tuple[str | None, dict]]) -> Counter:
     then stay pending."""
     try:
         return process(ctx, queue, taken)
-    except Exception as err:  # noqa: BLE001: whatever it is, it must not stop the line
+    except Exception as err:  # noqa: BLE001 -- whatever it is, it must not stop the line
         if quarantine.not_the_entries(err):
             raise
         if len(taken) == 1:
@@ -164,18 +171,31 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
             if lead.job_id in unsent or dataset.dry_run:
                 profiles.keep_lead_event(pipe, event)
         accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
-        accuracy.mark(pipe, "confirmed", [{**lead.argument, "created_time": profile["created_time"]}
-                                          for lead, profile, _, _ in delivered if lead.source == "meta"])
-        for (source, outcome), count in Counter((lead.source, outcome) for lead, outcome in
-                                                _outcomes(delivered) + confirmed).items():
+        accuracy.mark(
+            pipe,
+            "confirmed",
+            [
+                {**lead.argument, "created_time": profile["created_time"]}
+                for lead, profile, _, _ in delivered
+                if lead.source == "meta"
+            ],
+        )
+        for (source, outcome), count in Counter(
+            (lead.source, outcome) for lead, outcome in _outcomes(delivered) + confirmed
+        ).items():
             counters.count(pipe, counters.JOBS, source, outcome, by=count)
         inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])
         pipe.execute()
     # One line per batch: the leads' job ids and webhook request ids, so one grep still
     # finds what became of a lead or a delivery. Leads handed off have their own lines.
-    log.info("batch_done", leads=len(leads), elapsed_ms=round((time.monotonic() - started) * 1000, 1),
-             job_ids=[item[0].job_id for item in delivered],
-             request_ids=sorted({lead.request_id for lead in leads if lead.request_id}), **dict(outcomes))
+    log.info(
+        "batch_done",
+        leads=len(leads),
+        elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+        job_ids=[item[0].job_id for item in delivered],
+        request_ids=sorted({lead.request_id for lead in leads if lead.request_id}),
+        **dict(outcomes),
+    )
     return outcomes
 
 

@@ -24,8 +24,10 @@ def already_done(connection, leads: list[Lead]) -> list[str | None]:
             pipe.exists(f"rq:job:{lead.job_id}")
             pipe.exists(redis_key("confirmed", lead.event_id))
         found = pipe.execute()
-    return ["handed_off_before" if found[2 * i] else "already_confirmed" if found[2 * i + 1] else None
-            for i in range(len(leads))]
+    return [
+        "handed_off_before" if found[2 * i] else "already_confirmed" if found[2 * i + 1] else None
+        for i in range(len(leads))
+    ]
 
 
 def read(ctx, leads: list[Lead], failed: list) -> dict[str, dict]:
@@ -40,7 +42,7 @@ def read(ctx, leads: list[Lead], failed: list) -> dict[str, dict]:
     reads = {}
     for token, group in by_token.items():
         for start in range(0, len(group), BATCH_LIMIT):
-            chunk = group[start:start + BATCH_LIMIT]
+            chunk = group[start : start + BATCH_LIMIT]
             try:
                 answers = ctx.graph.read_leads([lead.key for lead in chunk], token)
             except (DeliveryError, Paused) as err:
@@ -65,8 +67,9 @@ def build(ctx, leads: list[Lead], reads: dict, failed: list, profiles_only: list
         try:
             dataset = ctx.routes.dataset(lead.argument.get("route"))
             if lead.source == "meta":
-                profile, user_data = leadevents.lead_ads_profile(lead.argument, reads[lead.job_id], dataset,
-                                                                 ctx.settings.default_region)
+                profile, user_data = leadevents.lead_ads_profile(
+                    lead.argument, reads[lead.job_id], dataset, ctx.settings.default_region
+                )
                 event = leadevents.lead_ads_event(profile, user_data, lead.argument, dataset)
             else:
                 profile = leadevents.form_profile(lead.argument, dataset)
@@ -78,8 +81,9 @@ def build(ctx, leads: list[Lead], reads: dict, failed: list, profiles_only: list
             continue
         except _DATA_ERRORS as err:  # what no check foresaw: this lead alone is a dead letter
             log.error("job_data_unusable", job_id=lead.job_id, error=type(err).__name__, where=logs.where(err))
-            failed.append((lead, DeliveryError(INVALID, f"the job's data could not be used ({type(err).__name__})"),
-                           None))
+            failed.append(
+                (lead, DeliveryError(INVALID, f"the job's data could not be used ({type(err).__name__})"), None)
+            )
             continue
         built.append((lead, profile, event, dataset))
     return built
@@ -98,8 +102,10 @@ def deliver(ctx, built: list[tuple], failed: list, outcomes: Counter) -> list[tu
         try:
             _, refused = deliveries.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
         except (DeliveryError, Paused) as err:
-            failed += [(item[0], one, item[1]["created_time"])
-                       for item, one in zip(group, shared(err, dataset.token, len(group)))]
+            failed += [
+                (item[0], one, item[1]["created_time"])
+                for item, one in zip(group, shared(err, dataset.token, len(group)))
+            ]
             continue
         refused_ids = {id(item) for item, _ in refused}
         failed += [(item[0], err, item[1]["created_time"]) for item, err in refused]

@@ -21,9 +21,8 @@ from datetime import date
 
 _MONTH_WORDS = {
     1: "january jan january janvier janv janvier enero ene janeiro gennaio gen januar jänner jaenner januari "
-       "styczen stycznia ocak",
-    2: "february feb febr fevrier fev febrero febrer fevereiro fevereiro febbraio februar februari luty lutego "
-       "subat",
+    "styczen stycznia ocak",
+    2: "february feb febr fevrier fev febrero febrer fevereiro fevereiro febbraio februar februari luty lutego subat",
     3: "march mar mars marzo marco marz maerz mrz maart marca marzec mart",
     4: "april apr avril avr abril abr aprile aprilis kwiecien kwietnia nisan",
     5: "may mai mayo maio maggio mag mei maj maja mayis",
@@ -81,7 +80,9 @@ def parse(text: str, today: date | None = None) -> str:
             raise NotADate("unknown_date_format")
     if month is None and len(numbers) == 1 and len(numbers[0]) == 8:
         whole = numbers[0]  # 19970216, else 16021997
-        numbers = [whole[:4], whole[4:6], whole[6:]] if whole[:2] in ("19", "20") else [whole[:2], whole[2:4], whole[4:]]
+        numbers = (
+            [whole[:4], whole[4:6], whole[6:]] if whole[:2] in ("19", "20") else [whole[:2], whole[2:4], whole[4:]]
+        )
     year, month, day = _year_month_day(numbers, month, _separator(text))
     return _checked(year, month, day, today)
 

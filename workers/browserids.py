@@ -13,15 +13,32 @@ from __future__ import annotations
 import ipaddress
 import re
 
-_PLACEHOLDER_WORDS = frozenset({"", "undefined", "null", "none", "nil", "nan", "unknown", "n/a", "na", "false",
-                                "(not set)", "(none)", "[object object]", "-"})
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "",
+        "undefined",
+        "null",
+        "none",
+        "nil",
+        "nan",
+        "unknown",
+        "n/a",
+        "na",
+        "false",
+        "(not set)",
+        "(none)",
+        "[object object]",
+        "-",
+    }
+)
 _TEMPLATE = re.compile(r"\{\{.*\}\}|\{.*\}|%[^%\s]*%|\$\{.*\}|\[\[.*\]\]|<.*>|#\{.*\}")
 _FBC = re.compile(r"fb\.\d\.\d{10,13}\.(?P<click>[A-Za-z0-9_-]+)")
 _FBP = re.compile(r"fb\.\d\.\d{10,13}\.\d+")
 _CLICK_ID = re.compile(r"[A-Za-z0-9_-]+")
 # Addresses that are never a visitor's: a proxy's own hop or a misconfigured header.
-_NOT_A_CLIENT = [ipaddress.ip_network(n) for n in
-                 ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")]
+_NOT_A_CLIENT = [
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
+]
 
 
 def present(value) -> str | None:
@@ -65,7 +82,7 @@ def client_ip(value) -> str | None:
 
 def _address(text: str):
     if text.startswith("[") and "]" in text:
-        text = text[1:text.index("]")]  # [2001:db8::1]:443
+        text = text[1 : text.index("]")]  # [2001:db8::1]:443
     elif text.count(":") == 1:
         text = text.split(":")[0]  # 203.0.113.7:51234
     try:

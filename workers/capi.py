@@ -24,13 +24,21 @@ def warn_at_start(datasets, process: str) -> None:
     per dataset (routing.Dataset), the ones kept in dry-run and the ones with a test code."""
     for dataset in datasets:
         if dataset.dry_run and dataset.id:
-            log.warning("dry_run", process=process, dataset=dataset.name,
-                        detail=f"{dataset.token_env} is not set: events are built and kept, NOT sent to Meta. "
-                               "See them with `leadrelay dry-run`.")
+            log.warning(
+                "dry_run",
+                process=process,
+                dataset=dataset.name,
+                detail=f"{dataset.token_env} is not set: events are built and kept, NOT sent to Meta. "
+                "See them with `leadrelay dry-run`.",
+            )
         if dataset.test_event_code:
-            log.warning("test_event_code", process=process, dataset=dataset.name,
-                        detail="a test event code is set: events carry it and show in Events Manager's "
-                               "Test Events panel. Never leave it on in production.")
+            log.warning(
+                "test_event_code",
+                process=process,
+                dataset=dataset.name,
+                detail="a test event code is set: events carry it and show in Events Manager's "
+                "Test Events panel. Never leave it on in production.",
+            )
 
 
 def confirmed(connection: redis.Redis, event_id: str) -> bool:
@@ -78,14 +86,17 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
         raise DeliveryError(TRANSIENT, "Meta's answer is not an object", http_status=200, call="events")
     received = answer.get("events_received")
     if received != len(events):
-        raise DeliveryError(TRANSIENT, f"Meta received {received} of {len(events)} events",
-                            fbtrace_id=answer.get("fbtrace_id"))
+        raise DeliveryError(
+            TRANSIENT, f"Meta received {received} of {len(events)} events", fbtrace_id=answer.get("fbtrace_id")
+        )
     # MULTI/EXEC: the ledger and the counts land together or not at all. A worker killed
     # while sending a long pipeline otherwise leaves a prefix of it applied: events in the
     # ledger (so never resent, never counted again) whose delivery was never counted.
     with connection.pipeline() as pipe:
         for event in events:
-            pipe.set(redis_key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL)
+            pipe.set(
+                redis_key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL
+            )
         counters.record_sent(pipe, events, "delivered", dataset.name)
         pipe.execute()
     return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}
@@ -104,8 +115,10 @@ def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict]
     kept_at = int(time.time())
     with connection.pipeline() as pipe:
         for event in events:
-            pipe.lpush(DRY_RUN_LIST, json.dumps({"kept_at": kept_at, "dataset_id": dataset.id,
-                                                 "dataset": dataset.name, "event": event}))
+            pipe.lpush(
+                DRY_RUN_LIST,
+                json.dumps({"kept_at": kept_at, "dataset_id": dataset.id, "dataset": dataset.name, "event": event}),
+            )
         pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
         counters.record_sent(pipe, events, "dry_run", dataset.name)
         pipe.execute()

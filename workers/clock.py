@@ -44,8 +44,12 @@ def check(connection: redis.Redis) -> float:
     skew = ours - (seconds + micros / 1e6)
     if abs(skew) > TOLERANCE_SECONDS:
         if not _offset:
-            log.warning("clock_skew", skew_seconds=round(skew, 1), tolerance_seconds=TOLERANCE_SECONDS,
-                        detail="this host's clock differs from Redis's: deciding by Redis's time; fix NTP here")
+            log.warning(
+                "clock_skew",
+                skew_seconds=round(skew, 1),
+                tolerance_seconds=TOLERANCE_SECONDS,
+                detail="this host's clock differs from Redis's: deciding by Redis's time; fix NTP here",
+            )
         _offset = -skew
     elif _offset:
         log.info("clock_skew_gone", skew_seconds=round(skew, 1))

@@ -38,18 +38,30 @@ class Family:
 JOBS = Family("leadrelay_jobs", "Job attempts by source and outcome.", ("source", "outcome"))
 # `dataset` is a dataset's name from the mapping file (`default` for the environment's):
 # as many values as configured datasets, whatever the traffic.
-EVENTS = Family("leadrelay_events_sent", "Conversions API events by event name, outcome "
-                "(delivered, dry_run, or the failure class) and dataset.", ("event_name", "outcome", "dataset"))
-MATCH = Family("leadrelay_event_match_keys", "Events delivered or dry-run carrying each match key, by dataset.",
-               ("event_name", "key", "dataset"))
-DEAD = Family("leadrelay_dead_letters_recorded", "Dead letters recorded, by reason and dataset.",
-              ("reason", "dataset"))
+EVENTS = Family(
+    "leadrelay_events_sent",
+    "Conversions API events by event name, outcome (delivered, dry_run, or the failure class) and dataset.",
+    ("event_name", "outcome", "dataset"),
+)
+MATCH = Family(
+    "leadrelay_event_match_keys",
+    "Events delivered or dry-run carrying each match key, by dataset.",
+    ("event_name", "key", "dataset"),
+)
+DEAD = Family("leadrelay_dead_letters_recorded", "Dead letters recorded, by reason and dataset.", ("reason", "dataset"))
 RETRIES = Family("leadrelay_retries", "Retries scheduled, by source and failure class.", ("source", "reason"))
-IGNORED = Family("leadrelay_items_ignored", "Items acknowledged but not sent, by source and reason (unknown_page, "
-                 "unknown_form, no_consent, test_delivery, negative_stage...).", ("source", "reason"))
+IGNORED = Family(
+    "leadrelay_items_ignored",
+    "Items acknowledged but not sent, by source and reason (unknown_page, "
+    "unknown_form, no_consent, test_delivery, negative_stage...).",
+    ("source", "reason"),
+)
 COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED)
-GRAPH = Family("leadrelay_graph_request_duration_seconds", "Graph API call latency by operation and outcome.",
-               ("operation", "outcome"))
+GRAPH = Family(
+    "leadrelay_graph_request_duration_seconds",
+    "Graph API call latency by operation and outcome.",
+    ("operation", "outcome"),
+)
 
 
 def _field(family: Family, *labels: str) -> str:
@@ -84,11 +96,21 @@ def record_sent(pipe, events: list[dict], outcome: str, dataset: str, now: float
         carried = sorted(k for k in event.get("user_data", {}) if k in matchkeys.ALL)
         for match_key in carried:
             count(pipe, MATCH, event["event_name"], match_key, dataset)
-        pipe.lpush(RECENT, json.dumps({"event_id": event["event_id"], "event_name": event["event_name"],
-                                       "dataset": dataset,
-                                       "event_time": event.get("event_time"), "sent_at": int(now),
-                                       "outcome": outcome, "match_keys": carried,
-                                       "action_source": event.get("action_source")}))
+        pipe.lpush(
+            RECENT,
+            json.dumps(
+                {
+                    "event_id": event["event_id"],
+                    "event_name": event["event_name"],
+                    "dataset": dataset,
+                    "event_time": event.get("event_time"),
+                    "sent_at": int(now),
+                    "outcome": outcome,
+                    "match_keys": carried,
+                    "action_source": event.get("action_source"),
+                }
+            ),
+        )
     if outcome == "delivered" and events:
         pipe.hset(HASH, LAST_DELIVERED, now)
     pipe.ltrim(RECENT, 0, RECENT_KEEP - 1)
@@ -112,8 +134,11 @@ def coverage(values: dict[tuple, float], dataset: str | None = None) -> dict[str
         elif labels[0] == MATCH.name:
             row = carried.setdefault(labels[1], {})
             row[labels[2]] = row.get(labels[2], 0) + value
-    return {name: {"events": int(total), "keys": {k: carried.get(name, {}).get(k, 0) / total for k in matchkeys.ALL}}
-            for name, total in sorted(sent.items()) if total}
+    return {
+        name: {"events": int(total), "keys": {k: carried.get(name, {}).get(k, 0) / total for k in matchkeys.ALL}}
+        for name, total in sorted(sent.items())
+        if total
+    }
 
 
 def recent_coverage(events: list[dict]) -> dict[str, dict]:

@@ -29,8 +29,24 @@ INDEX = redis_key("dead")
 # job id -> "reason dataset", so the metrics count without reading records
 REASONS = redis_key("dead-reasons")
 # Keys whose values may be personal data; never shown in a listing.
-_PII_KEYS = {"email", "phone", "first_name", "last_name", "full_name", "name", "answers", "fields", "field_data",
-             "raw", "em", "ph", "fn", "ln", "db", "client_ip_address"}
+_PII_KEYS = {
+    "email",
+    "phone",
+    "first_name",
+    "last_name",
+    "full_name",
+    "name",
+    "answers",
+    "fields",
+    "field_data",
+    "raw",
+    "em",
+    "ph",
+    "fn",
+    "ln",
+    "db",
+    "client_ip_address",
+}
 
 
 def record_key(job_id: str) -> str:
@@ -125,22 +141,28 @@ class Filter:
             ValueError: a malformed `since`.
         """
         since = values.get("since")
-        return cls(job_ids=tuple(job_ids), reason=values.get("reason") or None,
-                   source=values.get("source") or None,
-                   event_name=values.get("event_name") or values.get("event") or None,
-                   since=times.since(str(since)) if since else None, dataset=values.get("dataset") or None)
+        return cls(
+            job_ids=tuple(job_ids),
+            reason=values.get("reason") or None,
+            source=values.get("source") or None,
+            event_name=values.get("event_name") or values.get("event") or None,
+            since=times.since(str(since)) if since else None,
+            dataset=values.get("dataset") or None,
+        )
 
     @property
     def empty(self) -> bool:
         return not (self.job_ids or self.reason or self.source or self.event_name or self.since or self.dataset)
 
     def matches(self, entry: dict) -> bool:
-        return ((not self.job_ids or entry["job_id"] in self.job_ids)
-                and (self.dataset is None or (entry.get("dataset") or "default") == self.dataset)
-                and (self.reason is None or entry.get("reason") == self.reason)
-                and (self.source is None or entry.get("source") == self.source)
-                and (self.event_name is None or entry.get("event_name") == self.event_name)
-                and (self.since is None or entry.get("last_attempt_at", 0) >= self.since))
+        return (
+            (not self.job_ids or entry["job_id"] in self.job_ids)
+            and (self.dataset is None or (entry.get("dataset") or "default") == self.dataset)
+            and (self.reason is None or entry.get("reason") == self.reason)
+            and (self.source is None or entry.get("source") == self.source)
+            and (self.event_name is None or entry.get("event_name") == self.event_name)
+            and (self.since is None or entry.get("last_attempt_at", 0) >= self.since)
+        )
 
 
 def select(connection: redis.Redis, queue: Queue, where: Filter) -> list[dict]:
@@ -168,5 +190,8 @@ def select(connection: redis.Redis, queue: Queue, where: Filter) -> list[dict]:
 
 def summary(entry: dict) -> dict:
     """A listing row: everything but personal data."""
-    return {**entry, "args": redact(entry.get("args")), "age_hours": round((time.time() - entry["last_attempt_at"])
-                                                                            / 3600, 1)}
+    return {
+        **entry,
+        "args": redact(entry.get("args")),
+        "age_hours": round((time.time() - entry["last_attempt_at"]) / 3600, 1),
+    }

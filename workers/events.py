@@ -41,9 +41,19 @@ def event_time(created: int, now: float | None = None) -> int:
     return min(created, now)
 
 
-def build(*, name: str, time: int, event_id: str, user_data: dict, lead_event_source: str | None,
-          action_source: str = "system_generated", value: float | None = None, currency: str | None = None,
-          event_source_url: str | None = None, processing: dict | None = None) -> dict:
+def build(
+    *,
+    name: str,
+    time: int,
+    event_id: str,
+    user_data: dict,
+    lead_event_source: str | None,
+    action_source: str = "system_generated",
+    value: float | None = None,
+    currency: str | None = None,
+    event_source_url: str | None = None,
+    processing: dict | None = None,
+) -> dict:
     """One event. System-generated events carry the Conversion Leads markers (spec §5);
     website events carry the page instead (Meta requires it with the user agent).
     `processing` is the Limited Data Use fields (ldu.fields), when set."""
@@ -70,8 +80,12 @@ def build(*, name: str, time: int, event_id: str, user_data: dict, lead_event_so
 
 # Meta counts an event carrying only one of these combinations (or a subset) as invalid
 # (spec/meta.md §4): nothing in it identifies a person.
-_TOO_WEAK = (frozenset({"ct", "country", "st", "zp", "ge", "client_user_agent"}),
-             frozenset({"db", "client_user_agent"}), frozenset({"fn", "ge"}), frozenset({"ln", "ge"}))
+_TOO_WEAK = (
+    frozenset({"ct", "country", "st", "zp", "ge", "client_user_agent"}),
+    frozenset({"db", "client_user_agent"}),
+    frozenset({"fn", "ge"}),
+    frozenset({"ln", "ge"}),
+)
 
 
 def validate(event: dict) -> None:
@@ -82,9 +96,13 @@ def validate(event: dict) -> None:
     """
     keys = frozenset(k for k, v in event.get("user_data", {}).items() if v not in (None, "", []))
     if not keys or any(keys <= weak for weak in _TOO_WEAK):
-        raise DeliveryError(INVALID, f"user_data carries only {', '.join(sorted(keys)) or 'nothing'}: "
-                                     "Meta counts such an event as invalid; it needs an email, phone, "
-                                     "external id, lead_id, click or browser id")
-    if event.get("action_source") == "website" and not (event.get("event_source_url")
-                                                          and event["user_data"].get("client_user_agent")):
+        raise DeliveryError(
+            INVALID,
+            f"user_data carries only {', '.join(sorted(keys)) or 'nothing'}: "
+            "Meta counts such an event as invalid; it needs an email, phone, "
+            "external id, lead_id, click or browser id",
+        )
+    if event.get("action_source") == "website" and not (
+        event.get("event_source_url") and event["user_data"].get("client_user_agent")
+    ):
         raise DeliveryError(INVALID, "a website event needs event_source_url and client_user_agent")

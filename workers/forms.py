@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from . import browserids, events, matchkeys, userdata
-
 from .mappingfile import HIDDEN_FIELDS
 
 _TRUE = {"true", "yes", "1", "on", "checked"}
@@ -60,8 +59,9 @@ def _text(value) -> list[str]:
     return []
 
 
-def prepare(submission: dict, form: dict | None, region: str, lead_key: str,
-            processing: dict | None = None) -> tuple[dict | None, str | None]:
+def prepare(
+    submission: dict, form: dict | None, region: str, lead_key: str, processing: dict | None = None
+) -> tuple[dict | None, str | None]:
     """The job payload for a submission, or None with the reason it is not sent.
 
     `form` is the form's settings; None means the form is not configured (defaults).
@@ -84,9 +84,12 @@ def prepare(submission: dict, form: dict | None, region: str, lead_key: str,
     # Placeholders a script left behind (`undefined`, `{{fbclid}}`) count as absent.
     hidden = {field: browserids.present(submission["hidden"].get(name)) for field, name in names.items()}
     submitted = submission.get("submitted_at")
-    browser = {"fbc": browserids.fbc(hidden["fbc"], hidden["fbclid"], submitted), "fbp": browserids.fbp(hidden["fbp"]),
-               "client_ip_address": browserids.client_ip(hidden["client_ip"]),
-               "client_user_agent": hidden["user_agent"]}
+    browser = {
+        "fbc": browserids.fbc(hidden["fbc"], hidden["fbclid"], submitted),
+        "fbp": browserids.fbp(hidden["fbp"]),
+        "client_ip_address": browserids.client_ip(hidden["client_ip"]),
+        "client_user_agent": hidden["user_agent"],
+    }
     user_data.update({k: v for k, v in browser.items() if v})
     page_url = browserids.page_url(hidden["page_url"])
 

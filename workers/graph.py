@@ -16,11 +16,12 @@ from .pauses import Pauses, fingerprint
 from .policy import AUTH, THROTTLED, TRANSIENT, DeliveryError, Paused, classify
 from .settings import Settings
 
-
 # Always ask for the fields: without them Meta returns a minimal set (spec §2).
 BATCH_LIMIT = 50  # Graph's most requests in one batch
-LEAD_FIELDS = ("id,created_time,ad_id,ad_name,adset_id,adset_name,campaign_id,campaign_name,form_id,"
-               "field_data,custom_disclaimer_responses,is_organic,platform,partner_name")
+LEAD_FIELDS = (
+    "id,created_time,ad_id,ad_name,adset_id,adset_name,campaign_id,campaign_name,form_id,"
+    "field_data,custom_disclaimer_responses,is_organic,platform,partner_name"
+)
 
 log = logs.get(__name__)
 
@@ -34,7 +35,9 @@ def usage_percent(headers) -> float:
         try:
             usage = json.loads(headers.get(name) or "{}")
             parts = [usage] if "call_count" in usage else [item for items in usage.values() for item in items]
-            found += [float(part.get(key) or 0) for part in parts for key in ("call_count", "total_cputime", "total_time")]
+            found += [
+                float(part.get(key) or 0) for part in parts for key in ("call_count", "total_cputime", "total_time")
+            ]
         except (ValueError, TypeError, AttributeError):
             continue
     return max(found)
@@ -45,8 +48,7 @@ def regain_access_seconds(headers) -> int | None:
     raw = headers.get("X-Business-Use-Case-Usage")
     try:
         usage = json.loads(raw) if raw else {}
-        minutes = max((item.get("estimated_time_to_regain_access") or 0)
-                      for items in usage.values() for item in items)
+        minutes = max((item.get("estimated_time_to_regain_access") or 0) for items in usage.values() for item in items)
     except (ValueError, TypeError, AttributeError):
         return None
     return int(minutes * 60) or None
@@ -60,8 +62,14 @@ class Graph:
     each call that reached the network reports (operation, outcome, seconds).
     """
 
-    def __init__(self, settings: Settings, session: requests.Session | None = None, pauses: Pauses | None = None,
-                 observe: Callable[[str, str, float], None] | None = None, labels: dict[str, str] | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        session: requests.Session | None = None,
+        pauses: Pauses | None = None,
+        observe: Callable[[str, str, float], None] | None = None,
+        labels: dict[str, str] | None = None,
+    ):
         self.settings = settings
         self.session = session or requests.Session()
         self.base = f"{settings.graph_url}/{settings.api_version}"
@@ -69,8 +77,11 @@ class Graph:
         self.observe = observe
         # Names for logs and pause records: which setting holds the token, never the token.
         self.usage = 0.0  # usage_percent of Meta's last answer: batch sizes and pacing follow it
-        self.labels = {settings.page_access_token: "META_PAGE_ACCESS_TOKEN",
-                       settings.capi_access_token: "META_CAPI_ACCESS_TOKEN", **(labels or {})}
+        self.labels = {
+            settings.page_access_token: "META_PAGE_ACCESS_TOKEN",
+            settings.capi_access_token: "META_CAPI_ACCESS_TOKEN",
+            **(labels or {}),
+        }
 
     def _proof(self, token: str) -> dict:
         # With "Require App Secret" on, Meta wants HMAC-SHA256(app_secret, token); it
@@ -80,8 +91,17 @@ class Graph:
         secret = self.settings.app_secrets[0].encode("utf-8")
         return {"appsecret_proof": hmac.new(secret, token.encode("utf-8"), hashlib.sha256).hexdigest()}
 
-    def call(self, method: str, path: str, token: str, *, params: dict | None = None,
-             json: dict | None = None, probe: bool = False, operation: str = "other") -> dict:
+    def call(
+        self,
+        method: str,
+        path: str,
+        token: str,
+        *,
+        params: dict | None = None,
+        json: dict | None = None,
+        probe: bool = False,
+        operation: str = "other",
+    ) -> dict:
         """One Graph call; the parsed JSON body on success. `operation` names it in metrics.
 
         Raises:
@@ -155,8 +175,7 @@ class Graph:
         Raises:
             DeliveryError: see `call`.
         """
-        return self.call("GET", leadgen_id, token, params={"fields": LEAD_FIELDS},
-                         operation="lead_read")
+        return self.call("GET", leadgen_id, token, params={"fields": LEAD_FIELDS}, operation="lead_read")
 
     def read_leads(self, leadgen_ids: list[str], token: str) -> dict[str, dict | DeliveryError]:
         """Many leads in one Graph batch request (at most BATCH_LIMIT), read with one Page
@@ -168,12 +187,11 @@ class Graph:
             Paused, DeliveryError: the batch request itself failed (see `call`).
         """
         batch = [{"method": "GET", "relative_url": f"{lead_id}?fields={LEAD_FIELDS}"} for lead_id in leadgen_ids]
-        answers = self.call("POST", "", token, json={"batch": batch},
-                            operation="lead_batch")
+        answers = self.call("POST", "", token, json={"batch": batch}, operation="lead_batch")
         out: dict[str, dict | DeliveryError] = {}
         for lead_id, answer in zip(leadgen_ids, answers if isinstance(answers, list) else []):
             out[lead_id] = self._batch_item(answer, token)
-        for lead_id in leadgen_ids[len(out):]:
+        for lead_id in leadgen_ids[len(out) :]:
             out[lead_id] = DeliveryError(TRANSIENT, "missing from Meta's batch answer", call="lead_read")
         return out
 
@@ -190,13 +208,24 @@ class Graph:
             return body
         error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}
         reason = classify(status, error)
-        headers = CaseInsensitiveDict({h.get("name"): h.get("value") for h in answer.get("headers") or []
-                                       if isinstance(h, dict) and isinstance(h.get("name"), str)})
-        err = DeliveryError(reason, f"HTTP {status}" + (f" code {error['code']}" if error.get("code") else ""),
-                            code=error.get("code"), subcode=error.get("error_subcode"),
-                            fbtrace_id=error.get("fbtrace_id"), user_title=error.get("error_user_title"),
-                            http_status=status, call="lead_read",
-                            retry_after=regain_access_seconds(headers) if reason == THROTTLED else None)
+        headers = CaseInsensitiveDict(
+            {
+                h.get("name"): h.get("value")
+                for h in answer.get("headers") or []
+                if isinstance(h, dict) and isinstance(h.get("name"), str)
+            }
+        )
+        err = DeliveryError(
+            reason,
+            f"HTTP {status}" + (f" code {error['code']}" if error.get("code") else ""),
+            code=error.get("code"),
+            subcode=error.get("error_subcode"),
+            fbtrace_id=error.get("fbtrace_id"),
+            user_title=error.get("error_user_title"),
+            http_status=status,
+            call="lead_read",
+            retry_after=regain_access_seconds(headers) if reason == THROTTLED else None,
+        )
         if err.reason == AUTH and self.pauses is not None:
             self.pauses.pause(token, err.as_dict(), self.labels.get(token, "token"))
         return err

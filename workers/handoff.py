@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from rq import Queue
+
 from . import clock, deadletters, events, logs, policy
 from .attempts import count, settle
 from .pauses import Pauses
@@ -27,6 +28,7 @@ log = logs.get(__name__)
 @dataclass
 class Lead:
     """One inbox entry a drain job works on."""
+
     entry_id: str | None  # None: it came in a retry batch, not from the inbox
     job_id: str
     function: str  # the RQ job function it runs when it needs a job of its own
@@ -47,27 +49,71 @@ class Lead:
         dataset = (argument.get("route") or {}).get("dataset") or DEFAULT
         if "leadgen_id" in argument:
             key = argument["leadgen_id"]
-            return cls(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), "meta", key,
-                       events.event_id("meta", key, events.LEAD), events.LEAD, dataset, entry.get("n", 0), entry)
-        return cls(entry_id, entry["id"], entry["fn"], argument, entry.get("rid"), argument["source"],
-                   argument["key"], argument["event_id"], argument["event_name"], dataset, entry.get("n", 0), entry)
+            return cls(
+                entry_id,
+                entry["id"],
+                entry["fn"],
+                argument,
+                entry.get("rid"),
+                "meta",
+                key,
+                events.event_id("meta", key, events.LEAD),
+                events.LEAD,
+                dataset,
+                entry.get("n", 0),
+                entry,
+            )
+        return cls(
+            entry_id,
+            entry["id"],
+            entry["fn"],
+            argument,
+            entry.get("rid"),
+            argument["source"],
+            argument["key"],
+            argument["event_id"],
+            argument["event_name"],
+            dataset,
+            entry.get("n", 0),
+            entry,
+        )
 
     def work(self, event_time: int | None) -> Work:
-        return Work(job_id=self.job_id, source=self.source, key=self.key, event_name=self.event_name,
-                    event_id=self.event_id, event_time=event_time, args=self.argument,
-                    request_id=self.request_id, dataset=self.dataset)
+        return Work(
+            job_id=self.job_id,
+            source=self.source,
+            key=self.key,
+            event_name=self.event_name,
+            event_id=self.event_id,
+            event_time=event_time,
+            args=self.argument,
+            request_id=self.request_id,
+            dataset=self.dataset,
+        )
 
 
 def hand_off(ctx, queue: Queue, lead: Lead, err: Exception, event_time: int | None, started: float) -> str:
     """Give `lead` its own job after a failed first attempt (`err`: DeliveryError or
     Paused); the outcome: retry, waiting_for_token or dead_letter."""
     now = clock.now()
-    meta = {"attempts": lead.attempts + 1, "first_attempt_at": now, "last_attempt_at": now,
-            **({"request_id": lead.request_id} if lead.request_id else {})}
-    delay, record = settle(ctx.connection, ctx.graph, lead.work(event_time), meta, err,
-                           ctx.settings.retry_base_seconds, started, queue)
-    job = queue.create_job(lead.function, args=(lead.argument,), job_id=lead.job_id, result_ttl=policy.RESULT_TTL,
-                           failure_ttl=policy.FAILURE_TTL, description=f"{lead.source} {lead.key}", meta=meta)
+    meta = {
+        "attempts": lead.attempts + 1,
+        "first_attempt_at": now,
+        "last_attempt_at": now,
+        **({"request_id": lead.request_id} if lead.request_id else {}),
+    }
+    delay, record = settle(
+        ctx.connection, ctx.graph, lead.work(event_time), meta, err, ctx.settings.retry_base_seconds, started, queue
+    )
+    job = queue.create_job(
+        lead.function,
+        args=(lead.argument,),
+        job_id=lead.job_id,
+        result_ttl=policy.RESULT_TTL,
+        failure_ttl=policy.FAILURE_TTL,
+        description=f"{lead.source} {lead.key}",
+        meta=meta,
+    )
     job.origin = queue.name
     if record is not None:
         deadletters.park(queue, job, f"{record['reason']}: {record['detail']}")
@@ -97,25 +143,39 @@ def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], s
         else:
             attempts = max(lead.attempts for lead in leads) + 1
             oldest = min((t for _, _, t in group if t), default=now)
-            delay = policy.decide(err, attempts, events.deadline(oldest), now,
-                                  base=ctx.settings.retry_base_seconds).retry_in
+            delay = policy.decide(
+                err, attempts, events.deadline(oldest), now, base=ctx.settings.retry_base_seconds
+            ).retry_in
         if delay is None or len(group) == 1:  # a lone lead simply has its own job
             for lead, lead_err, event_time in group:
                 outcomes[hand_off(ctx, queue, lead, lead_err, event_time, started)] += 1
             continue
-        job = queue.create_job("workers.batches.retry_batch", args=(
-            {"entries": [{**lead.entry, "n": attempts} for lead in leads]},), job_id=f"batch-{uuid.uuid4().hex[:16]}",
-            result_ttl=0, failure_ttl=policy.FAILURE_TTL, timeout=policy.DRAIN_JOB_TIMEOUT,
-            description=f"retry {len(leads)} leads together (attempt {attempts + 1})")
+        job = queue.create_job(
+            "workers.batches.retry_batch",
+            args=({"entries": [{**lead.entry, "n": attempts} for lead in leads]},),
+            job_id=f"batch-{uuid.uuid4().hex[:16]}",
+            result_ttl=0,
+            failure_ttl=policy.FAILURE_TTL,
+            timeout=policy.DRAIN_JOB_TIMEOUT,
+            description=f"retry {len(leads)} leads together (attempt {attempts + 1})",
+        )
         job.origin = queue.name
         queue.schedule_job(job, clock.utcnow() + timedelta(seconds=delay))
         outcome = "waiting_for_token" if isinstance(err, Paused) else "retry"
         if isinstance(err, Paused):
             Pauses(ctx.connection).wait(err.fingerprint, job.id)
-        count(ctx.connection, Counter(lead.source for lead in leads), outcome,
-              err.reason if outcome == "retry" else None)
-        log.warning("batch_retry", job_id=job.id, leads=len(leads), job_ids=[lead.job_id for lead in leads],
-                    outcome=outcome, retry_in=delay,
-                    attempt=attempts, **({"fingerprint": err.fingerprint} if isinstance(err, Paused) else err.as_dict()))
+        count(
+            ctx.connection, Counter(lead.source for lead in leads), outcome, err.reason if outcome == "retry" else None
+        )
+        log.warning(
+            "batch_retry",
+            job_id=job.id,
+            leads=len(leads),
+            job_ids=[lead.job_id for lead in leads],
+            outcome=outcome,
+            retry_in=delay,
+            attempt=attempts,
+            **({"fingerprint": err.fingerprint} if isinstance(err, Paused) else err.as_dict()),
+        )
         outcomes[outcome] += len(leads)
     return outcomes

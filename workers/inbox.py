@@ -78,12 +78,14 @@ _ADMIT_SHA = hashlib.sha1(_ADMIT.encode()).hexdigest()  # EVALSHA's name for it
 def entry(job_id: str, function: str, argument: dict, request_id: str | None = None, via: str | None = None) -> str:
     """One inbox entry: what the lead's own RQ job would run, should it need one; `via`:
     how it came (the drain job marks Lead Ads leads that came by webhook)."""
-    return json.dumps({"id": job_id, "fn": function, "arg": argument, "rid": request_id, "via": via},
-                      separators=(",", ":"))
+    return json.dumps(
+        {"id": job_id, "fn": function, "arg": argument, "rid": request_id, "via": via}, separators=(",", ":")
+    )
 
 
-def admit(connection: "redis.Redis | Lane", entries: list[tuple[str, str]], slots: int,
-          per_job: int = 50) -> tuple[list[int], list[int]]:
+def admit(
+    connection: "redis.Redis | Lane", entries: list[tuple[str, str]], slots: int, per_job: int = 50
+) -> tuple[list[int], list[int]]:
     """Dedupe and store (job id, entry) pairs in one atomic call; (indexes of the new
     ones, drain slots to wake). A lead is new unless its dedupe record or its own RQ
     job exists. `connection`: a client, or the receiver's Lane (workers/lane.py)."""
@@ -103,9 +105,15 @@ def admit(connection: "redis.Redis | Lane", entries: list[tuple[str, str]], slot
 def wake(queue: Queue, slots: list[int]) -> None:
     """Enqueue a drain job for each slot just claimed (by `admit`, `claim_slot`)."""
     for slot in slots:
-        queue.enqueue(DRAIN, slot, job_id=f"drain-{slot}-{uuid.uuid4().hex[:12]}", result_ttl=0,
-                      failure_ttl=policy.DAY, job_timeout=policy.DRAIN_JOB_TIMEOUT,
-                      description=f"drain the inbox (slot {slot})")
+        queue.enqueue(
+            DRAIN,
+            slot,
+            job_id=f"drain-{slot}-{uuid.uuid4().hex[:12]}",
+            result_ttl=0,
+            failure_ttl=policy.DAY,
+            job_timeout=policy.DRAIN_JOB_TIMEOUT,
+            description=f"drain the inbox (slot {slot})",
+        )
 
 
 def revive(queue: Queue) -> bool:
@@ -207,8 +215,9 @@ def gone(connection: redis.Redis, consumer: str, pid_alive) -> bool:
     return not connection.exists(ALIVE + consumer)
 
 
-def reclaim(connection: redis.Redis, consumer: str, gone, idle_ms: int = 15 * 60 * 1000,
-            count: int = 1000) -> list[tuple[str, dict]]:
+def reclaim(
+    connection: redis.Redis, consumer: str, gone, idle_ms: int = 15 * 60 * 1000, count: int = 1000
+) -> list[tuple[str, dict]]:
     """Entries taken by a consumer `gone(name)` says is dead (or idle past `idle_ms`,
     a safety net), now this consumer's: (entry id, entry)."""
     claimed = []

@@ -26,8 +26,16 @@ log = logs.get(__name__)
 HELD = redis_key("held")  # leadgen id -> a Lead Ads change from a Page not (yet) in the mapping file
 
 
-def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, mapping: dict,
-            queue: Queue, request_id: str | None = None, lane: Lane | None = None) -> dict:
+def receive(
+    source: Source,
+    body: bytes,
+    headers: Mapping[str, str],
+    settings: Settings,
+    mapping: dict,
+    queue: Queue,
+    request_id: str | None = None,
+    lane: Lane | None = None,
+) -> dict:
     """Verify, parse, prepare and enqueue one delivery; counts, new job ids and what was skipped.
 
     `mapping` is the mapping file as `mappingfile.validate` reads it; `lane`, the
@@ -42,13 +50,21 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
     parsed = source.parse(body)
     processing = mapping["processing"].get(source.name)
     if source.kind == FORM:
-        jobs, not_sent = _form_jobs(source, parsed["leads"], mapping["forms"][source.name], settings,
-                                    mapping["routes"], processing)
+        jobs, not_sent = _form_jobs(
+            source, parsed["leads"], mapping["forms"][source.name], settings, mapping["routes"], processing
+        )
         held = []
     else:
         jobs, held = lead_jobs(source, parsed["leads"], mapping["routes"], processing)
-        not_sent = [{"reason": item["reason"], "leadgen_id": item["leadgen_id"], "page_id": item["page_id"],
-                     "form_id": item["form_id"]} for item in held]
+        not_sent = [
+            {
+                "reason": item["reason"],
+                "leadgen_id": item["leadgen_id"],
+                "page_id": item["page_id"],
+                "form_id": item["form_id"],
+            }
+            for item in held
+        ]
     via_webhook = source.kind != FORM
     counts = enqueue_new(queue, source, jobs, request_id, via="webhook" if via_webhook else None, lane=lane)
     unusable, known = counts.pop("unusable"), counts.pop("known")
@@ -57,13 +73,19 @@ def receive(source: Source, body: bytes, headers: Mapping[str, str], settings: S
     # rare: a redelivery (its lead may have come by the sweep first), or items not sent.
     # After the enqueue: a delivery answered 503 records nothing, so its retry does not
     # record the same items twice.
-    record_ignored(queue.connection, source.name, not_sent + unusable, held,
-                   arrived=[jobs[i][1] for i in known] if via_webhook else [])
+    record_ignored(
+        queue.connection,
+        source.name,
+        not_sent + unusable,
+        held,
+        arrived=[jobs[i][1] for i in known] if via_webhook else [],
+    )
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
 
 
-def lead_jobs(source: Source, items: list[dict], routes: Routes,
-              processing: dict | None) -> tuple[list[tuple[str, dict]], list[dict]]:
+def lead_jobs(
+    source: Source, items: list[dict], routes: Routes, processing: dict | None
+) -> tuple[list[tuple[str, dict]], list[dict]]:
     """Lead Ads changes to (lead key, job argument), each with its route; those no route
     takes (a Page not in the file) are returned apart, with their reason, to be held.
 
@@ -87,12 +109,14 @@ def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: S
     if secrets:
         source.verify(body, headers, secrets)
     elif source.name not in settings.allow_unsigned:
-        raise BadSignature(f"no secret is configured for {source.name} and unsigned delivery is not allowed",
-                           reason="source_disabled")
+        raise BadSignature(
+            f"no secret is configured for {source.name} and unsigned delivery is not allowed", reason="source_disabled"
+        )
 
 
-def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Settings, routes: Routes,
-               processing: dict | None) -> tuple[list[tuple[str, dict]], list[dict]]:
+def _form_jobs(
+    source: Source, items: list[dict], configured: dict, settings: Settings, routes: Routes, processing: dict | None
+) -> tuple[list[tuple[str, dict]], list[dict]]:
     """Form submissions to (lead key, hashed job argument), each with its route; what is
     not sent, with its reason."""
     jobs, not_sent = [], []
@@ -104,8 +128,13 @@ def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Se
             reason = "unknown_form"
         elif route is not None:
             lead_key = source.lead_key(item)
-            payload, reason = forms.prepare(item, configured.get(item["form_id"]), settings.default_region,
-                                            lead_key, routes.datasets[route["dataset"]].processing or processing)
+            payload, reason = forms.prepare(
+                item,
+                configured.get(item["form_id"]),
+                settings.default_region,
+                lead_key,
+                routes.datasets[route["dataset"]].processing or processing,
+            )
             if payload:
                 jobs.append((lead_key, {**payload, "route": route}))
                 continue
@@ -113,8 +142,14 @@ def _form_jobs(source: Source, items: list[dict], configured: dict, settings: Se
     return jobs, not_sent
 
 
-def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], request_id: str | None = None,
-                via: str | None = None, lane: Lane | None = None) -> dict:
+def enqueue_new(
+    queue: Queue,
+    source: Source,
+    jobs: list[tuple[str, dict]],
+    request_id: str | None = None,
+    via: str | None = None,
+    lane: Lane | None = None,
+) -> dict:
     """Put each (lead key, job argument) not seen before into the inbox, in one atomic
     Redis call (inbox.admit), and wake a drain job if none is awake; counts, the new
     leads' job ids, and `known`: the indexes in `jobs` of the leads already known.
@@ -145,12 +180,18 @@ def enqueue_new(queue: Queue, source: Source, jobs: list[tuple[str, dict]], requ
     except redis.RedisError as err:  # the leads are stored: a worker's maintenance pass wakes a drain job
         log.warning("drain_wake_failed", error=type(err).__name__, slots=woken)
     fresh = set(new)
-    return {"accepted": len(new), "duplicates": len(entries) - len(new), "job_ids": [entries[i][0] for i in new],
-            "unusable": unusable, "known": [positions[i] for i in range(len(entries)) if i not in fresh]}
+    return {
+        "accepted": len(new),
+        "duplicates": len(entries) - len(new),
+        "job_ids": [entries[i][0] for i in new],
+        "unusable": unusable,
+        "known": [positions[i] for i in range(len(entries)) if i not in fresh],
+    }
 
 
-def record_ignored(connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = (),
-                   arrived: list[dict] = ()) -> None:
+def record_ignored(
+    connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = (), arrived: list[dict] = ()
+) -> None:
     """Keep what was acknowledged but not sent (unknown form or Page, no consent, test
     delivery, negative stages), newest first, for `leadrelay ignored`, and count it by
     reason. Ids and reasons only. `held`: Lead Ads changes no route took, kept whole
@@ -187,9 +228,14 @@ def release_held(queue: Queue, source: Source, routes: Routes, processing: dict 
     have a route (deduped like a webhook); the rest stay held. Counts."""
     waiting = held(queue.connection)
     jobs, still = lead_jobs(source, waiting, routes, processing)
-    counts = enqueue_new(queue, source, [(key, {k: v for k, v in arg.items() if k not in ("reason", "held_at")})
-                                         for key, arg in jobs])
+    counts = enqueue_new(
+        queue, source, [(key, {k: v for k, v in arg.items() if k not in ("reason", "held_at")}) for key, arg in jobs]
+    )
     if jobs:
         queue.connection.hdel(HELD, *(key for key, _ in jobs))
-    return {"held": len(waiting), "released": counts["accepted"], "already_known": counts["duplicates"],
-            "still_held": len(still)}
+    return {
+        "held": len(waiting),
+        "released": counts["accepted"],
+        "already_known": counts["duplicates"],
+        "still_held": len(still),
+    }

@@ -17,9 +17,9 @@ from rq import get_current_job
 
 from . import accuracy, capi, counters, deliveries, events, leadevents, logs, profiles
 from .attempts import attempt, finished
-from .policy import DeliveryError
 from .graph import Graph
 from .pauses import Pauses
+from .policy import DeliveryError
 from .queues import connect
 from .routing import DEFAULT, Routes
 from .settings import Settings
@@ -31,6 +31,7 @@ log = logs.get(__name__)
 @dataclass(frozen=True)
 class Context:
     """What every job of this worker process shares."""
+
     settings: Settings
     connection: redis.Redis
     graph: Graph
@@ -54,8 +55,12 @@ def install(settings: Settings, routes: Routes | None = None) -> Context:
     mapping = validate(settings)
     routes = mapping["routes"] if routes is None else routes
     connection = connect(settings.redis_url)
-    graph = Graph(settings, pauses=Pauses(connection), labels=routes.labels(),
-                  observe=functools.partial(counters.observe_graph, connection))
+    graph = Graph(
+        settings,
+        pauses=Pauses(connection),
+        labels=routes.labels(),
+        observe=functools.partial(counters.observe_graph, connection),
+    )
     _context = Context(settings, connection, graph, routes, mapping["processing"].get("meta"))
     return _context
 
@@ -85,8 +90,9 @@ def _run(ctx: Context, work: Work, body: Callable[[], tuple[dict, dict]]) -> dic
     started = time.monotonic()
     with attempt(ctx.connection, ctx.graph, work, ctx.settings.retry_base_seconds):
         result, fields = body()
-    finished(ctx.connection, work, result["outcome"], elapsed_ms=round((time.monotonic() - started) * 1000, 1),
-             **fields)
+    finished(
+        ctx.connection, work, result["outcome"], elapsed_ms=round((time.monotonic() - started) * 1000, 1), **fields
+    )
     return {**result, "event_id": work.event_id} if work.event_id else result
 
 
@@ -101,9 +107,17 @@ def process_meta_lead(leadgen: dict) -> dict:
     ctx = context()
     leadgen_id = leadgen["leadgen_id"]
     route = leadgen.get("route")  # None: queued before routes existed, the default dataset
-    work = Work.of_job(get_current_job(), f"inline-{leadgen_id}", source="meta", key=leadgen_id,
-                       event_name=events.LEAD, event_id=events.event_id("meta", leadgen_id, events.LEAD),
-                       event_time=leadgen.get("created_time"), args=leadgen, dataset=_dataset_name(route))
+    work = Work.of_job(
+        get_current_job(),
+        f"inline-{leadgen_id}",
+        source="meta",
+        key=leadgen_id,
+        event_name=events.LEAD,
+        event_id=events.event_id("meta", leadgen_id, events.LEAD),
+        event_time=leadgen.get("created_time"),
+        args=leadgen,
+        dataset=_dataset_name(route),
+    )
 
     def body():
         dataset = ctx.routes.dataset(route)
@@ -129,14 +143,21 @@ def send_form_lead(submission: dict) -> dict:
     """
     ctx = context()
     route = submission.get("route")
-    work = Work.of_job(get_current_job(), f"inline-{submission['key']}", source=submission["source"],
-                       key=submission["key"], event_name=submission["event_name"], event_id=submission["event_id"],
-                       event_time=submission.get("submitted_at"), args=submission, dataset=_dataset_name(route))
+    work = Work.of_job(
+        get_current_job(),
+        f"inline-{submission['key']}",
+        source=submission["source"],
+        key=submission["key"],
+        event_name=submission["event_name"],
+        event_id=submission["event_id"],
+        event_time=submission.get("submitted_at"),
+        args=submission,
+        dataset=_dataset_name(route),
+    )
 
     def body():
         dataset = ctx.routes.dataset(route)
-        profiles.save(ctx.connection, leadevents.form_profile(submission, dataset),
-                      ctx.settings.profile_retention_days)
+        profiles.save(ctx.connection, leadevents.form_profile(submission, dataset), ctx.settings.profile_retention_days)
         event = leadevents.form_event(submission)
         result = _deliver(ctx, event, dataset)
         return result, {"match_keys": sorted(event["user_data"]), "source": submission["source"]}
@@ -161,11 +182,17 @@ def send_stage_events(stage_events: dict) -> dict:
     job = get_current_job()
     items = [i for i in stage_events["events"] if not capi.confirmed(ctx.connection, i["event_id"])]
     names = {_dataset_name(i.get("route")) for i in items}
-    work = Work.of_job(job, "inline-stages", source="crm", key=None,
-                       event_name=items[0]["event_name"] if len(items) == 1 else "stages",
-                       event_id=items[0]["event_id"] if len(items) == 1 else None,
-                       event_time=min((i["event_time"] for i in items), default=None), args=stage_events,
-                       dataset=names.pop() if len(names) == 1 else None)
+    work = Work.of_job(
+        job,
+        "inline-stages",
+        source="crm",
+        key=None,
+        event_name=items[0]["event_name"] if len(items) == 1 else "stages",
+        event_id=items[0]["event_id"] if len(items) == 1 else None,
+        event_time=min((i["event_time"] for i in items), default=None),
+        args=stage_events,
+        dataset=names.pop() if len(names) == 1 else None,
+    )
     if not items:
         finished(ctx.connection, work, "already_confirmed")
         return {"outcome": "already_confirmed", "events": 0}
@@ -184,8 +211,10 @@ def send_stage_events(stage_events: dict) -> dict:
         for item, err in isolated:
             deliveries.dead_letter_one(ctx.connection, job, item, err, send_stage_events)
         outcome = "dry_run" if dry else "delivered"
-        return ({"outcome": outcome, "events": delivered, "dead_lettered": len(isolated)},
-                {"events": delivered, "isolated": len(isolated)})
+        return (
+            {"outcome": outcome, "events": delivered, "dead_lettered": len(isolated)},
+            {"events": delivered, "isolated": len(isolated)},
+        )
 
     result = _run(ctx, work, body)
     return {**result, "outcome": "delivered"}

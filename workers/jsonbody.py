@@ -47,6 +47,7 @@ def _int(text: str):
 def without_surrogates(doc):
     """Every string (keys included) with its lone surrogates replaced; iterative, so a
     deep document cannot exhaust the stack here either."""
+
     def clean(value):
         return _LONE_SURROGATE.sub(REPLACEMENT, value) if isinstance(value, str) else value
 

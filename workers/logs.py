@@ -39,10 +39,15 @@ def configure(level: str = "INFO") -> None:
         cache_logger_on_first_use=False,
     )
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=_SHARED,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
-    ))
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=_SHARED,
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.JSONRenderer(),
+            ],
+        )
+    )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
@@ -51,8 +56,10 @@ def configure(level: str = "INFO") -> None:
 def where(err: BaseException) -> list[str]:
     """The frames an exception passed through, as `file:line function`: a traceback to
     log without the exception's message or any value, which may be a raw email."""
-    return [f"{frame.filename.rsplit('/', 2)[-1]}:{frame.lineno} {frame.name}"
-            for frame in traceback.extract_tb(err.__traceback__)][-8:]
+    return [
+        f"{frame.filename.rsplit('/', 2)[-1]}:{frame.lineno} {frame.name}"
+        for frame in traceback.extract_tb(err.__traceback__)
+    ][-8:]
 
 
 def get(name: str):

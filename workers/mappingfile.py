@@ -49,8 +49,17 @@ def _fail(where: str, problem: str):
 def _form(where: str, raw) -> dict:
     if not isinstance(raw, dict):
         _fail(where, "must be a table")
-    allowed = set(matchkeys.SETTINGS) | {"consent", "event_name", "value", "currency", "action_source", "hidden",
-                                   "region", "ldu", "dataset"}
+    allowed = set(matchkeys.SETTINGS) | {
+        "consent",
+        "event_name",
+        "value",
+        "currency",
+        "action_source",
+        "hidden",
+        "region",
+        "ldu",
+        "dataset",
+    }
     for name, value in raw.items():
         if name not in allowed:
             _fail(f"{where}.{name}", f"unknown setting (known: {', '.join(sorted(allowed))})")
@@ -62,15 +71,17 @@ def _form(where: str, raw) -> dict:
         _fail(f"{where}.hidden", f"keys must be among {', '.join(HIDDEN_FIELDS)}, values strings")
     if "value" in raw and (isinstance(raw["value"], bool) or not isinstance(raw["value"], (int, float))):
         _fail(f"{where}.value", "must be a number")
-    if "currency" in raw and (not isinstance(raw["currency"], str)
-                              or pycountry.currencies.get(alpha_3=raw["currency"].upper()) is None):
+    if "currency" in raw and (
+        not isinstance(raw["currency"], str) or pycountry.currencies.get(alpha_3=raw["currency"].upper()) is None
+    ):
         _fail(f"{where}.currency", "must be an ISO 4217 code such as EUR")
     if "value" in raw and "currency" not in raw:
         _fail(f"{where}.currency", "is required with value")
     if raw.get("action_source", "auto") not in ACTION_SOURCES:
         _fail(f"{where}.action_source", f"must be one of {', '.join(ACTION_SOURCES)}")
-    if "region" in raw and (not isinstance(raw["region"], str)
-                            or raw["region"].upper() not in phonenumbers.SUPPORTED_REGIONS):
+    if "region" in raw and (
+        not isinstance(raw["region"], str) or raw["region"].upper() not in phonenumbers.SUPPORTED_REGIONS
+    ):
         _fail(f"{where}.region", "must be a two-letter country code such as FR")
     return {**raw, "region": raw["region"].upper()} if "region" in raw else raw
 
@@ -106,12 +117,18 @@ def load(doc: dict) -> dict:
     """
     forms = doc.get("forms", {})
     # [forms.meta.ID] only routes a Lead Ads form to a dataset: routing.py reads it.
-    if not isinstance(forms, dict) or any(s not in (*FORM_SOURCES, "meta") for s in forms) or any(
-            not isinstance(table, dict) for table in forms.values()):
+    if (
+        not isinstance(forms, dict)
+        or any(s not in (*FORM_SOURCES, "meta") for s in forms)
+        or any(not isinstance(table, dict) for table in forms.values())
+    ):
         _fail("forms", f"sources must be among meta, {', '.join(FORM_SOURCES)}, each a table of forms")
-    loaded = {source: {str(form_id): _form(f"forms.{source}.{form_id}", raw)
-                       for form_id, raw in forms.get(source, {}).items()}
-              for source in FORM_SOURCES}
+    loaded = {
+        source: {
+            str(form_id): _form(f"forms.{source}.{form_id}", raw) for form_id, raw in forms.get(source, {}).items()
+        }
+        for source in FORM_SOURCES
+    }
     for source, table in loaded.items():
         for form_id, form in table.items():
             if "ldu" in form:
@@ -147,6 +164,9 @@ def validate(settings, env=None) -> dict:
     doc = read(settings.config_path)
     forms = load(doc)
     by_source = processing(doc)
-    return {"forms": forms, "processing": by_source,
-            "stages": StageMap.load(doc.get("stages", {}), by_source.get("crm")),
-            "routes": routesfile.load(doc, settings, env)}
+    return {
+        "forms": forms,
+        "processing": by_source,
+        "stages": StageMap.load(doc.get("stages", {}), by_source.get("crm")),
+        "routes": routesfile.load(doc, settings, env),
+    }

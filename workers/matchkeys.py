@@ -10,8 +10,13 @@ from __future__ import annotations
 #                               seen in the wild, spec §2)        conventional form refs/labels        form answer types
 TABLE = (
     ("email", "em", ("email", "work_email"), ("email", "email_address", "work_email"), ("email", "INPUT_EMAIL")),
-    ("phone", "ph", ("phone_number", "work_phone_number", "phone"), ("phone", "phone_number", "mobile"),
-     ("phone_number", "INPUT_PHONE_NUMBER")),
+    (
+        "phone",
+        "ph",
+        ("phone_number", "work_phone_number", "phone"),
+        ("phone", "phone_number", "mobile"),
+        ("phone_number", "INPUT_PHONE_NUMBER"),
+    ),
     ("first_name", "fn", ("first_name",), ("first_name", "firstname"), ()),
     ("last_name", "ln", ("last_name",), ("last_name", "lastname", "surname"), ()),
     ("full_name", None, ("full_name",), ("name", "full_name", "your_name"), ()),  # split into fn and ln
@@ -19,8 +24,13 @@ TABLE = (
     ("gender", "ge", ("gender",), ("gender",), ()),
     ("city", "ct", ("city",), ("city",), ()),
     ("state", "st", ("state", "province"), ("state", "province", "region"), ()),
-    ("zip", "zp", ("zip_code", "post_code", "postal_code", "zip"),
-     ("zip", "zip_code", "postcode", "post_code", "postal_code"), ()),
+    (
+        "zip",
+        "zp",
+        ("zip_code", "post_code", "postal_code", "zip"),
+        ("zip", "zip_code", "postcode", "post_code", "postal_code"),
+        (),
+    ),
     ("country", "country", ("country",), ("country",), ()),
     ("external_id", "external_id", (), ("external_id",), ()),
 )

@@ -20,7 +20,6 @@ from . import logs
 from .policy import PROBE_EVERY_SECONDS
 from .queues import redis_key
 
-
 log = logs.get(__name__)
 
 
@@ -43,10 +42,16 @@ class Pauses:
         parked = bool(self.connection.set(redis_key("pause", fp), json.dumps(record), nx=True))
         if parked:
             self.connection.sadd(redis_key("pauses"), fp)
-            log.error("token_paused", token=label, fingerprint=fp, code=error.get("code"),
-                      subcode=error.get("subcode"), fbtrace_id=error.get("fbtrace_id"),
-                      detail="Meta refused this token; jobs that need it wait. Fix the token, then "
-                             "`leadrelay replay --reason auth` (and `leadrelay resume` if it is the same token).")
+            log.error(
+                "token_paused",
+                token=label,
+                fingerprint=fp,
+                code=error.get("code"),
+                subcode=error.get("subcode"),
+                fbtrace_id=error.get("fbtrace_id"),
+                detail="Meta refused this token; jobs that need it wait. Fix the token, then "
+                "`leadrelay replay --reason auth` (and `leadrelay resume` if it is the same token).",
+            )
         return parked
 
     def wait(self, fp: str, job_id: str) -> None:
@@ -61,7 +66,9 @@ class Pauses:
         for fp in sorted(self.connection.smembers(redis_key("pauses"))):
             raw = self.connection.get(redis_key("pause", fp.decode()))
             if raw:
-                out.append({**json.loads(raw), "waiting": self.connection.scard(redis_key("pause", fp.decode(), "waiting"))})
+                out.append(
+                    {**json.loads(raw), "waiting": self.connection.scard(redis_key("pause", fp.decode(), "waiting"))}
+                )
         return out
 
     def resume(self, fp: str, queue: Queue) -> int:

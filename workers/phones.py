@@ -22,8 +22,18 @@ import phonenumbers
 
 _EXTENSION = re.compile(r"\s*(?:ext\.?|extension|x|#)\s*\d{1,6}\s*$", re.IGNORECASE)
 _NOT_DIGIT = re.compile(r"\D+")
-_TYPES = ("mobile", "fixed_line", "toll_free", "premium_rate", "shared_cost", "voip", "personal_number", "pager",
-          "uan", "voicemail")
+_TYPES = (
+    "mobile",
+    "fixed_line",
+    "toll_free",
+    "premium_rate",
+    "shared_cost",
+    "voip",
+    "personal_number",
+    "pager",
+    "uan",
+    "voicemail",
+)
 MAX_DIGITS = 17  # E.164 allows 15, plus a written trunk or international prefix
 
 
@@ -64,7 +74,7 @@ def _national(digits: str, region: str) -> str | None:
     if metadata is None:
         return None
     prefix = metadata.national_prefix or ""
-    for candidate in (digits, digits[len(prefix):] if prefix and digits.startswith(prefix) else ""):
+    for candidate in (digits, digits[len(prefix) :] if prefix and digits.startswith(prefix) else ""):
         if _valid(metadata.country_code, candidate):
             return f"{metadata.country_code}{candidate}"
     try:
@@ -101,8 +111,9 @@ def _valid(code: int, national: str) -> bool:
     """A real number of some type in one of the regions that share the country code."""
     if len(national) < 4:
         return False
-    return any(general.fullmatch(national) and any(p.fullmatch(national) for p in types)
-               for general, types in _patterns(code))
+    return any(
+        general.fullmatch(national) and any(p.fullmatch(national) for p in types) for general, types in _patterns(code)
+    )
 
 
 @functools.cache
@@ -110,12 +121,20 @@ def _patterns(code: int) -> tuple:
     """Per region of the code, main region first: its general pattern and its types'."""
     out = []
     for region in phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(code, ()):
-        metadata = (phonenumbers.PhoneMetadata.metadata_for_region(region) if region != "001"
-                    else phonenumbers.PhoneMetadata.metadata_for_nongeo_region(code))
+        metadata = (
+            phonenumbers.PhoneMetadata.metadata_for_region(region)
+            if region != "001"
+            else phonenumbers.PhoneMetadata.metadata_for_nongeo_region(code)
+        )
         if metadata is None or metadata.general_desc is None or not metadata.general_desc.national_number_pattern:
             continue
         types = [getattr(metadata, name) for name in _TYPES]
-        out.append((re.compile(metadata.general_desc.national_number_pattern),
-                    tuple(re.compile(d.national_number_pattern) for d in types
-                          if d is not None and d.national_number_pattern)))
+        out.append(
+            (
+                re.compile(metadata.general_desc.national_number_pattern),
+                tuple(
+                    re.compile(d.national_number_pattern) for d in types if d is not None and d.national_number_pattern
+                ),
+            )
+        )
     return tuple(out)

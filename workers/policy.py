@@ -31,7 +31,9 @@ SEEN_TTL = 7 * DAY  # a lead's dedupe record (inbox.SEEN): Meta redelivers for 3
 RESULT_TTL = DAY  # a finished lead job (a lead a batch handed to a job of its own, or a replay)
 DRAIN_JOB_TIMEOUT = 600  # a drain job hands over to a fresh one after batches.DRAIN_SECONDS
 FAILURE_TTL = 30 * DAY  # a failed job, so a dead letter can be replayed for a month
-CONFIRMED_TTL = 8 * DAY  # what Meta confirmed: a resend is refused once the event is past 7 days, and an event is confirmed after its event_time
+# What Meta confirmed: a resend is refused once the event is past 7 days, and an event is
+# confirmed after its event_time.
+CONFIRMED_TTL = 8 * DAY
 STAGE_RESULT_TTL = DAY  # a finished stage batch: stages dedupe on their own claims, below
 STAGE_SEEN_TTL = 90 * DAY  # each stage is sent once per lead
 PROBE_EVERY_SECONDS = 300  # a paused token is tested by one waiting job at most this often
@@ -58,9 +60,19 @@ _NOT_FOUND = 33
 class DeliveryError(Exception):
     """A Graph call that did not succeed, classified."""
 
-    def __init__(self, reason: str, detail: str, *, code: int | None = None, subcode: int | None = None,
-                 fbtrace_id: str | None = None, user_title: str | None = None, http_status: int | None = None,
-                 retry_after: int | None = None, call: str | None = None):
+    def __init__(
+        self,
+        reason: str,
+        detail: str,
+        *,
+        code: int | None = None,
+        subcode: int | None = None,
+        fbtrace_id: str | None = None,
+        user_title: str | None = None,
+        http_status: int | None = None,
+        retry_after: int | None = None,
+        call: str | None = None,
+    ):
         super().__init__(f"{reason}: {detail}")
         self.call = call  # which Graph call failed: lead_read, events, ... (None: before any call)
         self.reason = reason
@@ -81,8 +93,10 @@ class DeliveryError(Exception):
         return self.code == 100 and self.subcode == _NOT_FOUND
 
     def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("reason", "detail", "code", "subcode", "fbtrace_id",
-                                              "user_title", "http_status", "call")}
+        return {
+            k: getattr(self, k)
+            for k in ("reason", "detail", "code", "subcode", "fbtrace_id", "user_title", "http_status", "call")
+        }
 
 
 class Paused(Exception):
@@ -97,7 +111,9 @@ def classify(http_status: int, error: dict | None) -> str:
     """The class of a failed Graph answer, from its status and error envelope."""
     error = error or {}
     # Codes are numbers; anything else (a list, an object) is a shape Meta does not send, and no code.
-    code, subcode = (value if isinstance(value, int) else None for value in (error.get("code"), error.get("error_subcode")))
+    code, subcode = (
+        value if isinstance(value, int) else None for value in (error.get("code"), error.get("error_subcode"))
+    )
     if subcode == _TOO_OLD:
         return EXPIRED
     if code in (1, 2):
@@ -116,21 +132,31 @@ def classify(http_status: int, error: dict | None) -> str:
 # What Meta's codes mean and what a person does about them (spec/meta.md §3), most
 # specific first: (code, subcode) then (code, None). Shown beside each dead letter.
 MEANINGS = {
-    (190, 463): ("The access token expired.", "Issue a new token (a system-user token does not expire), set it, "
-                                              "then replay the auth group."),
+    (190, 463): (
+        "The access token expired.",
+        "Issue a new token (a system-user token does not expire), set it, then replay the auth group.",
+    ),
     (190, 460): ("The token was invalidated: its user changed their password.", "Issue a new token, then replay."),
     (190, None): ("The access token is invalid or was revoked.", "Issue a new token, set it, then replay."),
     (102, None): ("The session is invalid.", "Issue a new token, set it, then replay."),
-    (10, None): ("The app lacks a permission for this call.", "Grant leads_retrieval (lead reads) or ads_management "
-                                                              "(events) and issue a new token."),
-    (200, None): ("The token lacks a permission for this object.", "Give the token's user a role on the Page or "
-                                                                   "dataset, then replay."),
-    (100, 33): ("The lead does not exist, or this token cannot see it (wrong Page, or no leads_retrieval).",
-                "Check the Page's token and its leads_retrieval access; replay once it reads the lead."),
+    (10, None): (
+        "The app lacks a permission for this call.",
+        "Grant leads_retrieval (lead reads) or ads_management (events) and issue a new token.",
+    ),
+    (200, None): (
+        "The token lacks a permission for this object.",
+        "Give the token's user a role on the Page or dataset, then replay.",
+    ),
+    (100, 33): (
+        "The lead does not exist, or this token cannot see it (wrong Page, or no leads_retrieval).",
+        "Check the Page's token and its leads_retrieval access; replay once it reads the lead.",
+    ),
     (100, 2804003): ("The event is older than Meta's 7 days.", "Nothing: it can no longer be sent."),
     (100, 2804016): ("user_data was not hashed as Meta expects.", "A bug in leadrelay's hashing: report it."),
-    (100, None): ("Meta refused a parameter of the call.", "Read Meta's title and fbtrace_id; fix the cause, then "
-                                                           "replay."),
+    (100, None): (
+        "Meta refused a parameter of the call.",
+        "Read Meta's title and fbtrace_id; fix the cause, then replay.",
+    ),
     (2, None): ("Meta's service was temporarily unavailable.", "Nothing: replay once Meta answers again."),
     (1, None): ("An unknown error at Meta, usually temporary.", "Replay later."),
     (4, None): ("The app's rate limit was reached.", "Wait for the limit to pass, then replay."),
@@ -145,8 +171,13 @@ def explain(code: int | None, subcode: int | None) -> tuple[str, str] | None:
     return MEANINGS.get((code, subcode)) or MEANINGS.get((code, None))
 
 
-def backoff(reason: str, attempt: int, base: float = DEFAULT_BASE_SECONDS, retry_after: int | None = None,
-            rand: Callable[[], float] = random.random) -> int:
+def backoff(
+    reason: str,
+    attempt: int,
+    base: float = DEFAULT_BASE_SECONDS,
+    retry_after: int | None = None,
+    rand: Callable[[], float] = random.random,
+) -> int:
     """Seconds to wait before attempt `attempt + 1`; Meta's regain-access hint wins if longer."""
     step = base * (THROTTLE_FACTOR if reason == THROTTLED else 1) * 2 ** (attempt - 1)
     step = min(step, CAP_SECONDS * (2 if reason == THROTTLED else 1))
@@ -160,8 +191,14 @@ class Decision:
     reason: str | None  # dead-letter reason when not retrying
 
 
-def decide(err: DeliveryError, attempt: int, deadline: float, now: float, base: float = DEFAULT_BASE_SECONDS,
-           rand: Callable[[], float] = random.random) -> Decision:
+def decide(
+    err: DeliveryError,
+    attempt: int,
+    deadline: float,
+    now: float,
+    base: float = DEFAULT_BASE_SECONDS,
+    rand: Callable[[], float] = random.random,
+) -> Decision:
     """Retry (same job, later) or dead-letter, for a failed attempt number `attempt`.
 
     A retry that would run past `deadline` (the last moment Meta still accepts the

@@ -39,7 +39,9 @@ REDIS_TROUBLE = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
 def not_the_entries(err: BaseException) -> bool:
     """Trouble that says nothing about the entries: Redis away or refusing, or RQ's job
     timeout (Meta slow): they stay pending, and are taken back."""
-    return isinstance(err, JobTimeoutException) or isinstance(err, REDIS_TROUBLE) and not isinstance(err, redis.DataError)
+    return (
+        isinstance(err, JobTimeoutException) or isinstance(err, REDIS_TROUBLE) and not isinstance(err, redis.DataError)
+    )
 
 
 def where(err: BaseException) -> str:
@@ -65,7 +67,7 @@ def set_aside(ctx, queue, entry_id: str | None, entry: dict, cause: str) -> Coun
         lead = Lead.of_entry(entry_id, clean)
         outcome = hand_off(ctx, queue, lead, err, None, time.monotonic())
         source = lead.source
-    except Exception as failure:  # noqa: BLE001: the last resort must not fail for the same reason
+    except Exception as failure:  # noqa: BLE001 -- the last resort must not fail for the same reason
         if not_the_entries(failure):
             raise
         cause = f"{cause}; then {where(failure)}"
@@ -75,8 +77,9 @@ def set_aside(ctx, queue, entry_id: str | None, entry: dict, cause: str) -> Coun
         counters.count(pipe, counters.JOBS, source, outcome)
         inbox.done(pipe, [entry_id] if entry_id else [])
         pipe.execute()
-    log.error("lead_set_aside", job_id=str(clean.get("id")), entry_id=entry_id, reason=INVALID, cause=cause,
-              outcome=outcome)
+    log.error(
+        "lead_set_aside", job_id=str(clean.get("id")), entry_id=entry_id, reason=INVALID, cause=cause, outcome=outcome
+    )
     return Counter({outcome: 1})
 
 
@@ -86,8 +89,24 @@ def _kept(connection: redis.Redis, entry_id: str | None, entry: dict, clean: dic
     connection.rpush(KEPT, json.dumps({"entry_id": entry_id, "entry": entry, "cause": cause}))
     arg = clean.get("arg") if isinstance(clean.get("arg"), dict) else None
     job_id = clean.get("id") if isinstance(clean.get("id"), str) else f"inbox-{entry_id}"
-    work = Work(job_id=job_id, source=str((arg or {}).get("source") or "unknown"), key=None, event_name=None,
-                event_id=None, event_time=None, args=None)
+    work = Work(
+        job_id=job_id,
+        source=str((arg or {}).get("source") or "unknown"),
+        key=None,
+        event_name=None,
+        event_id=None,
+        event_time=None,
+        args=None,
+    )
     now = time.time()
-    deadletters.record(connection, dead_letter(work, INVALID, f"kept in {KEPT} (not replayable): {cause}",
-                                               attempts=1, first_attempt_at=now, last_attempt_at=now))
+    deadletters.record(
+        connection,
+        dead_letter(
+            work,
+            INVALID,
+            f"kept in {KEPT} (not replayable): {cause}",
+            attempts=1,
+            first_attempt_at=now,
+            last_attempt_at=now,
+        ),
+    )

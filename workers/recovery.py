@@ -19,8 +19,8 @@ import time
 
 import redis
 from rq import Queue, Worker
-from rq.executions import Execution
 from rq.exceptions import InvalidJobOperation, NoSuchJobError, SchedulerNotFound
+from rq.executions import Execution
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.scheduler import RQScheduler
 
@@ -28,7 +28,6 @@ from . import counters, deadletters, inbox, logs
 from .policy import CRASHED
 from .queues import redis_key
 from .work import Work, dead_letter
-
 
 MAX_CRASHES = 3
 CLAIM = redis_key("recovering", "")  # + job id: the worker settling that failed job
@@ -101,8 +100,11 @@ def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
             # Still failed? Another worker may have settled it between our listing and our claim.
             if job is None or connection.zscore(failed.key, job_id) is None:
                 continue
-            outcome = _drain_crashed(connection, queue, failed, job) if job.func_name == inbox.DRAIN \
+            outcome = (
+                _drain_crashed(connection, queue, failed, job)
+                if job.func_name == inbox.DRAIN
                 else _crashed(connection, failed, job)
+            )
         except (InvalidJobOperation, NoSuchJobError):  # settled meanwhile by RQ itself, or a replay
             continue
         finally:
@@ -136,12 +138,26 @@ def _crashed(connection: redis.Redis, failed: FailedJobRegistry, job) -> str:
         return "requeued"
     now = time.time()
     args = job.args[0] if job.args and isinstance(job.args[0], dict) else None
-    work = Work(job_id=job.id, source=(args or {}).get("source"), key=None, event_name=None, event_id=None,
-                event_time=None, args=args)
-    deadletters.record(connection, dead_letter(
-        work, CRASHED, _last_words(job) or "the worker died under this job",
-        attempts=job.meta.get("attempts", 0) + job.meta["crashes"],
-        first_attempt_at=job.meta.get("first_attempt_at", now), last_attempt_at=now))
+    work = Work(
+        job_id=job.id,
+        source=(args or {}).get("source"),
+        key=None,
+        event_name=None,
+        event_id=None,
+        event_time=None,
+        args=args,
+    )
+    deadletters.record(
+        connection,
+        dead_letter(
+            work,
+            CRASHED,
+            _last_words(job) or "the worker died under this job",
+            attempts=job.meta.get("attempts", 0) + job.meta["crashes"],
+            first_attempt_at=job.meta.get("first_attempt_at", now),
+            last_attempt_at=now,
+        ),
+    )
     log.error("job_dead_letter", job_id=job.id, reason=CRASHED, crashes=job.meta["crashes"])
     return "crashed"
 

@@ -32,12 +32,18 @@ def check(connection: redis.Redis, settings: Settings, data_dir: str = "data") -
         marked = connection.exists(MARK)
         if settings.sandbox:
             if not marked and connection.dbsize():
-                raise ConfigError("REDIS_URL", f"{where} holds data the sandbox did not put there; the sandbox "
-                                  "writes only to its own Redis: unset REDIS_URL, or give it an empty database")
+                raise ConfigError(
+                    "REDIS_URL",
+                    f"{where} holds data the sandbox did not put there; the sandbox "
+                    "writes only to its own Redis: unset REDIS_URL, or give it an empty database",
+                )
             connection.set(MARK, "1")
         elif marked:
-            raise ConfigError("REDIS_URL", f"{where} is the sandbox's Redis (it holds {MARK}); a live leadrelay "
-                              "never shares the sandbox's queue, events or dead letters: point REDIS_URL at your "
-                              f"own Redis, or unset it to run the embedded one, which keeps live state in {data_dir}")
+            raise ConfigError(
+                "REDIS_URL",
+                f"{where} is the sandbox's Redis (it holds {MARK}); a live leadrelay "
+                "never shares the sandbox's queue, events or dead letters: point REDIS_URL at your "
+                f"own Redis, or unset it to run the embedded one, which keeps live state in {data_dir}",
+            )
     except (redis.ConnectionError, redis.TimeoutError):
         return

@@ -59,8 +59,12 @@ def check(connection: redis.Redis, allowed: bool, role: str) -> list[str]:
     except redis.RedisError:
         return []
     if found and not allowed:
-        raise ConfigError("REDIS_URL", "this Redis can lose leads leadrelay acknowledged: " + "; ".join(found)
-                          + f". Fix it, or set {ALLOW}=1 to run anyway")
+        raise ConfigError(
+            "REDIS_URL",
+            "this Redis can lose leads leadrelay acknowledged: "
+            + "; ".join(found)
+            + f". Fix it, or set {ALLOW}=1 to run anyway",
+        )
     if found:
         log.warning("redis_unsafe", process=role, problems=found, allowed_by=ALLOW)
     return found

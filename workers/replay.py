@@ -14,6 +14,7 @@ from .pauses import Pauses
 from .policy import AUTH, EXPIRED
 from .sources import SOURCES
 
+
 def sendable(entry: dict, now: float | None = None) -> bool:
     """Whether Meta would still accept the event (7-day window, margin included)."""
     event_time = entry.get("event_time")
@@ -23,8 +24,14 @@ def sendable(entry: dict, now: float | None = None) -> bool:
 BATCH = 500  # dead letters read and requeued per Redis round trip
 
 
-def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: bool = False,
-           progress=None, now: float | None = None) -> dict:
+def replay(
+    connection: redis.Redis,
+    queue: Queue,
+    entries: list[dict],
+    dry_run: bool = False,
+    progress=None,
+    now: float | None = None,
+) -> dict:
     """Replay each entry on its own checks, in pipelined batches; one job's error never
     stops the others. An event Meta already confirmed is dropped, one past Meta's 7-day
     window is kept as expired, the rest are requeued with a fresh run of attempts: a
@@ -37,7 +44,7 @@ def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: 
     counts = {"requeued": 0, "already_delivered": 0, "expired": 0, "failed": 0}
     results = []
     for start in range(0, len(entries), BATCH):
-        chunk = entries[start:start + BATCH]
+        chunk = entries[start : start + BATCH]
         try:
             outcomes = _replay_batch(connection, queue, chunk, dry_run, now)
         except redis.RedisError as err:
@@ -45,15 +52,22 @@ def replay(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: 
         for entry in chunk:
             outcome, error = outcomes[entry["job_id"]]
             counts[outcome] += 1
-            results.append({"job_id": entry["job_id"], "outcome": outcome, "reason": entry.get("reason"),
-                            **({"error": error} if error else {})})
+            results.append(
+                {
+                    "job_id": entry["job_id"],
+                    "outcome": outcome,
+                    "reason": entry.get("reason"),
+                    **({"error": error} if error else {}),
+                }
+            )
         if progress:
             progress(len(chunk))
     return {"dry_run": dry_run, "counts": counts, "results": results}
 
 
-def _replay_batch(connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: bool,
-                  now: float | None) -> dict[str, tuple[str, str | None]]:
+def _replay_batch(
+    connection: redis.Redis, queue: Queue, entries: list[dict], dry_run: bool, now: float | None
+) -> dict[str, tuple[str, str | None]]:
     """Outcome and error per job id for one batch: three round trips for the checks and
     the requeue, whatever the batch's size."""
     confirmed = capi.confirmed_many(connection, [entry.get("event_id") for entry in entries])
@@ -66,8 +80,15 @@ def _replay_batch(connection: redis.Redis, queue: Queue, entries: list[dict], dr
         elif not sendable(entry, now):
             out[entry["job_id"]] = ("expired", None)
             if not dry_run and entry.get("reason") != EXPIRED:
-                record(connection, {**entry, "reason": EXPIRED, "detail": f"was {entry.get('reason')}: "
-                                    f"past Meta's 7-day window, refused at replay"}, new=False)
+                record(
+                    connection,
+                    {
+                        **entry,
+                        "reason": EXPIRED,
+                        "detail": f"was {entry.get('reason')}: past Meta's 7-day window, refused at replay",
+                    },
+                    new=False,
+                )
         else:
             out[entry["job_id"]] = ("requeued", None)
             waiting.append(entry["job_id"])
@@ -93,7 +114,9 @@ def _replay_batch(connection: redis.Redis, queue: Queue, entries: list[dict], dr
             job.meta["replays"] = job.meta.get("replays", 0) + 1
             job.started_at = job.ended_at = None
             job._exc_info = ""  # as RQ's own requeue clears it
-            origin = queues.setdefault(job.origin, Queue(job.origin, connection=connection, serializer=queue.serializer))
+            origin = queues.setdefault(
+                job.origin, Queue(job.origin, connection=connection, serializer=queue.serializer)
+            )
             origin.enqueue_job(job, pipeline=pipe)
             forget(connection, job_id, pipe)
         pipe.execute()
@@ -123,8 +146,10 @@ def _to_inbox(connection: redis.Redis, queue: Queue, failed_key: str, entries: l
     with connection.pipeline(transaction=False) as pipe:
         for entry, mine in zip(entries, removed):
             if not mine:
-                out[entry["job_id"]] = ("failed", f"job {entry['job_id']} is no longer a failed job "
-                                                  f"(replayed elsewhere, or gone)")
+                out[entry["job_id"]] = (
+                    "failed",
+                    f"job {entry['job_id']} is no longer a failed job (replayed elsewhere, or gone)",
+                )
                 continue
             pipe.delete(f"rq:job:{entry['job_id']}", f"rq:results:{entry['job_id']}")
             pipe.xadd(inbox.STREAM, {"e": inbox.entry(entry["job_id"], _inbox_function(entry), entry["args"])})
@@ -133,8 +158,15 @@ def _to_inbox(connection: redis.Redis, queue: Queue, failed_key: str, entries: l
     inbox.wake_for(queue, connection.xlen(inbox.STREAM))
 
 
-def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything: bool = False,
-               dry_run: bool = False, progress_factory=None, now: float | None = None) -> dict:
+def run_replay(
+    connection: redis.Redis,
+    queue: Queue,
+    where: Filter,
+    everything: bool = False,
+    dry_run: bool = False,
+    progress_factory=None,
+    now: float | None = None,
+) -> dict:
     """What `leadrelay replay` and `POST /admin/replay` do: select, replay each on its own.
 
     When auth failures are replayed (the token is fixed), the token pauses are lifted
@@ -156,8 +188,9 @@ def run_replay(connection: redis.Redis, queue: Queue, where: Filter, everything:
     found = {e["job_id"] for e in entries}
     missing = [job_id for job_id in where.job_ids if job_id not in found]
     result["counts"]["not_found"] = len(missing)
-    result["results"] += [{"job_id": job_id, "outcome": "not_found", "error": "no such dead letter"}
-                          for job_id in missing]
+    result["results"] += [
+        {"job_id": job_id, "outcome": "not_found", "error": "no such dead letter"} for job_id in missing
+    ]
     result["waiting_on_paused_tokens"] = sum(p["waiting"] for p in paused)
     result["woken"] = woken
     result["selected"] = len(entries)

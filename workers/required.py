@@ -47,8 +47,11 @@ _ATTRIBUTE = {
 
 def problems(settings, role: str, skip: tuple[str, ...] = ()) -> list[ConfigError]:
     """Every setting the role needs and lacks, each with where to find it."""
-    return [ConfigError(name, f"must be set for the {role} process: {WHERE[name]}")
-            for name in REQUIRED[role] if name not in skip and not getattr(settings, _ATTRIBUTE[name])]
+    return [
+        ConfigError(name, f"must be set for the {role} process: {WHERE[name]}")
+        for name in REQUIRED[role]
+        if name not in skip and not getattr(settings, _ATTRIBUTE[name])
+    ]
 
 
 def require(settings, *roles: str, skip: tuple[str, ...] = ()) -> None:

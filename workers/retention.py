@@ -14,6 +14,7 @@ from . import events
 from .deadletters import INDEX, forget, get, record_key
 from .intake import HELD
 
+
 def prune(connection: redis.Redis, queue: Queue, settle_seconds: int = 600, now: float | None = None) -> int:
     """Forget dead letters whose job left RQ's failed registry (its 30 days passed, or
     someone removed it with rq's own tools), so listings and gauges match what can be
@@ -56,8 +57,7 @@ def scrub(connection: redis.Redis, queue: Queue, retention_days: int, now: float
         job = queue.fetch_job(job_id)
         if job is not None and job.args and isinstance(job.args[0], dict):
             payload = dict(job.args[0])
-            payload["user_data"] = {k: v for k, v in (payload.get("user_data") or {}).items()
-                                    if k not in _SENDING_ONLY}
+            payload["user_data"] = {k: v for k, v in (payload.get("user_data") or {}).items() if k not in _SENDING_ONLY}
             job.args = [payload, *job.args[1:]]  # the setter re-serialises the job's data
             job.save()
         scrubbed += 1
@@ -68,8 +68,11 @@ def drop_held(connection: redis.Redis, now: float | None = None) -> int:
     """Forget leads held for an unknown Page once Meta's 7-day window for them has closed:
     their Lead event could no longer be sent. Returns how many were dropped."""
     cutoff = events.oldest_acceptable(now)
-    stale = [leadgen_id for leadgen_id, raw in connection.hgetall(HELD).items()
-             if (json.loads(raw).get("created_time") or json.loads(raw)["held_at"]) < cutoff]
+    stale = [
+        leadgen_id
+        for leadgen_id, raw in connection.hgetall(HELD).items()
+        if (json.loads(raw).get("created_time") or json.loads(raw)["held_at"]) < cutoff
+    ]
     if stale:
         connection.hdel(HELD, *stale)
     return len(stale)

@@ -59,8 +59,15 @@ def _dataset(name: str, raw: dict, env: Mapping[str, str], settings) -> Dataset:
         processing = ldu.fields(raw.get("ldu"))
     except ldu.BadLdu as err:
         _fail(f"{where}.ldu", str(err))
-    return Dataset(name, raw["id"], token, variable, raw.get("lead_event_source", settings.lead_event_source),
-                   raw.get("test_event_code", ""), processing)
+    return Dataset(
+        name,
+        raw["id"],
+        token,
+        variable,
+        raw.get("lead_event_source", settings.lead_event_source),
+        raw.get("test_event_code", ""),
+        processing,
+    )
 
 
 def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
@@ -74,8 +81,14 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
     # Without datasets in the file the environment's is the one, even where this process
     # lacks its id (the web process does not need it): the worker fills it in.
     if settings.dataset_id or not doc.get("datasets"):
-        datasets[DEFAULT] = Dataset(DEFAULT, settings.dataset_id, settings.capi_access_token,
-                                    "META_CAPI_ACCESS_TOKEN", settings.lead_event_source, settings.test_event_code)
+        datasets[DEFAULT] = Dataset(
+            DEFAULT,
+            settings.dataset_id,
+            settings.capi_access_token,
+            "META_CAPI_ACCESS_TOKEN",
+            settings.lead_event_source,
+            settings.test_event_code,
+        )
     for name, raw in _table(doc, "datasets").items():
         datasets[name] = _dataset(name, raw, env, settings)
     ids = [d.id for d in datasets.values() if d.id]
@@ -123,11 +136,15 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
         names = raw.get("datasets")
         if not isinstance(names, list) or not names or any(n not in datasets for n in names):
             _fail(f"{where}.datasets", f"must list datasets it may send to (known: {', '.join(sorted(datasets))})")
-        token, variable = _token(where, raw, env, "", required=True) if "token_env" in raw else _fail(
-            f"{where}.token_env", "is required: the variable holding this client's API token")
+        token, variable = (
+            _token(where, raw, env, "", required=True)
+            if "token_env" in raw
+            else _fail(f"{where}.token_env", "is required: the variable holding this client's API token")
+        )
         clients[name] = Client(name, token, variable, frozenset(names))
     if len({c.token for c in clients.values()}) < len(clients) or (
-            settings.api_token and any(c.token == settings.api_token for c in clients.values())):
+        settings.api_token and any(c.token == settings.api_token for c in clients.values())
+    ):
         _fail("clients", "each client needs its own token, and none may be LEADRELAY_API_TOKEN")
     return Routes(datasets, pages, forms, clients, default)
 
@@ -135,4 +152,5 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
 def routed_settings(doc: dict) -> tuple[str, ...]:
     """The environment settings the file stands in for, so no process requires them."""
     return (("META_DATASET_ID",) if doc.get("datasets") else ()) + (
-        ("META_PAGE_ACCESS_TOKEN",) if doc.get("pages") else ())
+        ("META_PAGE_ACCESS_TOKEN",) if doc.get("pages") else ()
+    )

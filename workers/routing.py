@@ -118,8 +118,11 @@ class Routes:
         else:
             found = self.datasets.get((route or {}).get("dataset") or self.default or "")
         if found is None:
-            raise DeliveryError(INVALID, f"dataset {(route or {}).get('dataset_id') or '(default)'} is not in the "
-                                         f"mapping file or the environment; add it, then replay")
+            raise DeliveryError(
+                INVALID,
+                f"dataset {(route or {}).get('dataset_id') or '(default)'} is not in the "
+                f"mapping file or the environment; add it, then replay",
+            )
         return found
 
     def page_token(self, route: dict | None) -> str:

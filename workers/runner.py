@@ -13,15 +13,27 @@ from pathlib import Path
 import redis
 from rq import SimpleWorker
 
-from . import capi, clock, environment, inbox, jobs, logs, recovery, redisowner, redissafety, retention, sandbox, sweep, \
-    webserver
+from . import (
+    capi,
+    clock,
+    environment,
+    inbox,
+    jobs,
+    logs,
+    recovery,
+    redisowner,
+    redissafety,
+    retention,
+    sandbox,
+    sweep,
+    webserver,
+)
 from .embedded_redis import EmbeddedRedis
 from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
 from .required import ConfigError
 from .settings import Settings
 from .standin import GraphStandin
-
 
 log = logs.get(__name__)
 
@@ -48,11 +60,13 @@ class LeadrelayWorker(SimpleWorker):
         tasks = [("clock", lambda: clock.check(self.connection)), ("rq", super().run_maintenance_tasks)]
         for q in self.queues:
             # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
-            tasks += [("sweep_schedule", lambda q=q: sweep.schedule(q, self.settings.sweep_seconds)),
-                      ("recovery", lambda q=q: recovery.sweep(self.connection, q)),
-                      ("inbox_revive", lambda q=q: inbox.revive(q)),
-                      ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
-                      ("prune", lambda q=q: retention.prune(self.connection, q))]
+            tasks += [
+                ("sweep_schedule", lambda q=q: sweep.schedule(q, self.settings.sweep_seconds)),
+                ("recovery", lambda q=q: recovery.sweep(self.connection, q)),
+                ("inbox_revive", lambda q=q: inbox.revive(q)),
+                ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
+                ("prune", lambda q=q: retention.prune(self.connection, q)),
+            ]
         tasks.append(("drop_held", lambda: retention.drop_held(self.connection)))
         tasks.append(("redis_safety", self._say_if_redis_unsafe))
         for name, task in tasks:
@@ -60,16 +74,16 @@ class LeadrelayWorker(SimpleWorker):
                 task()
             except redis.ConnectionError:
                 raise  # RQ's loop waits for Redis; so does ours (work)
-            except Exception as err:  # noqa: BLE001: maintenance must never stop delivery
+            except Exception as err:  # noqa: BLE001 -- maintenance must never stop delivery
                 log.error("maintenance_failed", task=name, error=type(err).__name__, detail=str(err)[:200])
-
 
     def _say_if_redis_unsafe(self) -> None:
         """Each pass, as at start: a Redis switched to losing writes is said loudly."""
         found = redissafety.problems(self.connection)
         if found:
-            (log.warning if self.settings.allow_unsafe_redis else log.error)("redis_unsafe", process="worker",
-                                                                            problems=found)
+            (log.warning if self.settings.allow_unsafe_redis else log.error)(
+                "redis_unsafe", process="worker", problems=found
+            )
 
 
 # RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks
@@ -108,7 +122,7 @@ def work(settings: Settings, burst: bool = False) -> bool:
                 raise
             refusals += 1
             _on_stop_signal(_stopped_while_waiting)
-            delay = min(60, 2 ** refusals)
+            delay = min(60, 2**refusals)
             log.error("redis_refused", error=type(err).__name__, detail=str(err)[:200], retry_in_seconds=delay)
             time.sleep(delay)
 
@@ -142,8 +156,13 @@ def _work(settings: Settings, burst: bool) -> bool:
     connection = connect(settings.redis_url)
     clock.check(connection)  # before anything is decided or scheduled
     q = queue(connection, settings.queue_name)
-    worker = LeadrelayWorker([q], connection=connection, serializer=SERIALIZER,
-                             maintenance_interval=MAINTENANCE_SECONDS, worker_ttl=WORKER_TTL_SECONDS)
+    worker = LeadrelayWorker(
+        [q],
+        connection=connection,
+        serializer=SERIALIZER,
+        maintenance_interval=MAINTENANCE_SECONDS,
+        worker_ttl=WORKER_TTL_SECONDS,
+    )
     worker.settings = settings
     ctx = jobs.install(settings)  # the jobs this process runs use these settings, read once
     capi.warn_at_start(ctx.routes.datasets.values(), "worker")
@@ -177,6 +196,7 @@ def _stop_softly_while_starting(worker: LeadrelayWorker) -> None:
     WORKER_TTL_SECONDS, counted as a live worker. Until RQ's handlers take over, a
     signal asks for the warm stop they would: RQ's loop sees it first thing, then
     unregisters the worker and stops its scheduler."""
+
     def stop(signum, frame):
         worker._stop_requested = True  # what RQ's own handler sets for a busy worker
 
@@ -188,9 +208,13 @@ WEB_URL_FILE = "web.url"  # where `leadrelay send-test` finds the running web pr
 
 def _say_where(base: str, settings: Settings) -> None:
     """One line with the addresses a person starting `make run` looks for."""
-    log.info("serving", webhooks=f"{base}/webhooks/meta", metrics=f"{base}/metrics",
-             admin=f"{base}/admin" if settings.admin_token else "off (set LEADRELAY_ADMIN_TOKEN)",
-             stage_api=f"{base}/api/v1/stage-events" if settings.api_token else "off (set LEADRELAY_API_TOKEN)")
+    log.info(
+        "serving",
+        webhooks=f"{base}/webhooks/meta",
+        metrics=f"{base}/metrics",
+        admin=f"{base}/admin" if settings.admin_token else "off (set LEADRELAY_ADMIN_TOKEN)",
+        stage_api=f"{base}/api/v1/stage-events" if settings.api_token else "off (set LEADRELAY_API_TOKEN)",
+    )
 
 
 def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
@@ -201,8 +225,10 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
     dies, the others are stopped too and the exit status is non-zero.
     """
     if webserver.taken(bind):
-        raise RuntimeError(f"{bind} is in use (another leadrelay?); listen elsewhere with "
-                           f"`leadrelay run --bind 127.0.0.1:8001`, or LEADRELAY_BIND=127.0.0.1:8001 make run")
+        raise RuntimeError(
+            f"{bind} is in use (another leadrelay?); listen elsewhere with "
+            f"`leadrelay run --bind 127.0.0.1:8001`, or LEADRELAY_BIND=127.0.0.1:8001 make run"
+        )
     embedded = standin = None
     # The children read this process's settings and data folder, from any working folder.
     env = {**os.environ, "LEADRELAY_BIND": bind, environment.DATA_DIR: str(environment.base_dir())}
@@ -225,8 +251,10 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
     (data_dir / WEB_URL_FILE).write_text(base + "\n")
     # Children get their own sessions so a terminal's Ctrl-C reaches only us; we then
     # stop them in order (web and worker gracefully, Redis last).
-    children = [subprocess.Popen([webserver.script("leadrelay"), role], env=env, start_new_session=True)
-                for role in ("web", "worker")]
+    children = [
+        subprocess.Popen([webserver.script("leadrelay"), role], env=env, start_new_session=True)
+        for role in ("web", "worker")
+    ]
     _say_where(base, settings)
     if settings.sandbox and webserver.healthy(base, children):
         print(sandbox.banner(env, base, env["REDIS_URL"], data_dir), flush=True)

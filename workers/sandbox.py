@@ -21,13 +21,27 @@ from dotenv import dotenv_values
 FILE = "sandbox.env"
 PREFIX = "sandbox-"  # every generated secret starts with it: none can pass for a real one
 # Any of these, set by the user, means a real Meta app: the sandbox stays off.
-META_SETTINGS = ("META_APP_SECRET", "META_VERIFY_TOKEN", "META_PAGE_ACCESS_TOKEN", "META_DATASET_ID",
-                 "META_CAPI_ACCESS_TOKEN", "META_GRAPH_URL", "META_TEST_EVENT_CODE")
+META_SETTINGS = (
+    "META_APP_SECRET",
+    "META_VERIFY_TOKEN",
+    "META_PAGE_ACCESS_TOKEN",
+    "META_DATASET_ID",
+    "META_CAPI_ACCESS_TOKEN",
+    "META_GRAPH_URL",
+    "META_TEST_EVENT_CODE",
+)
 DATASET_ID = "4242424242"  # the stand-in's dataset
 FORM_ID = "555"  # the stand-in's Lead Ads form
 PAGE_ID = "111222333444555"
-GENERATED = ("META_APP_SECRET", "META_VERIFY_TOKEN", "META_PAGE_ACCESS_TOKEN", "LEADRELAY_ADMIN_TOKEN",
-             "LEADRELAY_API_TOKEN", "TYPEFORM_SECRET", "TALLY_SIGNING_SECRET")
+GENERATED = (
+    "META_APP_SECRET",
+    "META_VERIFY_TOKEN",
+    "META_PAGE_ACCESS_TOKEN",
+    "LEADRELAY_ADMIN_TOKEN",
+    "LEADRELAY_API_TOKEN",
+    "TYPEFORM_SECRET",
+    "TALLY_SIGNING_SECRET",
+)
 
 
 def wanted(environ: Mapping[str, str]) -> bool:
@@ -57,14 +71,17 @@ def ensure(directory: Path) -> dict:
     if kept:
         return kept
     values = {name: PREFIX + secrets.token_urlsafe(18) for name in GENERATED}
-    values.update({"META_DATASET_ID": DATASET_ID, "META_GRAPH_URL": f"http://127.0.0.1:{_free_port()}",
-                   "LEADRELAY_SANDBOX": "1"})
+    values.update(
+        {"META_DATASET_ID": DATASET_ID, "META_GRAPH_URL": f"http://127.0.0.1:{_free_port()}", "LEADRELAY_SANDBOX": "1"}
+    )
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / FILE
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
-        handle.write("# leadrelay's local sandbox, generated once by `leadrelay run` with no Meta settings.\n"
-                     "# Nothing here reaches Meta. Delete this file to start over with new secrets.\n")
+        handle.write(
+            "# leadrelay's local sandbox, generated once by `leadrelay run` with no Meta settings.\n"
+            "# Nothing here reaches Meta. Delete this file to start over with new secrets.\n"
+        )
         handle.writelines(f"{name}={value}\n" for name, value in values.items())
     return values
 
@@ -76,23 +93,25 @@ def standin_port(environ: Mapping[str, str]) -> int:
 def banner(environ: Mapping[str, str], web: str, redis_url: str, directory: Path) -> str:
     """What a person starting `make run` with nothing set needs to know, and try next."""
     admin = environ.get("LEADRELAY_ADMIN_TOKEN", "")
-    return "\n".join([
-        "",
-        "  leadrelay sandbox: no Meta settings were given, so nothing here reaches Meta.",
-        f"  Lead reads go to a stand-in Graph API on {environ.get('META_GRAPH_URL')}; events are kept (dry-run).",
-        f"  Secrets were generated once into {directory / FILE}.",
-        "",
-        f"  admin page   {web}/admin   token: {admin}",
-        f"  webhooks     {web}/webhooks/meta   (and /webhooks/typeform, /webhooks/tally)",
-        f"  redis        {redis_url}   (rq info -u {redis_url}; rq-dashboard --json -u {redis_url})",
-        "",
-        "  In another terminal:",
-        "    .venv/bin/leadrelay send-test meta               a signed Lead Ads webhook and its lead",
-        "    .venv/bin/leadrelay dry-run                      the Lead event it became, with lead_id",
-        "    .venv/bin/leadrelay send-test stages             QualifiedLead, Schedule, Purchase for it",
-        "    .venv/bin/leadrelay send-test meta --fail auth   a refused token: the job waits; `leadrelay resume`",
-        "    .venv/bin/leadrelay doctor                       every check, with the fix for each",
-        "",
-        "  Going live: put your Meta settings in .env (docs/configuration.md); the sandbox then switches off.",
-        "",
-    ])
+    return "\n".join(
+        [
+            "",
+            "  leadrelay sandbox: no Meta settings were given, so nothing here reaches Meta.",
+            f"  Lead reads go to a stand-in Graph API on {environ.get('META_GRAPH_URL')}; events are kept (dry-run).",
+            f"  Secrets were generated once into {directory / FILE}.",
+            "",
+            f"  admin page   {web}/admin   token: {admin}",
+            f"  webhooks     {web}/webhooks/meta   (and /webhooks/typeform, /webhooks/tally)",
+            f"  redis        {redis_url}   (rq info -u {redis_url}; rq-dashboard --json -u {redis_url})",
+            "",
+            "  In another terminal:",
+            "    .venv/bin/leadrelay send-test meta               a signed Lead Ads webhook and its lead",
+            "    .venv/bin/leadrelay dry-run                      the Lead event it became, with lead_id",
+            "    .venv/bin/leadrelay send-test stages             QualifiedLead, Schedule, Purchase for it",
+            "    .venv/bin/leadrelay send-test meta --fail auth   a refused token: the job waits; `leadrelay resume`",
+            "    .venv/bin/leadrelay doctor                       every check, with the fix for each",
+            "",
+            "  Going live: put your Meta settings in .env (docs/configuration.md); the sandbox then switches off.",
+            "",
+        ]
+    )

@@ -22,6 +22,7 @@ DEFAULT_GRAPH_URL = "https://graph.facebook.com"
 # v26.0 shipped 2026-07-29 (spec §6); Marketing API versions expire within a year.
 DEFAULT_API_VERSION = "v26.0"
 
+
 @dataclass(frozen=True)
 class Settings:
     redis_url: str = ""
@@ -70,8 +71,7 @@ class Settings:
 
     def masked(self) -> dict:
         """A summary safe to print: secrets reduced to whether they are set."""
-        secret = {"verify_token", "page_access_token", "capi_access_token", "admin_token", "api_token",
-                  "metrics_token"}
+        secret = {"verify_token", "page_access_token", "capi_access_token", "admin_token", "api_token", "metrics_token"}
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -129,8 +129,12 @@ def _check_url(name: str, value: str, schemes: tuple[str, ...]) -> str:
     return value.rstrip("/")
 
 
-def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | None = None,
-         skip: tuple[str, ...] = (), found: list | None = None) -> Settings:
+def load(
+    env: Mapping[str, str] | None = None,
+    role: str | tuple[str, ...] | None = None,
+    skip: tuple[str, ...] = (),
+    found: list | None = None,
+) -> Settings:
     """Read and check settings; with a role (or several), also require what it needs.
     With `found`, problems are added to it instead of raised (`leadrelay doctor` goes on
     with every other check), and malformed settings take their defaults.
@@ -154,8 +158,9 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
         names = tuple(s.lower() for s in _list(env, "LEADRELAY_ALLOW_UNSIGNED"))
         for source in names:
             if source not in FORM_SOURCES:
-                raise ConfigError("LEADRELAY_ALLOW_UNSIGNED",
-                                  f"names form sources ({', '.join(FORM_SOURCES)}), got {source!r}")
+                raise ConfigError(
+                    "LEADRELAY_ALLOW_UNSIGNED", f"names form sources ({', '.join(FORM_SOURCES)}), got {source!r}"
+                )
         return names
 
     def dataset_id():
@@ -197,8 +202,10 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
         dataset_id=checked(dataset_id),
         capi_access_token=_text(env, "META_CAPI_ACCESS_TOKEN"),
         test_event_code=_text(env, "META_TEST_EVENT_CODE"),
-        graph_url=checked(lambda: _check_url("META_GRAPH_URL", _text(env, "META_GRAPH_URL", DEFAULT_GRAPH_URL),
-                                             ("http", "https")), DEFAULT_GRAPH_URL),
+        graph_url=checked(
+            lambda: _check_url("META_GRAPH_URL", _text(env, "META_GRAPH_URL", DEFAULT_GRAPH_URL), ("http", "https")),
+            DEFAULT_GRAPH_URL,
+        ),
         api_version=checked(version, DEFAULT_API_VERSION),
         default_region=checked(region, "US"),
         lead_event_source=_text(env, "LEADRELAY_LEAD_EVENT_SOURCE", "leadrelay"),
@@ -219,8 +226,9 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
         log_level=checked(log_level, "INFO"),
         sandbox=_text(env, "LEADRELAY_SANDBOX") == "1",
         # The sandbox serves plain HTTP on loopback; a deployment is behind HTTPS.
-        admin_cookie_secure=checked(lambda: _flag(env, "LEADRELAY_ADMIN_COOKIE_SECURE",
-                                                  _text(env, "LEADRELAY_SANDBOX") != "1"), True),
+        admin_cookie_secure=checked(
+            lambda: _flag(env, "LEADRELAY_ADMIN_COOKIE_SECURE", _text(env, "LEADRELAY_SANDBOX") != "1"), True
+        ),
         trusted_proxies=number("LEADRELAY_TRUSTED_PROXIES", 0, minimum=0),
         allow_unsafe_redis=checked(lambda: _flag(env, "LEADRELAY_ALLOW_UNSAFE_REDIS", False), False),
         body_timeout_seconds=number("LEADRELAY_BODY_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
@@ -228,7 +236,7 @@ def load(env: Mapping[str, str] | None = None, role: str | tuple[str, ...] | Non
     errors.extend(_sandbox_problems(settings, env))
     missing = {}
     skip = (*skip, *_routed(settings.config_path))
-    for name in ((role,) if isinstance(role, str) else role or ()):
+    for name in (role,) if isinstance(role, str) else role or ():
         missing.update((err.setting, err) for err in problems(settings, name, skip))
     errors.extend(missing.values())
     if found is not None:
@@ -255,10 +263,18 @@ def _sandbox_problems(settings: Settings, env: Mapping[str, str]) -> list[Config
     if settings.sandbox:
         found = []
         if settings.capi_access_token:
-            found.append(ConfigError("META_CAPI_ACCESS_TOKEN", "the sandbox never sends to Meta: going live means "
-                                     "setting every Meta setting yourself (the sandbox then switches off)"))
+            found.append(
+                ConfigError(
+                    "META_CAPI_ACCESS_TOKEN",
+                    "the sandbox never sends to Meta: going live means "
+                    "setting every Meta setting yourself (the sandbox then switches off)",
+                )
+            )
         if urlparse(settings.graph_url).hostname not in ("127.0.0.1", "localhost", "::1"):
             found.append(ConfigError("META_GRAPH_URL", "the sandbox talks only to its loopback stand-in"))
         return found
-    return [ConfigError(name, "is the sandbox's generated value (data/sandbox/sandbox.env); set your own")
-            for name in sandbox.GENERATED if _text(env, name).startswith(sandbox.PREFIX)]
+    return [
+        ConfigError(name, "is the sandbox's generated value (data/sandbox/sandbox.env); set your own")
+        for name in sandbox.GENERATED
+        if _text(env, name).startswith(sandbox.PREFIX)
+    ]

@@ -21,16 +21,29 @@ import pycountry
 
 from .required import ConfigError
 
-STANDARD_EVENTS = ("AddPaymentInfo AddToCart AddToWishlist CompleteRegistration Contact CustomizeProduct Donate "
-                   "FindLocation InitiateCheckout Lead Purchase Schedule Search StartTrial SubmitApplication "
-                   "Subscribe ViewContent QualifiedLead").split()
+STANDARD_EVENTS = (
+    "AddPaymentInfo AddToCart AddToWishlist CompleteRegistration Contact CustomizeProduct Donate "
+    "FindLocation InitiateCheckout Lead Purchase Schedule Search StartTrial SubmitApplication "
+    "Subscribe ViewContent QualifiedLead"
+).split()
 DEFAULT_MAP = {
-    "new": "Lead", "lead": "Lead", "new inquiry": "Lead", "form fill": "Lead",
-    "mql": "QualifiedLead", "marketing qualified": "QualifiedLead", "marketing qualified lead": "QualifiedLead",
-    "sql": "Schedule", "sales qualified": "Schedule", "sales qualified lead": "Schedule",
-    "meeting booked": "Schedule", "demo booked": "Schedule",
-    "opportunity": "StartTrial", "proposal": "StartTrial",
-    "customer": "Purchase", "won": "Purchase", "closed won": "Purchase",
+    "new": "Lead",
+    "lead": "Lead",
+    "new inquiry": "Lead",
+    "form fill": "Lead",
+    "mql": "QualifiedLead",
+    "marketing qualified": "QualifiedLead",
+    "marketing qualified lead": "QualifiedLead",
+    "sql": "Schedule",
+    "sales qualified": "Schedule",
+    "sales qualified lead": "Schedule",
+    "meeting booked": "Schedule",
+    "demo booked": "Schedule",
+    "opportunity": "StartTrial",
+    "proposal": "StartTrial",
+    "customer": "Purchase",
+    "won": "Purchase",
+    "closed won": "Purchase",
 }
 DEFAULT_NEGATIVE = ("disqualified", "junk", "unqualified", "spam", "lost", "closed lost")
 
@@ -59,6 +72,7 @@ class StageMap:
         Raises:
             ConfigError: a bad entry, named with its path.
         """
+
         def fail(where, problem):
             raise ConfigError("LEADRELAY_CONFIG", f"stages.{where}: {problem}")
 
@@ -66,8 +80,11 @@ class StageMap:
         for stage, event in (raw.get("map") or {}).items():
             if event not in STANDARD_EVENTS and not raw.get("allow_custom"):
                 suggestion = _suggest(event)
-                fail(f"map.{stage}", f"{event!r} is not an event Meta optimises on"
-                                     + (f"; did you mean {suggestion}?" if suggestion else ""))
+                fail(
+                    f"map.{stage}",
+                    f"{event!r} is not an event Meta optimises on"
+                    + (f"; did you mean {suggestion}?" if suggestion else ""),
+                )
             names[_norm(stage)] = event
         values = dict(raw.get("values") or {})
         currency = values.pop("currency", None)
@@ -78,9 +95,14 @@ class StageMap:
                 fail(f"values.{event}", "must be a number")
         if values and not currency:
             fail("values.currency", "is required with values")
-        return cls(names=names, negative=frozenset(_norm(n) for n in raw.get("negative", DEFAULT_NEGATIVE)),
-                   values=values, currency=currency.upper() if currency else None,
-                   allow_custom=bool(raw.get("allow_custom", False)), processing=processing)
+        return cls(
+            names=names,
+            negative=frozenset(_norm(n) for n in raw.get("negative", DEFAULT_NEGATIVE)),
+            values=values,
+            currency=currency.upper() if currency else None,
+            allow_custom=bool(raw.get("allow_custom", False)),
+            processing=processing,
+        )
 
     def resolve(self, stage: str) -> tuple[str | None, str | None]:
         """(event name, None), or (None, reason) with the reason a person can act on."""
@@ -95,7 +117,8 @@ class StageMap:
             return stage, None
         suggestion = _suggest(stage)
         return None, f"unknown_stage: {stage!r} is not a stage or event Meta knows" + (
-            f"; did you mean {suggestion}?" if suggestion else "")
+            f"; did you mean {suggestion}?" if suggestion else ""
+        )
 
 
 def _suggest(name: str) -> str | None:

@@ -50,8 +50,12 @@ class Scope:
     def holds(self, profile: dict) -> bool:
         if profiles.dataset_of(profile) in self.datasets:
             return True
-        log.warning("stage_lead_out_of_scope", client=self.client.name if self.client else None,
-                    source=profile.get("source"), dataset=profiles.dataset_of(profile))
+        log.warning(
+            "stage_lead_out_of_scope",
+            client=self.client.name if self.client else None,
+            source=profile.get("source"),
+            dataset=profiles.dataset_of(profile),
+        )
         return False
 
     def route(self, item: dict, profile: dict | None) -> dict:
@@ -62,16 +66,22 @@ class Scope:
             Rejected: `unknown_dataset` (also for another client's), `no_dataset`.
         """
         if profile:
-            return {"dataset": profiles.dataset_of(profile), "dataset_id": profile.get("dataset_id"),
-                    "page_id": profile.get("page_id")}
+            return {
+                "dataset": profiles.dataset_of(profile),
+                "dataset_id": profile.get("dataset_id"),
+                "page_id": profile.get("page_id"),
+            }
         name = item.get("dataset")
         if name is not None and (not isinstance(name, str) or name not in self.datasets):
             if self.client:
                 log.warning("stage_dataset_out_of_scope", client=self.client.name)
             raise Rejected("unknown_dataset", f"no dataset named {str(name)[:40]!r}")
         if name is None:
-            name = self.datasets[0] if len(self.datasets) == 1 else (
-                self.routes.default if self.routes.default in self.datasets else None)
+            name = (
+                self.datasets[0]
+                if len(self.datasets) == 1
+                else (self.routes.default if self.routes.default in self.datasets else None)
+            )
         route = self.routes.named(name)
         if route is None:
             raise Rejected("no_dataset", f"give `dataset`: one of {', '.join(self.datasets)}")
@@ -81,8 +91,10 @@ class Scope:
 def _identify(connection: redis.Redis, item: dict, region: str, scope: Scope) -> tuple[dict | None, dict]:
     """The lead profile the item refers to (if known to this caller) and the hashed
     identifiers it gave."""
-    given, _ = userdata.build({"em": item.get("email") or [], "ph": item.get("phone") or [],
-                               "external_id": item.get("external_id") or []}, region)
+    given, _ = userdata.build(
+        {"em": item.get("email") or [], "ph": item.get("phone") or [], "external_id": item.get("external_id") or []},
+        region,
+    )
     if item.get("leadgen_id"):
         found = profiles.load(connection, "meta", str(item["leadgen_id"]).strip())
         if found and scope.holds(found):
@@ -101,8 +113,9 @@ def _identify(connection: redis.Redis, item: dict, region: str, scope: Scope) ->
     return None, given
 
 
-def check(connection: redis.Redis, item, stage_map: StageMap, region: str, scope: Scope,
-          now: float | None = None) -> dict:
+def check(
+    connection: redis.Redis, item, stage_map: StageMap, region: str, scope: Scope, now: float | None = None
+) -> dict:
     """One stage change, checked and hashed, as a plain dict ready to send.
 
     Raises:
@@ -127,15 +140,20 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, scope
     if occurred > now + CLOCK_SKEW_SECONDS:
         raise Rejected("future_time", "occurred_at is in the future")
     if occurred < events.oldest_acceptable(now):
-        raise Rejected("too_old", "occurred_at is more than 7 days ago (less an hour of margin): Meta refuses "
-                                  "such events (2804003); backfills cannot be sent")
+        raise Rejected(
+            "too_old",
+            "occurred_at is more than 7 days ago (less an hour of margin): Meta refuses "
+            "such events (2804003); backfills cannot be sent",
+        )
     value = item.get("value", stage_map.values.get(event_name))
     currency = item.get("currency") or (stage_map.currency if value is not None else None)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                              or not math.isfinite(value) or abs(value) >= 1e15):
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) >= 1e15
+    ):
         raise Rejected("bad_value", "value must be a number (finite, under 10^15)")
-    if currency is not None and (not isinstance(currency, str) or
-                                 pycountry.currencies.get(alpha_3=currency.upper()) is None):
+    if currency is not None and (
+        not isinstance(currency, str) or pycountry.currencies.get(alpha_3=currency.upper()) is None
+    ):
         raise Rejected("bad_currency", "currency must be an ISO 4217 code such as EUR")
     if event_name == "Purchase" and (value is None or currency is None):
         raise Rejected("purchase_needs_value", "Purchase needs value and currency")
@@ -158,8 +176,10 @@ def check(connection: redis.Redis, item, stage_map: StageMap, region: str, scope
         lead_key = sorted(v for values in given.values() for v in values)[0][:32]
         # Two clients may send stages for the same person: their events must not collide.
         source, lead_key = "crm", lead_key if route["dataset"] == DEFAULT else f"{route['dataset']}:{lead_key}"
-    user_data = {**given, **{k: v for k, v in (profile or {}).get("user_data", {}).items()
-                             if k in ("em", "ph", "external_id")}}
+    user_data = {
+        **given,
+        **{k: v for k, v in (profile or {}).get("user_data", {}).items() if k in ("em", "ph", "external_id")},
+    }
     if profile and profile.get("lead_id"):
         user_data["lead_id"] = profile["lead_id"]
     if profile and profile.get("fbc"):
@@ -195,8 +215,7 @@ def release(connection: redis.Redis, checked: dict) -> None:
     connection.delete(redis_key("stage", checked["event_id"]))
 
 
-def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, region: str,
-           scope: Scope) -> list[dict]:
+def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, region: str, scope: Scope) -> list[dict]:
     """Check, claim and queue a list of stage changes; one result per item, in order.
 
     Accepted items go out together in one job (sent many per Conversions API request).
@@ -212,8 +231,13 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
             results.append(_accept_one(connection, index, item, stage_map, region, scope, now, accepted, recorded))
         intake.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
         if accepted:
-            queue.enqueue(jobs.send_stage_events, {"events": accepted}, result_ttl=policy.STAGE_RESULT_TTL,
-                          failure_ttl=policy.FAILURE_TTL, description=f"{len(accepted)} stage events")
+            queue.enqueue(
+                jobs.send_stage_events,
+                {"events": accepted},
+                result_ttl=policy.STAGE_RESULT_TTL,
+                failure_ttl=policy.FAILURE_TTL,
+                description=f"{len(accepted)} stage events",
+            )
     except BaseException:
         # All or nothing: a request that fails part-way keeps none of its claims, so the
         # CRM's retry sends those stages instead of meeting `duplicate` for good.
@@ -223,8 +247,17 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
     return results
 
 
-def _accept_one(connection, index: int, item, stage_map: StageMap, region: str, scope: Scope, now: float,
-                accepted: list, recorded: list) -> dict:
+def _accept_one(
+    connection,
+    index: int,
+    item,
+    stage_map: StageMap,
+    region: str,
+    scope: Scope,
+    now: float,
+    accepted: list,
+    recorded: list,
+) -> dict:
     """One item's result; claimed and added to `accepted` when it is to be sent."""
     try:
         checked = check(connection, item, stage_map, region, scope, now)
@@ -236,13 +269,16 @@ def _accept_one(connection, index: int, item, stage_map: StageMap, region: str, 
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError, UnicodeError) as err:
         # A shape no check foresaw is this item's problem alone, never its batch's.
         log.warning("stage_item_unreadable", index=index, error=type(err).__name__)
-        return {"index": index, "status": "rejected", "reason": "unreadable_item",
-                "detail": f"this item could not be read ({type(err).__name__})"}
+        return {
+            "index": index,
+            "status": "rejected",
+            "reason": "unreadable_item",
+            "detail": f"this item could not be read ({type(err).__name__})",
+        }
     if not claim(connection, checked):
         return {"index": index, "status": "duplicate", "event_id": checked["event_id"]}
     accepted.append(checked)
-    return {"index": index, "status": "accepted", "event_name": checked["event_name"],
-            "event_id": checked["event_id"]}
+    return {"index": index, "status": "accepted", "event_name": checked["event_name"], "event_id": checked["event_id"]}
 
 
 SHEET_NUMBERS = ("value",)
@@ -253,7 +289,8 @@ def from_sheet_row(row: dict) -> dict:
     item = {k.strip(): v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()}
     if "ldu" in item:
         item["ldu"] = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(
-            item["ldu"].lower(), item["ldu"])  # anything else is rejected with bad_ldu
+            item["ldu"].lower(), item["ldu"]
+        )  # anything else is rejected with bad_ldu
     for name in SHEET_NUMBERS:
         if name in item:
             try:

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlparse
 
 from .standin_leads import FAILURES, LeadAds
 
+
 class GraphStandin(LeadAds):
     def __init__(self, any_lead: bool = False):
         self.leads: dict[str, dict] = {}
@@ -33,8 +34,13 @@ class GraphStandin(LeadAds):
         self.dataset_id = "4242424242"  # the dataset GET /{id} answers for
         self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
         self.refuse_event_ids: set[str] = set()  # Meta refuses any request carrying one of these
-        self.permissions = {"leads_retrieval", "pages_show_list", "pages_read_engagement", "ads_management",
-                            "pages_manage_ads"}  # what the page token was granted
+        self.permissions = {
+            "leads_retrieval",
+            "pages_show_list",
+            "pages_read_engagement",
+            "ads_management",
+            "pages_manage_ads",
+        }  # what the page token was granted
         self.subscribed_pages: set[str] = set()  # pages with the app installed for leadgen
         self.refused_until: dict[str, float] = {}  # token -> refused (190) until then
         self.failing: dict[str, list] = {}  # lead id -> [reads left to fail, (status, error)]
@@ -151,15 +157,32 @@ class GraphStandin(LeadAds):
             kind = "probe" if parts[-1:] == ["me"] else "lead"
         else:
             kind = "other"
-        record = {"kind": kind, "method": method, "path": url.path, "query": parse_qs(url.query),
-                  "headers": dict(handler.headers), "body": json.loads(raw) if raw else None, "at": time.time()}
+        record = {
+            "kind": kind,
+            "method": method,
+            "path": url.path,
+            "query": parse_qs(url.query),
+            "headers": dict(handler.headers),
+            "body": json.loads(raw) if raw else None,
+            "at": time.time(),
+        }
         with self.lock:
             self.requests.append(record)
         token = handler.headers.get("Authorization", "").removeprefix("Bearer ")
         if token in self.revoked or self.refused_until.get(token, 0) > time.time():
-            return self._reply(handler, 401, {"error": {
-                "message": "Error validating access token: Session has expired", "type": "OAuthException",
-                "code": 190, "error_subcode": 463, "fbtrace_id": "revoked"}})
+            return self._reply(
+                handler,
+                401,
+                {
+                    "error": {
+                        "message": "Error validating access token: Session has expired",
+                        "type": "OAuthException",
+                        "code": 190,
+                        "error_subcode": 463,
+                        "fbtrace_id": "revoked",
+                    }
+                },
+            )
         # Chaos stands for the network and Meta's service: it meets whole HTTP calls, not the
         # requests inside a Graph batch (a test scripts those one by one).
         action = self._next_action(kind) or (None if getattr(handler, "inner", False) else self._chaos())
@@ -177,8 +200,7 @@ class GraphStandin(LeadAds):
             handler.wfile.flush()
             return
         if action and "status" in action:
-            return self._reply(handler, action["status"], {"error": action.get("error", {})},
-                               action.get("headers"))
+            return self._reply(handler, action["status"], {"error": action.get("error", {})}, action.get("headers"))
         if kind == "batch":
             answers = [self._batch_item(parts[0], item, handler.headers) for item in (record["body"] or {})["batch"]]
             return self._reply(handler, 200, answers, self.usage_headers)
@@ -196,8 +218,9 @@ class GraphStandin(LeadAds):
                 return self._not_found(handler)
             return self._reply(handler, 200, {"success": True})
         if kind == "permissions":
-            return self._reply(handler, 200, {"data": [{"permission": p, "status": "granted"}
-                                                        for p in sorted(self.permissions)]})
+            return self._reply(
+                handler, 200, {"data": [{"permission": p, "status": "granted"} for p in sorted(self.permissions)]}
+            )
         if not self._may(token, kind, parts):
             return self._not_found(handler)
         if kind == "page_forms":
@@ -207,8 +230,11 @@ class GraphStandin(LeadAds):
             if method == "POST":
                 self.subscribed_pages.add(page)
                 return self._reply(handler, 200, {"success": True})
-            apps = [{"id": "app1", "name": "leadrelay", "subscribed_fields": ["leadgen"]}] \
-                if page in self.subscribed_pages else []
+            apps = (
+                [{"id": "app1", "name": "leadrelay", "subscribed_fields": ["leadgen"]}]
+                if page in self.subscribed_pages
+                else []
+            )
             return self._reply(handler, 200, {"data": apps})
         if kind == "lead" and (parts[-1] == self.dataset_id or parts[-1] in self.dataset_tokens):
             return self._reply(handler, 200, {"id": parts[-1], "name": "stand-in dataset"})
@@ -221,14 +247,29 @@ class GraphStandin(LeadAds):
         if kind == "events":
             data = (record["body"] or {}).get("data", [])
             if any(event.get("event_id") in self.refuse_event_ids for event in data):
-                return self._reply(handler, 400, {"error": {
-                    "message": "Invalid parameter", "type": "OAuthException", "code": 100,
-                    "error_subcode": 2804016, "error_user_title": "Unhashed user data", "fbtrace_id": "refused"}})
+                return self._reply(
+                    handler,
+                    400,
+                    {
+                        "error": {
+                            "message": "Invalid parameter",
+                            "type": "OAuthException",
+                            "code": 100,
+                            "error_subcode": 2804016,
+                            "error_user_title": "Unhashed user data",
+                            "fbtrace_id": "refused",
+                        }
+                    },
+                )
             with self.lock:
                 for event in data:
                     self.events.append({"dataset_id": parts[-2], **event})
-            return self._reply(handler, 200, {"events_received": len(data), "messages": [],
-                                              "fbtrace_id": f"trace{len(self.requests)}"}, self.usage_headers)
+            return self._reply(
+                handler,
+                200,
+                {"events_received": len(data), "messages": [], "fbtrace_id": f"trace{len(self.requests)}"},
+                self.usage_headers,
+            )
         return self._reply(handler, 404, {"error": {"code": 803, "message": "unknown path"}})
 
     def _may(self, token: str, kind: str, parts: list[str]) -> bool:

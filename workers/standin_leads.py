@@ -24,13 +24,44 @@ SAMPLE_FIELDS = [
 # a person re-grants a permission: long enough to see the pause, short enough to fix.
 AUTH_REFUSED_SECONDS = 10
 FAILURES = {
-    "auth": (1, (401, {"message": "Error validating access token: Session has expired", "type": "OAuthException",
-                       "code": 190, "error_subcode": 463, "fbtrace_id": "standin-auth"})),
-    "invalid": (1, (400, {"message": "(#100) Tried accessing nonexisting field (lead)", "type": "OAuthException",
-                          "code": 100, "fbtrace_id": "standin-invalid"})),
-    "transient": (1, (500, {"message": "An unexpected error has occurred. Please retry your request later.",
-                            "type": "OAuthException", "code": 2, "is_transient": True,
-                            "fbtrace_id": "standin-transient"})),
+    "auth": (
+        1,
+        (
+            401,
+            {
+                "message": "Error validating access token: Session has expired",
+                "type": "OAuthException",
+                "code": 190,
+                "error_subcode": 463,
+                "fbtrace_id": "standin-auth",
+            },
+        ),
+    ),
+    "invalid": (
+        1,
+        (
+            400,
+            {
+                "message": "(#100) Tried accessing nonexisting field (lead)",
+                "type": "OAuthException",
+                "code": 100,
+                "fbtrace_id": "standin-invalid",
+            },
+        ),
+    ),
+    "transient": (
+        1,
+        (
+            500,
+            {
+                "message": "An unexpected error has occurred. Please retry your request later.",
+                "type": "OAuthException",
+                "code": 2,
+                "is_transient": True,
+                "fbtrace_id": "standin-transient",
+            },
+        ),
+    ),
 }
 
 
@@ -38,20 +69,27 @@ def graph_time(unix: int) -> str:
     return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+0000")
 
 
-
-
 class LeadAds:
     """Mixed into GraphStandin, which holds the state these methods use (leads, failing,
     test_leads, refused_until, any_lead) and answers with `_reply`."""
 
-    def add_lead(self, leadgen_id: str, field_data=None, created_time: int | None = None, page_id: str | None = None,
-                 **extra) -> dict:
+    def add_lead(
+        self, leadgen_id: str, field_data=None, created_time: int | None = None, page_id: str | None = None, **extra
+    ) -> dict:
         if page_id:
             self.lead_pages[str(leadgen_id)] = str(page_id)
-        lead = {"id": str(leadgen_id), "created_time": graph_time(created_time or int(time.time())),
-                "form_id": "555", "ad_id": "777", "adset_id": "888", "campaign_id": "999",
-                "platform": "fb", "is_organic": False,
-                "field_data": SAMPLE_FIELDS if field_data is None else field_data, **extra}
+        lead = {
+            "id": str(leadgen_id),
+            "created_time": graph_time(created_time or int(time.time())),
+            "form_id": "555",
+            "ad_id": "777",
+            "adset_id": "888",
+            "campaign_id": "999",
+            "platform": "fb",
+            "is_organic": False,
+            "field_data": SAMPLE_FIELDS if field_data is None else field_data,
+            **extra,
+        }
         self.leads[str(leadgen_id)] = lead
         return lead
 
@@ -64,7 +102,7 @@ class LeadAds:
         return made
 
     def _new_id(self) -> str:
-        return str(10 ** 15 + random.SystemRandom().randrange(9 * 10 ** 15))  # unique across restarts
+        return str(10**15 + random.SystemRandom().randrange(9 * 10**15))  # unique across restarts
 
     def _read_lead(self, handler, leadgen_id: str, token: str) -> None:
         lead = self.leads.get(leadgen_id)
@@ -87,12 +125,26 @@ class LeadAds:
         self._handle(capture, item.get("method", "GET"))
         if capture.status is None:
             return None
-        return {"code": capture.status, "body": capture.wfile.getvalue().decode(),
-                "headers": [{"name": name, "value": value} for name, value in capture.sent_headers]}
+        return {
+            "code": capture.status,
+            "body": capture.wfile.getvalue().decode(),
+            "headers": [{"name": name, "value": value} for name, value in capture.sent_headers],
+        }
 
     def _not_found(self, handler) -> None:
-        self._reply(handler, 400, {"error": {"message": "Unsupported get request.", "type": "GraphMethodException",
-                                             "code": 100, "error_subcode": 33, "fbtrace_id": "standin"}})
+        self._reply(
+            handler,
+            400,
+            {
+                "error": {
+                    "message": "Unsupported get request.",
+                    "type": "GraphMethodException",
+                    "code": 100,
+                    "error_subcode": 33,
+                    "fbtrace_id": "standin",
+                }
+            },
+        )
 
     def _test_leads(self, handler, method: str, form_id: str, record: dict) -> None:
         """Lead Ads test leads: one per form; POST makes it (field_data as a JSON string)."""
@@ -100,12 +152,20 @@ class LeadAds:
         if method == "GET":
             return self._reply(handler, 200, {"data": [self.leads[current]] if current in self.leads else []})
         if current in self.leads:
-            return self._reply(handler, 400, {"error": {
-                "message": "Only one test lead can be created per form; delete the existing one first.",
-                "type": "OAuthException", "code": 100, "fbtrace_id": "standin-test-lead"}})
+            return self._reply(
+                handler,
+                400,
+                {
+                    "error": {
+                        "message": "Only one test lead can be created per form; delete the existing one first.",
+                        "type": "OAuthException",
+                        "code": 100,
+                        "fbtrace_id": "standin-test-lead",
+                    }
+                },
+            )
         fields = record["query"].get("field_data") or [json.dumps((record["body"] or {}).get("field_data") or [])]
-        lead = self.add_lead(self._new_id(), field_data=json.loads(fields[0]) or None, form_id=form_id,
-                             is_organic=True)
+        lead = self.add_lead(self._new_id(), field_data=json.loads(fields[0]) or None, form_id=form_id, is_organic=True)
         self.test_leads[form_id] = lead["id"]
         return self._reply(handler, 200, {"id": lead["id"]})
 
@@ -117,12 +177,18 @@ class LeadAds:
                 since = int(rule["value"])
             if rule.get("field") == "time_created" and rule.get("operator") == "LESS_THAN":
                 before = int(rule["value"])
-        leads = sorted((lead for lead in list(self.leads.values()) if lead["form_id"] == form_id
-                        and since < unix_time(lead["created_time"]) < before),
-                       key=lambda lead: lead["created_time"], reverse=True)
+        leads = sorted(
+            (
+                lead
+                for lead in list(self.leads.values())
+                if lead["form_id"] == form_id and since < unix_time(lead["created_time"]) < before
+            ),
+            key=lambda lead: lead["created_time"],
+            reverse=True,
+        )
         start = int(query.get("after", ["0"])[0])
         limit = int(query.get("limit", ["25"])[0])
-        page = leads[start:start + limit]
+        page = leads[start : start + limit]
         paging = {"cursors": {"before": str(start), "after": str(start + len(page))}}
         if start + limit < len(leads):
             paging["next"] = "next-page"

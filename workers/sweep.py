@@ -52,8 +52,15 @@ def schedule(queue: Queue, interval: int, delay: float | None = None, now: float
     at = (time.time() if now is None else now) + (interval if delay is None else delay)
     slot = int(at // interval)
     sweep_id = job_id("sweep", str(slot))
-    queue.enqueue_at(datetime.fromtimestamp(slot * interval, timezone.utc), run_sweep, {}, job_id=sweep_id,
-                     result_ttl=interval * 4, failure_ttl=86400, description="sweep every form's leads")
+    queue.enqueue_at(
+        datetime.fromtimestamp(slot * interval, timezone.utc),
+        run_sweep,
+        {},
+        job_id=sweep_id,
+        result_ttl=interval * 4,
+        failure_ttl=86400,
+        description="sweep every form's leads",
+    )
     return sweep_id
 
 
@@ -105,20 +112,29 @@ def sweep(ctx, queue: Queue, now: float | None = None) -> dict:
                 failed.append(page_id)  # its progress is kept: the next sweep goes on from there
                 # One Page's refused token or list must not stop the others; doctor says why.
                 level = log.warning if getattr(err, "reason", None) == TRANSIENT else log.error
-                level("sweep_page_failed", page_id=page_id, **(err.as_dict() if isinstance(err, DeliveryError)
-                                                               else {"reason": "token_paused"}),
-                      fix=f"the sweep could not read this Page's forms; if it lasts, run `leadrelay doctor "
-                          f"--page-id {page_id}`")
-            _judge_page(connection, page_id, sum(c["recovered"] for c in found.values()), now,
-                        complete=page_id not in failed)
+                level(
+                    "sweep_page_failed",
+                    page_id=page_id,
+                    **(err.as_dict() if isinstance(err, DeliveryError) else {"reason": "token_paused"}),
+                    fix=f"the sweep could not read this Page's forms; if it lasts, run `leadrelay doctor "
+                    f"--page-id {page_id}`",
+                )
+            _judge_page(
+                connection, page_id, sum(c["recovered"] for c in found.values()), now, complete=page_id not in failed
+            )
     except DeliveryError as err:
         progressed = any(c["listed"] for c in forms.values())
         # Waits grow only while sweeps make no progress at all.
         grown = 0 if progressed else int(connection.get(BACKOFF) or 0) * 2
         wait = min(max(grown, err.retry_after or 0, ctx.settings.sweep_seconds), MAX_BACKOFF)
         connection.set(BACKOFF, wait)
-        log.warning("sweep_throttled", retry_in=wait, code=err.code, detail="Meta rate-limited the sweep: it stops, "
-                    "keeps its place, and waits (longer each time it gets nowhere)")
+        log.warning(
+            "sweep_throttled",
+            retry_in=wait,
+            code=err.code,
+            detail="Meta rate-limited the sweep: it stops, "
+            "keeps its place, and waits (longer each time it gets nowhere)",
+        )
         return {"outcome": "throttled", "retry_in": wait, "forms": forms}
     finally:
         if connection.get(LOCK) == token.encode():
@@ -179,8 +195,12 @@ def _take(ctx, queue: Queue, pipe, page_id: str, form_id: str, items: list[dict]
     accuracy.mark(pipe, "meta", listed, now)
     accuracy.mark(pipe, "too_old", too_old, now)
     accuracy.mark(pipe, "recovered", recovered, now)
-    return {"listed": len(listed), "recovered": len(recovered), "too_old": len(too_old),
-            "known": enqueued["duplicates"]}
+    return {
+        "listed": len(listed),
+        "recovered": len(recovered),
+        "too_old": len(too_old),
+        "known": enqueued["duplicates"],
+    }
 
 
 def _judge_page(connection: redis.Redis, page_id: str, recovered: int, now: float, complete: bool) -> None:
@@ -191,8 +211,12 @@ def _judge_page(connection: redis.Redis, page_id: str, recovered: int, now: floa
             accuracy.clear_silent(connection, page_id)
         return
     if accuracy.flag_silent(connection, page_id, recovered, now):
-        log.error("webhook_silent", page_id=page_id, recovered=recovered,
-                  detail="the sweep found leads no webhook brought. Likely: the app's subscription was removed "
-                         "from the Page, the app is in development mode, the Page token expired, or Meta gave up "
-                         f"after 36 hours of failed deliveries. Run `leadrelay doctor --page-id {page_id}`, then "
-                         f"`leadrelay subscribe --page-id {page_id}`")
+        log.error(
+            "webhook_silent",
+            page_id=page_id,
+            recovered=recovered,
+            detail="the sweep found leads no webhook brought. Likely: the app's subscription was removed "
+            "from the Page, the app is in development mode, the Page token expired, or Meta gave up "
+            f"after 36 hours of failed deliveries. Run `leadrelay doctor --page-id {page_id}`, then "
+            f"`leadrelay subscribe --page-id {page_id}`",
+        )

@@ -48,12 +48,12 @@ _BROKEN_TEXT = re.compile("[\ud800-\udfff\ufffd]")
 # Polish, Turkish and Russian, with their titles and the usual abbreviations.
 _GENDER_WORDS = {
     "f": "f female woman women girl fem feminine mrs ms miss madam madame mme mlle mademoiselle lady her she "
-         "mujer femenino femenina senora sra srta mulher feminino feminina dona donna femmina femminile signora "
-         "frau weiblich w femme feminin feminine vrouw vrouwelijk mevrouw mevr kvinna kvinde kvinne kvinnlig "
-         "kvindelig kobieta kobiecy pani kadın bayan женщина женский жен ж",
+    "mujer femenino femenina senora sra srta mulher feminino feminina dona donna femmina femminile signora "
+    "frau weiblich w femme feminin feminine vrouw vrouwelijk mevrouw mevr kvinna kvinde kvinne kvinnlig "
+    "kvindelig kobieta kobiecy pani kadın bayan женщина женский жен ж",
     "m": "m male man men boy masculine mr mister sir he him hombre masculino varon senor sr homem "
-         "uomo maschio maschile signore sig mann mannlich herr homme masculin monsieur mannelijk meneer dhr "
-         "mand manlig mandlig mezczyzna meski pan erkek bay мужчина мужской муж м",
+    "uomo maschio maschile signore sig mann mannlich herr homme masculin monsieur mannelijk meneer dhr "
+    "mand manlig mandlig mezczyzna meski pan erkek bay мужчина мужской муж м",
 }
 
 
@@ -61,8 +61,9 @@ def _word(text: str) -> str:
     """Lowercase letters with accents stripped: `Männlich` → `mannlich`, `Ms.` → `ms`."""
     if text.isascii():
         return _NOT_ASCII_LETTER.sub("", text.lower())
-    return "".join(ch for ch in unicodedata.normalize("NFKD", text.strip().lower())
-                   if unicodedata.category(ch)[0] == "L")
+    return "".join(
+        ch for ch in unicodedata.normalize("NFKD", text.strip().lower()) if unicodedata.category(ch)[0] == "L"
+    )
 
 
 GENDERS = {_word(word): code for code, words in _GENDER_WORDS.items() for word in words.split()}
@@ -85,8 +86,6 @@ def _lower(value: str) -> str:
     if value.isascii():
         return value.strip().lower()  # NFC changes no ASCII text: the common case, cheaply
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).lower())
-
-
 
 
 def _letters(value: str, keep_digits: bool = False) -> str:
@@ -157,8 +156,17 @@ def _external_id(value: str, lead: "_Lead") -> str:
 
 
 _NORMALISERS = {
-    "em": _email, "ph": _phone, "fn": _name, "ln": _name, "db": _birth_date, "ge": _gender, "ct": _name,
-    "st": _state, "zp": _zip, "country": _country, "external_id": _external_id,
+    "em": _email,
+    "ph": _phone,
+    "fn": _name,
+    "ln": _name,
+    "db": _birth_date,
+    "ge": _gender,
+    "ct": _name,
+    "st": _state,
+    "zp": _zip,
+    "country": _country,
+    "external_id": _external_id,
 }
 
 
@@ -173,8 +181,9 @@ class _Lead(NamedTuple):
         return cls(country, tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r)))
 
 
-def normalise(key: str, raw: str, region: str = "US", country: str | None = None,
-              form_region: str | None = None) -> str:
+def normalise(
+    key: str, raw: str, region: str = "US", country: str | None = None, form_region: str | None = None
+) -> str:
     """The normalised text for one match key, before hashing.
 
     `country` (already normalised) is the lead's own: US rules for `st` and `zp` apply to
@@ -198,8 +207,9 @@ def _normalised(key: str, raw, lead: _Lead) -> str:
     return out
 
 
-def hash_value(key: str, raw: str, region: str = "US", country: str | None = None,
-               form_region: str | None = None) -> str:
+def hash_value(
+    key: str, raw: str, region: str = "US", country: str | None = None, form_region: str | None = None
+) -> str:
     """SHA-256 of the normalised value; an already hashed value passes through, lowercased.
 
     Raises:

@@ -30,13 +30,27 @@ class Work:
         return cls(job_id=job.id if job else fallback_id, request_id=meta.get("request_id"), **fields)
 
 
-def dead_letter(work: Work, reason: str, detail: str, *, attempts: int, first_attempt_at: float,
-                last_attempt_at: float, error: DeliveryError | None = None, **extra) -> dict:
+def dead_letter(
+    work: Work,
+    reason: str,
+    detail: str,
+    *,
+    attempts: int,
+    first_attempt_at: float,
+    last_attempt_at: float,
+    error: DeliveryError | None = None,
+    **extra,
+) -> dict:
     """The one shape of a dead-letter record: what the job was doing, why it stopped,
     Meta's own words when Meta refused, and the attempts it took."""
     record = {name: value for name, value in asdict(work).items() if name != "request_id"}
-    record.update(reason=reason, detail=detail, attempts=attempts, first_attempt_at=first_attempt_at,
-                  last_attempt_at=last_attempt_at)
+    record.update(
+        reason=reason,
+        detail=detail,
+        attempts=attempts,
+        first_attempt_at=first_attempt_at,
+        last_attempt_at=last_attempt_at,
+    )
     for name in ("code", "subcode", "user_title", "fbtrace_id", "call"):
         record[name] = getattr(error, name, None)
     return {**record, **extra}

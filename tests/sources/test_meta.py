@@ -17,16 +17,26 @@ def test_leadgen__single_verifies_and_parses_ids_as_strings():
     body = fixture_bytes("meta", "leadgen__single.json")
     meta.verify(body, {"X-Hub-Signature-256": sign(body)}, SECRETS)
     parsed = meta.parse(body)
-    assert parsed["leads"] == [{
-        "source": "meta", "leadgen_id": "123123123123", "page_id": "123123123", "form_id": "12312312312",
-        "ad_id": "12312312312", "adgroup_id": "12312312312", "created_time": 1440120384,
-    }]
+    assert parsed["leads"] == [
+        {
+            "source": "meta",
+            "leadgen_id": "123123123123",
+            "page_id": "123123123",
+            "form_id": "12312312312",
+            "ad_id": "12312312312",
+            "adgroup_id": "12312312312",
+            "created_time": 1440120384,
+        }
+    ]
 
 
 def test_leadgen__batch_walks_every_entry_and_skips_other_fields():
     parsed = meta.parse(fixture_bytes("meta", "leadgen__batch.json"))
     assert [lead["leadgen_id"] for lead in parsed["leads"]] == [
-        "1000000000000001", "1000000000000002", "1000000000000003"]
+        "1000000000000001",
+        "1000000000000002",
+        "1000000000000003",
+    ]
     assert parsed["skipped"] == [{"reason": "not_leadgen", "field": "feed"}]
 
 
@@ -40,13 +50,16 @@ def test_signature_from_rotated_out_secret_still_verifies():
     meta.verify(body, {"X-Hub-Signature-256": sign(body, OLD_APP_SECRET)}, SECRETS)
 
 
-@pytest.mark.parametrize("headers, reason", [
-    ({}, "missing_signature"),
-    ({"X-Hub-Signature": "sha1=0000"}, "missing_signature"),
-    ({"X-Hub-Signature-256": "sha256=" + "0" * 64}, "bad_signature"),
-    ({"X-Hub-Signature-256": "md5=abc"}, "bad_signature"),
-    ({"X-Hub-Signature-256": "sha256="}, "bad_signature"),
-])
+@pytest.mark.parametrize(
+    "headers, reason",
+    [
+        ({}, "missing_signature"),
+        ({"X-Hub-Signature": "sha1=0000"}, "missing_signature"),
+        ({"X-Hub-Signature-256": "sha256=" + "0" * 64}, "bad_signature"),
+        ({"X-Hub-Signature-256": "md5=abc"}, "bad_signature"),
+        ({"X-Hub-Signature-256": "sha256="}, "bad_signature"),
+    ],
+)
 def test_bad_or_missing_signature_raises_with_reason(headers, reason):
     with pytest.raises(BadSignature) as err:
         meta.verify(fixture_bytes("meta", "leadgen__single.json"), headers, SECRETS)
@@ -60,13 +73,16 @@ def test_signature_over_reserialised_body_fails():
         meta.verify(reserialised, {"X-Hub-Signature-256": sign(body)}, SECRETS)
 
 
-@pytest.mark.parametrize("body, reason", [
-    (b"not json", "malformed_json"),
-    (b"\xff\xfe", "malformed_json"),
-    (b"[1, 2]", "unexpected_shape"),
-    (b'{"object": "page"}', "unexpected_shape"),
-    (b'{"object": "page", "entry": {}}', "unexpected_shape"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b"not json", "malformed_json"),
+        (b"\xff\xfe", "malformed_json"),
+        (b"[1, 2]", "unexpected_shape"),
+        (b'{"object": "page"}', "unexpected_shape"),
+        (b'{"object": "page", "entry": {}}', "unexpected_shape"),
+    ],
+)
 def test_malformed_body_raises_with_reason(body, reason):
     with pytest.raises(MalformedBody) as err:
         meta.parse(body)
@@ -74,21 +90,34 @@ def test_malformed_body_raises_with_reason(body, reason):
 
 
 def test_leadgen_change_without_id_is_skipped_not_fatal():
-    body = json.dumps({"object": "page", "entry": [{"changes": [
-        {"field": "leadgen", "value": {"page_id": "1"}},
-        {"field": "leadgen", "value": {"leadgen_id": "77"}}]}]}).encode()
+    body = json.dumps(
+        {
+            "object": "page",
+            "entry": [
+                {
+                    "changes": [
+                        {"field": "leadgen", "value": {"page_id": "1"}},
+                        {"field": "leadgen", "value": {"leadgen_id": "77"}},
+                    ]
+                }
+            ],
+        }
+    ).encode()
     parsed = meta.parse(body)
     assert [lead["leadgen_id"] for lead in parsed["leads"]] == ["77"]
     assert parsed["skipped"] == [{"reason": "leadgen_without_id", "field": "leadgen"}]
 
 
-@pytest.mark.parametrize("args, expected", [
-    ({"hub.mode": "subscribe", "hub.verify_token": "tok", "hub.challenge": "1158201444"}, "1158201444"),
-    ({"hub.mode": "subscribe", "hub.verify_token": "wrong", "hub.challenge": "1"}, None),
-    ({"hub.mode": "unsubscribe", "hub.verify_token": "tok", "hub.challenge": "1"}, None),
-    ({"hub.mode": "subscribe", "hub.challenge": "1"}, None),
-    ({"hub.mode": "subscribe", "hub.verify_token": "tok"}, None),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        ({"hub.mode": "subscribe", "hub.verify_token": "tok", "hub.challenge": "1158201444"}, "1158201444"),
+        ({"hub.mode": "subscribe", "hub.verify_token": "wrong", "hub.challenge": "1"}, None),
+        ({"hub.mode": "unsubscribe", "hub.verify_token": "tok", "hub.challenge": "1"}, None),
+        ({"hub.mode": "subscribe", "hub.challenge": "1"}, None),
+        ({"hub.mode": "subscribe", "hub.verify_token": "tok"}, None),
+    ],
+)
 def test_handshake(args, expected):
     assert meta.handshake(args, "tok") == expected
 
@@ -102,14 +131,22 @@ def test_parse_never_raises_anything_but_malformed_body(body):
     assert all(lead["leadgen_id"].isdigit() for lead in parsed["leads"])
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                    lambda children: st.lists(children, max_size=3)
-                    | st.dictionaries(st.sampled_from(["entry", "changes", "field", "value", "leadgen_id",
-                                                       "object"]), children, max_size=4),
-                    max_leaves=20))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["entry", "changes", "field", "value", "leadgen_id", "object"]), children, max_size=4
+            )
+        ),
+        max_leaves=20,
+    )
+)
 def test_parse_any_json_shape_gives_leads_or_malformed(doc):
-    body = json.dumps({"object": "page", "entry": doc} if not isinstance(doc, list) else
-                      {"object": "page", "entry": doc}).encode()
+    body = json.dumps(
+        {"object": "page", "entry": doc} if not isinstance(doc, list) else {"object": "page", "entry": doc}
+    ).encode()
     try:
         parsed = meta.parse(body)
     except MalformedBody:

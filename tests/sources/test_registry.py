@@ -15,8 +15,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 def _deliveries(name: str) -> list[Path]:
     """The source's fixtures that carry a lead (not ignored, not a test request)."""
-    return [p for p in sorted((FIXTURES / name).glob("*.json"))
-            if not p.stem.endswith(("__ignored", "__test_request"))]
+    return [p for p in sorted((FIXTURES / name).glob("*.json")) if not p.stem.endswith(("__ignored", "__test_request"))]
 
 
 @pytest.fixture
@@ -28,6 +27,7 @@ def deliver(client, env):
         if signed:
             headers[module.SIGNATURE_HEADER] = module.signature(secret, body)
         return client.post(f"/webhooks/{name}", data=body, headers=headers)
+
     return post
 
 
@@ -55,8 +55,9 @@ def test_signed_wrong_shape_returns_400(deliver, name):
     assert answer.status_code == 400 and answer.get_json()["error"] == "unexpected_shape"
 
 
-@pytest.mark.parametrize("path", [p for name in sorted(SOURCES) for p in _deliveries(name)],
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", [p for name in sorted(SOURCES) for p in _deliveries(name)], ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_fixture_is_accepted_once_then_a_duplicate(deliver, path):
     body = path.read_bytes()
     first = deliver(path.parent.name, body).get_json()
@@ -66,8 +67,9 @@ def test_fixture_is_accepted_once_then_a_duplicate(deliver, path):
     assert again["accepted"] == 0 and again["duplicates"] == first["accepted"]
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*__test_request.json")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", sorted(FIXTURES.glob("*/*__test_request.json")), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_test_delivery_is_acknowledged_and_never_sent(deliver, path):
     answer = deliver(path.parent.name, path.read_bytes())
     assert answer.status_code == 200

@@ -51,8 +51,11 @@ def test_form_response__hidden_fields_resolves_option_ids_and_reads_hidden_field
 
 def test_form_response__unanswered_keeps_nulls_out_of_the_way():
     [lead] = tally.parse(fixture_bytes("tally", "form_response__unanswered.json"))["leads"]
-    assert {a["ref"]: a["value"] for a in lead["answers"]} == {"Work email": "sam@example.org",
-                                                               "Phone number": None, "Country": None}
+    assert {a["ref"]: a["value"] for a in lead["answers"]} == {
+        "Work email": "sam@example.org",
+        "Phone number": None,
+        "Country": None,
+    }
 
 
 @given(st.binary(max_size=300))

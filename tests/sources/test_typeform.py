@@ -12,17 +12,25 @@ from workers.sources import typeform
 
 
 def test_typeforms_published_signature_vector():
-    assert typeform.signature("my-webook-secret", b'{"foo":"bar"}') == \
-        "sha256=X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="
-    typeform.verify(b'{"foo":"bar"}', {"Typeform-Signature": "sha256=X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="},
-                    ["my-webook-secret"])
+    assert (
+        typeform.signature("my-webook-secret", b'{"foo":"bar"}')
+        == "sha256=X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="
+    )
+    typeform.verify(
+        b'{"foo":"bar"}',
+        {"Typeform-Signature": "sha256=X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="},
+        ["my-webook-secret"],
+    )
 
 
-@pytest.mark.parametrize("headers, reason", [
-    ({}, "missing_signature"),
-    ({"Typeform-Signature": "sha256=X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="}, "bad_signature"),
-    ({"Typeform-Signature": "X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="}, "bad_signature"),  # no prefix
-])
+@pytest.mark.parametrize(
+    "headers, reason",
+    [
+        ({}, "missing_signature"),
+        ({"Typeform-Signature": "sha256=X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="}, "bad_signature"),
+        ({"Typeform-Signature": "X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY="}, "bad_signature"),  # no prefix
+    ],
+)
 def test_bad_or_missing_signature(headers, reason):
     with pytest.raises(BadSignature) as err:
         typeform.verify(b'{"foo": "bar"}', headers, ["my-webook-secret"])
@@ -48,21 +56,48 @@ def test_form_response_partial__ignored():
     assert parsed == {"leads": [], "skipped": [{"reason": "not_form_response", "event_type": "form_response_partial"}]}
 
 
-@pytest.mark.parametrize("body", [
-    b"nope",
-    json.dumps({"event_type": "form_response"}).encode(),
-    json.dumps({"event_type": "form_response", "form_response": {"form_id": "x"}}).encode(),
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"nope",
+        json.dumps({"event_type": "form_response"}).encode(),
+        json.dumps({"event_type": "form_response", "form_response": {"form_id": "x"}}).encode(),
+    ],
+)
 def test_malformed_form_response_raises(body):
     with pytest.raises(MalformedBody):
         typeform.parse(body)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                        st.sampled_from(["answers", "field", "hidden", "type", "email", "choice", "label", "id",
-                                         "ref", "form_id", "token", "submitted_at"]), inner, max_size=5),
-                    max_leaves=25))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    [
+                        "answers",
+                        "field",
+                        "hidden",
+                        "type",
+                        "email",
+                        "choice",
+                        "label",
+                        "id",
+                        "ref",
+                        "form_id",
+                        "token",
+                        "submitted_at",
+                    ]
+                ),
+                inner,
+                max_size=5,
+            )
+        ),
+        max_leaves=25,
+    )
+)
 def test_parse_any_form_response_shape_gives_a_lead_or_malformed(response):
     body = json.dumps({"event_type": "form_response", "form_response": response}).encode()
     try:

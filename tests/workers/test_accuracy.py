@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workers import accuracy
 
@@ -20,10 +21,17 @@ def model(marks: list[tuple[str, int]]) -> dict:
     known = sets["meta"] | sets["webhook"] | sets["recovered"]
     sent = sets["confirmed"] & known
     dead = (sets["dead"] & known) - sent
-    return {"known": len(known), "meta": len(sets["meta"]), "webhook": len(sets["webhook"]),
-            "recovered": len(sets["recovered"] - sets["webhook"]), "confirmed": len(sent), "dead": len(dead),
-            "too_old": len(sets["too_old"] - sent), "waiting": len((sets["webhook"] | sets["recovered"]) - sent - dead),
-            "missing": len(sets["meta"] - sets["webhook"] - sets["recovered"] - sets["too_old"])}
+    return {
+        "known": len(known),
+        "meta": len(sets["meta"]),
+        "webhook": len(sets["webhook"]),
+        "recovered": len(sets["recovered"] - sets["webhook"]),
+        "confirmed": len(sent),
+        "dead": len(dead),
+        "too_old": len(sets["too_old"] - sent),
+        "waiting": len((sets["webhook"] | sets["recovered"]) - sent - dead),
+        "missing": len(sets["meta"] - sets["webhook"] - sets["recovered"] - sets["too_old"]),
+    }
 
 
 @settings(max_examples=60)

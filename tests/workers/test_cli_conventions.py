@@ -4,7 +4,6 @@ import importlib.metadata
 import json
 import time
 
-import pytest
 from click.testing import CliRunner
 
 from helpers import leadgen_body, sign

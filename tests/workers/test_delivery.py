@@ -9,8 +9,8 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import CAPI_TOKEN, fast_forward, leadgen_body, scheduled_in
 from workers import capi, deadletters
-from workers.pauses import Pauses, fingerprint
 from workers.embedded_redis import free_port
+from workers.pauses import Pauses, fingerprint
 from workers.queues import SERIALIZER
 
 LEAD = "1234567890123456"
@@ -43,13 +43,16 @@ def delivered_once(graph) -> bool:
     return [e["event_id"] for e in graph.events] == [EVENT_ID]
 
 
-@pytest.mark.parametrize("on, action, shortest", [
-    ("events", {"status": 500}, 15),  # bare 5xx, no error envelope
-    ("events", error(2, status=503), 15),
-    ("lead", {"delay": 1.5}, 15),  # longer than LEADRELAY_GRAPH_TIMEOUT_SECONDS
-    ("lead", {"drop": True}, 15),  # connection closed without an answer
-    ("events", error(613), 150),
-])
+@pytest.mark.parametrize(
+    "on, action, shortest",
+    [
+        ("events", {"status": 500}, 15),  # bare 5xx, no error envelope
+        ("events", error(2, status=503), 15),
+        ("lead", {"delay": 1.5}, 15),  # longer than LEADRELAY_GRAPH_TIMEOUT_SECONDS
+        ("lead", {"drop": True}, 15),  # connection closed without an answer
+        ("events", error(613), 150),
+    ],
+)
 def test_transient_and_throttled_are_delivered_after_a_retry(one_lead, graph, work, redis_conn, on, action, shortest):
     graph.then(action, on=on)
     work()
@@ -121,10 +124,13 @@ def test_pause_lifts_when_the_probe_succeeds(graph, post_meta, work, redis_conn)
     assert Pauses(redis_conn).all() == []
 
 
-@pytest.mark.parametrize("action, reason, calls", [
-    (error(100, 2804003), "expired", 1),
-    (error(100, 2804016), "invalid", 1),
-])
+@pytest.mark.parametrize(
+    "action, reason, calls",
+    [
+        (error(100, 2804003), "expired", 1),
+        (error(100, 2804016), "invalid", 1),
+    ],
+)
 def test_permanent_event_errors_dead_letter_without_retry(one_lead, graph, work, redis_conn, action, reason, calls):
     graph.then(action, on="events")
     work()

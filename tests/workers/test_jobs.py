@@ -27,18 +27,22 @@ def failed(redis_conn):
 
 def test_job_reads_the_lead_and_sends_exactly_the_expected_event(graph, post_meta, work, redis_conn):
     created = int(time.time()) - 3600
-    graph.add_lead(LEAD_ID, created_time=created, field_data=[
-        {"name": "full_name", "values": ["Joe Example"]},
-        {"name": "email", "values": [" Joe@Example.com "]},
-        {"name": "phone_number", "values": ["+1 (650) 555-1212"]},
-        {"name": "city", "values": ["New York"]},
-        {"name": "state", "values": ["New York"]},
-        {"name": "zip_code", "values": ["10001-1234"]},
-        {"name": "country", "values": ["United States"]},
-        {"name": "date_of_birth", "values": ["April 19, 1987"]},
-        {"name": "gender", "values": ["male"]},
-        {"name": "car_make", "values": ["Honda"]},
-    ])
+    graph.add_lead(
+        LEAD_ID,
+        created_time=created,
+        field_data=[
+            {"name": "full_name", "values": ["Joe Example"]},
+            {"name": "email", "values": [" Joe@Example.com "]},
+            {"name": "phone_number", "values": ["+1 (650) 555-1212"]},
+            {"name": "city", "values": ["New York"]},
+            {"name": "state", "values": ["New York"]},
+            {"name": "zip_code", "values": ["10001-1234"]},
+            {"name": "country", "values": ["United States"]},
+            {"name": "date_of_birth", "values": ["April 19, 1987"]},
+            {"name": "gender", "values": ["male"]},
+            {"name": "car_make", "values": ["Honda"]},
+        ],
+    )
     assert post_meta(leadgen_body(LEAD_ID, created_time=created)).status_code == 200
     work()
 
@@ -50,33 +54,38 @@ def test_job_reads_the_lead_and_sends_exactly_the_expected_event(graph, post_met
     [batch] = graph.calls("batch")
     assert batch["body"]["batch"] == [{"method": "GET", "relative_url": f"{LEAD_ID}?fields={LEAD_FIELDS}"}]
     assert batch["headers"]["Authorization"] == f"Bearer {PAGE_TOKEN}"
-    assert batch["query"]["appsecret_proof"] == [hmac.new(APP_SECRET.encode(), PAGE_TOKEN.encode(),
-                                                          hashlib.sha256).hexdigest()]
+    assert batch["query"]["appsecret_proof"] == [
+        hmac.new(APP_SECRET.encode(), PAGE_TOKEN.encode(), hashlib.sha256).hexdigest()
+    ]
     assert "access_token" not in batch["query"] and "access_token" not in read["query"]  # tokens never in URLs
 
     [send] = graph.calls("events")
     assert send["path"] == f"/v26.0/{DATASET_ID}/events"
     assert send["headers"]["Authorization"] == f"Bearer {CAPI_TOKEN}"
-    assert send["body"] == {"data": [{
-        "event_name": "Lead",
-        "event_time": created,
-        "action_source": "system_generated",
-        "event_id": f"meta:{LEAD_ID}:Lead",
-        "user_data": {
-            "lead_id": int(LEAD_ID),
-            "em": [EM],
-            "ph": [PH],
-            "fn": [FN],
-            "ln": [LN],
-            "ct": [hashlib.sha256(b"newyork").hexdigest()],
-            "st": [hashlib.sha256(b"ny").hexdigest()],
-            "zp": [hashlib.sha256(b"10001").hexdigest()],
-            "country": [hashlib.sha256(b"us").hexdigest()],
-            "db": [hashlib.sha256(b"19870419").hexdigest()],
-            "ge": [hashlib.sha256(b"m").hexdigest()],
-        },
-        "custom_data": {"event_source": "crm", "lead_event_source": "leadrelay"},
-    }]}
+    assert send["body"] == {
+        "data": [
+            {
+                "event_name": "Lead",
+                "event_time": created,
+                "action_source": "system_generated",
+                "event_id": f"meta:{LEAD_ID}:Lead",
+                "user_data": {
+                    "lead_id": int(LEAD_ID),
+                    "em": [EM],
+                    "ph": [PH],
+                    "fn": [FN],
+                    "ln": [LN],
+                    "ct": [hashlib.sha256(b"newyork").hexdigest()],
+                    "st": [hashlib.sha256(b"ny").hexdigest()],
+                    "zp": [hashlib.sha256(b"10001").hexdigest()],
+                    "country": [hashlib.sha256(b"us").hexdigest()],
+                    "db": [hashlib.sha256(b"19870419").hexdigest()],
+                    "ge": [hashlib.sha256(b"m").hexdigest()],
+                },
+                "custom_data": {"event_source": "crm", "lead_event_source": "leadrelay"},
+            }
+        ]
+    }
     assert capi.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
 
 
@@ -131,8 +140,17 @@ def test_profile_keeps_hashes_and_ids_never_raw_pii(graph, post_meta, work, redi
     work()
     profile = profiles.load(redis_conn, "meta", LEAD_ID)
     assert profile["user_data"] == {"em": [EM], "ph": [PH]}  # what stage events find and send, nothing more
-    assert sorted(profile) == ["created_time", "dataset", "dataset_id", "fbc", "key", "lead_id", "page_id",
-                               "source", "user_data"]
+    assert sorted(profile) == [
+        "created_time",
+        "dataset",
+        "dataset_id",
+        "fbc",
+        "key",
+        "lead_id",
+        "page_id",
+        "source",
+        "user_data",
+    ]
     assert profile["lead_id"] == int(LEAD_ID) and profile["page_id"] == "111"
     assert profiles.find(redis_conn, "em", EM)["key"] == LEAD_ID
     assert profiles.find(redis_conn, "ph", PH)["key"] == LEAD_ID
@@ -182,9 +200,14 @@ def test_short_events_received_is_not_delivered(graph, post_meta, work, redis_co
 
 
 def test_unmappable_identifier_is_dropped_not_fatal(graph, post_meta, work):
-    graph.add_lead(LEAD_ID, field_data=[{"name": "email", "values": ["joe@example.com"]},
-                                        {"name": "phone_number", "values": ["12"]},
-                                        {"name": "date_of_birth", "values": ["sometime"]}])
+    graph.add_lead(
+        LEAD_ID,
+        field_data=[
+            {"name": "email", "values": ["joe@example.com"]},
+            {"name": "phone_number", "values": ["12"]},
+            {"name": "date_of_birth", "values": ["sometime"]},
+        ],
+    )
     post_meta(leadgen_body(LEAD_ID))
     work()
     [event] = graph.events

@@ -26,8 +26,10 @@ def test_a_lane_answers_as_the_client_does_and_keeps_its_connection(redis_conn):
 
 def test_admit_through_a_lane_stores_and_dedupes_as_through_the_client(redis_conn):
     lane = Lane(redis_conn)
-    entries = [("lead-meta-1", inbox.entry("lead-meta-1", "f", {"leadgen_id": "1"})),
-               ("lead-meta-2", inbox.entry("lead-meta-2", "f", {"leadgen_id": "2"}))]
+    entries = [
+        ("lead-meta-1", inbox.entry("lead-meta-1", "f", {"leadgen_id": "1"})),
+        ("lead-meta-2", inbox.entry("lead-meta-2", "f", {"leadgen_id": "2"})),
+    ]
     assert inbox.admit(lane, entries, inbox.SLOTS) == ([0, 1], [0])
     assert inbox.admit(redis_conn, entries, inbox.SLOTS) == ([], [])
     assert redis_conn.xlen(inbox.STREAM) == 2
@@ -96,8 +98,10 @@ def test_after_redis_dropped_every_connection_one_call_finds_a_fresh_one(redis_c
 
 
 def _entries(first: int, count: int) -> list[tuple[str, str]]:
-    return [(f"lead-meta-{i}", inbox.entry(f"lead-meta-{i}", "f", {"leadgen_id": str(i)}))
-            for i in range(first, first + count)]
+    return [
+        (f"lead-meta-{i}", inbox.entry(f"lead-meta-{i}", "f", {"leadgen_id": str(i)}))
+        for i in range(first, first + count)
+    ]
 
 
 def test_admit_wakes_one_drain_slot_and_one_more_per_fifty_waiting_and_only_free_ones(redis_conn):

@@ -2,33 +2,35 @@
 
 import pytest
 
-from workers.policy import (AUTH, EXPIRED, INVALID, THROTTLED, TRANSIENT, DeliveryError, backoff, classify,
-                            decide)
+from workers.policy import AUTH, EXPIRED, INVALID, THROTTLED, TRANSIENT, DeliveryError, backoff, classify, decide
 
 
-@pytest.mark.parametrize("status, error, expected", [
-    (500, None, TRANSIENT),
-    (503, {"code": 2, "message": "Service temporarily unavailable"}, TRANSIENT),
-    (400, {"code": 1}, TRANSIENT),
-    (400, {"code": 4}, THROTTLED),
-    (400, {"code": 17}, THROTTLED),
-    (400, {"code": 32}, THROTTLED),
-    (400, {"code": 613}, THROTTLED),
-    (400, {"code": 80005}, THROTTLED),
-    (400, {"code": 80014}, THROTTLED),
-    (400, {"code": 368}, THROTTLED),
-    (401, {"code": 190, "error_subcode": 463}, AUTH),
-    (400, {"code": 102}, AUTH),
-    (403, {"code": 10}, AUTH),
-    (403, {"code": 200}, AUTH),
-    (403, {"code": 299}, AUTH),
-    (400, {"code": 100, "error_subcode": 33}, INVALID),
-    (400, {"code": 100, "error_subcode": 2804016}, INVALID),
-    (400, {"code": 100}, INVALID),
-    (400, {"code": 100, "error_subcode": 2804003}, EXPIRED),
-    (400, {"code": 9999, "is_transient": True}, TRANSIENT),
-    (400, {"code": 9999}, INVALID),
-])
+@pytest.mark.parametrize(
+    "status, error, expected",
+    [
+        (500, None, TRANSIENT),
+        (503, {"code": 2, "message": "Service temporarily unavailable"}, TRANSIENT),
+        (400, {"code": 1}, TRANSIENT),
+        (400, {"code": 4}, THROTTLED),
+        (400, {"code": 17}, THROTTLED),
+        (400, {"code": 32}, THROTTLED),
+        (400, {"code": 613}, THROTTLED),
+        (400, {"code": 80005}, THROTTLED),
+        (400, {"code": 80014}, THROTTLED),
+        (400, {"code": 368}, THROTTLED),
+        (401, {"code": 190, "error_subcode": 463}, AUTH),
+        (400, {"code": 102}, AUTH),
+        (403, {"code": 10}, AUTH),
+        (403, {"code": 200}, AUTH),
+        (403, {"code": 299}, AUTH),
+        (400, {"code": 100, "error_subcode": 33}, INVALID),
+        (400, {"code": 100, "error_subcode": 2804016}, INVALID),
+        (400, {"code": 100}, INVALID),
+        (400, {"code": 100, "error_subcode": 2804003}, EXPIRED),
+        (400, {"code": 9999, "is_transient": True}, TRANSIENT),
+        (400, {"code": 9999}, INVALID),
+    ],
+)
 def test_classify_by_code_and_subcode(status, error, expected):
     assert classify(status, error) == expected
 
@@ -39,10 +41,13 @@ def test_classify_ignores_the_localised_message():
 
 # The schedule, written once: step n = base * 2**(n-1), capped at 1 h (throttled: x10, cap 2 h),
 # waiting between half and all of the step.
-@pytest.mark.parametrize("reason, shortest, longest", [
-    (TRANSIENT, [15, 30, 60, 120, 240, 480, 960, 1800, 1800], [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]),
-    (THROTTLED, [150, 300, 600, 1200, 2400, 3600, 3600], [300, 600, 1200, 2400, 4800, 7200, 7200]),
-])
+@pytest.mark.parametrize(
+    "reason, shortest, longest",
+    [
+        (TRANSIENT, [15, 30, 60, 120, 240, 480, 960, 1800, 1800], [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]),
+        (THROTTLED, [150, 300, 600, 1200, 2400, 3600, 3600], [300, 600, 1200, 2400, 4800, 7200, 7200]),
+    ],
+)
 def test_backoff_schedule(reason, shortest, longest):
     attempts = range(1, len(shortest) + 1)
     assert [backoff(reason, n, rand=lambda: 0.0) for n in attempts] == shortest

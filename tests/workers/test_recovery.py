@@ -34,8 +34,13 @@ def test_worker_killed_mid_job_and_the_lead_is_delivered_once(graph, post_meta, 
     graph.add_lead(LEAD)
     graph.then({"delay": 0.9}, on="lead")  # keep the job in flight long enough to kill it
     post_meta(leadgen_body(LEAD, created_time=int(time.time())))
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ), start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"],
+        env=dict(os.environ),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: graph.calls("lead"))  # the job is reading the lead right now
         # The machine is lost: the worker and anything it started die, no goodbye.
@@ -63,8 +68,13 @@ def test_job_that_keeps_killing_its_worker_is_dead_lettered_as_crashed(env, redi
     for _ in range(recovery.MAX_CRASHES + 2):
         # Each worker dies under the job; the next one's start-up sweep requeues it,
         # until it has crashed too often.
-        subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"], env=worker_env, timeout=60,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [str(BIN / "leadrelay"), "worker", "--burst"],
+            env=worker_env,
+            timeout=60,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     dead = deadletters.get(redis_conn, "lead-meta-1")
     assert dead["reason"] == "crashed"
     assert "AbandonedJobError" in dead["detail"]
@@ -73,7 +83,8 @@ def test_job_that_keeps_killing_its_worker_is_dead_lettered_as_crashed(env, redi
 
 
 def test_a_worker_outlives_a_redis_restart(graph, env, monkeypatch, tmp_path):
-    from helpers import leadgen_body as body, sign
+    from helpers import leadgen_body as body
+    from helpers import sign
     from webhook_app import create_app
     from workers import jobs
     from workers.embedded_redis import EmbeddedRedis
@@ -89,8 +100,9 @@ def test_a_worker_outlives_a_redis_restart(graph, env, monkeypatch, tmp_path):
         data = body(lead, created_time=int(time.time()))
         return client.post("/webhooks/meta", data=data, headers={"X-Hub-Signature-256": sign(data)}).status_code
 
-    worker = subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"], env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         assert post("1111111111111111") == 200
         wait_for(lambda: len(graph.events) == 1)
@@ -109,30 +121,33 @@ def test_a_worker_outlives_a_redis_restart(graph, env, monkeypatch, tmp_path):
 def test_a_worker_stopped_while_it_starts_leaves_no_record(env, redis_conn):
     # The TERM lands at a fixed point of RQ's start: the worker has registered itself
     # and RQ's own signal handlers are not installed yet (RQ's subscribe runs in between).
-    script = "\n".join([
-        "import os, signal",
-        "from rq.worker.base import BaseWorker",
-        "subscribe = BaseWorker.subscribe",
-        "def stopped_first(self):",
-        "    os.kill(os.getpid(), signal.SIGTERM)",
-        "    return subscribe(self)",
-        "BaseWorker.subscribe = stopped_first",
-        "from workers.cli import main",
-        "main(['worker'])",
-    ])
-    done = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), timeout=60,
-                          capture_output=True, text=True)
+    script = "\n".join(
+        [
+            "import os, signal",
+            "from rq.worker.base import BaseWorker",
+            "subscribe = BaseWorker.subscribe",
+            "def stopped_first(self):",
+            "    os.kill(os.getpid(), signal.SIGTERM)",
+            "    return subscribe(self)",
+            "BaseWorker.subscribe = stopped_first",
+            "from workers.cli import main",
+            "main(['worker'])",
+        ]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=dict(os.environ), timeout=60, capture_output=True, text=True
+    )
 
     assert done.returncode == 0, done.stderr[-2000:]  # a warm stop, not killed by the signal
     assert Worker.all(connection=redis_conn) == []  # not counted as a live worker for its TTL
     assert '"event": "worker_started"' in done.stderr
 
 
-
 def _worker_logging_to(path: Path) -> subprocess.Popen:
     with path.open("w") as stderr:
-        return subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=dict(os.environ),
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+        return subprocess.Popen(
+            [str(BIN / "leadrelay"), "worker"], env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=stderr
+        )
 
 
 def _stops_cleanly(worker: subprocess.Popen, log: Path) -> None:

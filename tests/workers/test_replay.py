@@ -49,8 +49,9 @@ def test_dead_letters_list_shows_reasons_and_the_parked_token(graph, post_meta, 
     assert f'"job_id": "lead-meta-{EDGE}"' in row and '"code": 190' in row
 
 
-def test_replay_after_fixing_the_token_delivers_each_event_exactly_once(graph, post_meta, work, redis_conn,
-                                                                       monkeypatch):
+def test_replay_after_fixing_the_token_delivers_each_event_exactly_once(
+    graph, post_meta, work, redis_conn, monkeypatch
+):
     weekend(graph, post_meta, work)
     monkeypatch.setenv("META_CAPI_ACCESS_TOKEN", "a-new-token")  # Monday: the engineer fixes the token
     monday = lambda: time.time() + 7  # noqa: E731  ...and by then EDGE's event is past Meta's 7 days
@@ -107,8 +108,11 @@ def test_replay_rejects_a_malformed_since():
 def test_dead_letters_lose_ip_and_user_agent_after_the_retention(env, redis_conn):
     from rq.job import Job
 
-    args = {"source": "typeform", "key": "F:T", "user_data": {"em": ["ab" * 32], "client_ip_address": "203.0.113.9",
-                                                               "client_user_agent": "Mozilla/5.0"}}
+    args = {
+        "source": "typeform",
+        "key": "F:T",
+        "user_data": {"em": ["ab" * 32], "client_ip_address": "203.0.113.9", "client_user_agent": "Mozilla/5.0"},
+    }
     job = queue(redis_conn).enqueue("workers.jobs.send_form_lead", args, job_id="lead-typeform-F-T")
     FailedJobRegistry(queue=queue(redis_conn)).add(job, exc_string="invalid")
     old = time.time() - 8 * 86400
@@ -129,10 +133,13 @@ def test_rq_info_sees_our_queue_and_its_failed_jobs(graph, post_meta, work, redi
 
     SimpleWorker([queue(redis_conn)], connection=redis_conn, serializer=SERIALIZER).work(burst=True, max_jobs=1)
     post_meta(leadgen_body(FRESH, created_time=int(time.time())))  # a drain job is queued for it
-    out = subprocess.run([str(BIN / "rq"), "info", "--url", env["REDIS_URL"], "-Q", "-r"], capture_output=True,
-                         text=True, timeout=30)
+    out = subprocess.run(
+        [str(BIN / "rq"), "info", "--url", env["REDIS_URL"], "-Q", "-r"], capture_output=True, text=True, timeout=30
+    )
     assert out.returncode == 0
-    assert "leadrelay 1, 0 executing, 0 finished, 1 failed" in out.stdout, out.stdout  # FRESH's drain job, BROKEN failed
+    assert "leadrelay 1, 0 executing, 0 finished, 1 failed" in out.stdout, (
+        out.stdout
+    )  # FRESH's drain job, BROKEN failed
 
 
 def test_dead_letters_whose_job_left_rqs_registry_are_forgotten(graph, post_meta, work, redis_conn):

@@ -44,8 +44,12 @@ def _value(node, names: dict):
 
 
 def _normalize_call(node) -> tuple | None:
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "normalize_field" and len(node.args) == 2):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "normalize_field"
+        and len(node.args) == 2
+    ):
         return node.args[0], node.args[1]
     return None
 
@@ -53,15 +57,20 @@ def _normalize_call(node) -> tuple | None:
 def _cases_in(statements, names: dict, out: list) -> None:
     for statement in statements:
         if isinstance(statement, ast.For) and isinstance(statement.iter, (ast.Name, ast.List)):
-            values = names.get(statement.iter.id) if isinstance(statement.iter, ast.Name) else \
-                [_value(e, names) for e in statement.iter.elts]
+            values = (
+                names.get(statement.iter.id)
+                if isinstance(statement.iter, ast.Name)
+                else [_value(e, names) for e in statement.iter.elts]
+            )
             for value in values or []:
                 _cases_in(statement.body, {**names, statement.target.id: value}, out)
         elif isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
             try:
-                names[statement.targets[0].id] = ([_value(e, names) for e in statement.value.elts]
-                                                  if isinstance(statement.value, ast.List)
-                                                  else _value(statement.value, names))
+                names[statement.targets[0].id] = (
+                    [_value(e, names) for e in statement.value.elts]
+                    if isinstance(statement.value, ast.List)
+                    else _value(statement.value, names)
+                )
             except ValueError:
                 pass  # a computed value (hashlib...): no vector uses it
         elif isinstance(statement, ast.With):
@@ -69,8 +78,11 @@ def _cases_in(statements, names: dict, out: list) -> None:
                 call = _normalize_call(inner)
                 if call:
                     out.append((_value(call[0], names), _value(call[1], names), "error", None))
-        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
-                and getattr(statement.value.func, "attr", "") == "assertEqual":
+        elif (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and getattr(statement.value.func, "attr", "") == "assertEqual"
+        ):
             actual, expected = statement.value.args[:2]
             if isinstance(actual, ast.Call) and getattr(actual.func, "id", "") == "len":
                 call = _normalize_call(actual.args[0])
@@ -115,8 +127,7 @@ def _ours(key: str) -> str:
     return key if key in HASHED_KEYS else "fn"
 
 
-@pytest.mark.parametrize("key, data, outcome, expected", VECTORS,
-                         ids=[f"{v[0]}:{v[1]!r:.30}:{v[2]}" for v in VECTORS])
+@pytest.mark.parametrize("key, data, outcome, expected", VECTORS, ids=[f"{v[0]}:{v[1]!r:.30}:{v[2]}" for v in VECTORS])
 def test_sdk_vector(key, data, outcome, expected):
     if outcome == "error":
         with pytest.raises(Unusable):

@@ -29,33 +29,36 @@ def test_meta_hash_examples(key, raw, expected):
     assert hash_value(key, raw, region="US") == expected
 
 
-@pytest.mark.parametrize("key, raw, expected", [
-    ("em", "  Joe@Example.COM ", "joe@example.com"),
-    ("ph", "+44 7911 123456", "447911123456"),
-    ("ph", "0044 7911 123456", "447911123456"),
-    ("ph", "447911123456", "447911123456"),  # country code without + (CRM style)
-    ("ph", "(650) 555-1212", "16505551212"),
-    ("fn", "Valéry", "valéry"),
-    ("fn", "Vale\u0301ry", "valéry"),  # decomposed é hashes like the composed one
-    ("ln", "O'Brien-Smith", "obriensmith"),
-    ("ct", "New York", "newyork"),
-    ("ct", "St. Louis", "stlouis"),
-    ("st", "California", "ca"),
-    ("st", "CA", "ca"),
-    ("zp", "94035-1234", "94035"),
-    ("zp", "940351234", "94035"),
-    ("country", "us", "us"),
-    ("country", "USA", "us"),
-    ("country", "Germany", "de"),
-    ("country", "UK", "gb"),
-    ("db", "April 19, 1987", "19870419"),
-    ("db", "1987-04-19", "19870419"),
-    ("db", "19870419", "19870419"),
-    ("db", "16/02/1997", "19970216"),
-    ("ge", "Female", "f"),
-    ("ge", "M", "m"),
-    ("external_id", " crm-42 ", "crm-42"),
-])
+@pytest.mark.parametrize(
+    "key, raw, expected",
+    [
+        ("em", "  Joe@Example.COM ", "joe@example.com"),
+        ("ph", "+44 7911 123456", "447911123456"),
+        ("ph", "0044 7911 123456", "447911123456"),
+        ("ph", "447911123456", "447911123456"),  # country code without + (CRM style)
+        ("ph", "(650) 555-1212", "16505551212"),
+        ("fn", "Valéry", "valéry"),
+        ("fn", "Vale\u0301ry", "valéry"),  # decomposed é hashes like the composed one
+        ("ln", "O'Brien-Smith", "obriensmith"),
+        ("ct", "New York", "newyork"),
+        ("ct", "St. Louis", "stlouis"),
+        ("st", "California", "ca"),
+        ("st", "CA", "ca"),
+        ("zp", "94035-1234", "94035"),
+        ("zp", "940351234", "94035"),
+        ("country", "us", "us"),
+        ("country", "USA", "us"),
+        ("country", "Germany", "de"),
+        ("country", "UK", "gb"),
+        ("db", "April 19, 1987", "19870419"),
+        ("db", "1987-04-19", "19870419"),
+        ("db", "19870419", "19870419"),
+        ("db", "16/02/1997", "19970216"),
+        ("ge", "Female", "f"),
+        ("ge", "M", "m"),
+        ("external_id", " crm-42 ", "crm-42"),
+    ],
+)
 def test_normalise(key, raw, expected):
     assert normalise(key, raw, region="US") == expected
 
@@ -71,17 +74,20 @@ def test_state_and_zip_outside_the_us_keep_their_text():
     assert normalise("zp", "12345", country="de") == "12345"
 
 
-@pytest.mark.parametrize("key, raw, reason", [
-    ("em", "not-an-email", "not_an_email"),
-    ("ph", "12", "invalid_phone"),
-    ("ph", "call me", "unparseable_phone"),
-    ("country", "Atlantis", "unknown_country"),
-    ("db", "sometime", "unknown_date_format"),
-    ("db", "1/1/1800", "implausible_birth_date"),
-    ("ge", "x", "unknown_gender"),
-    ("fn", "   ", "empty"),
-    ("fn", "!!!", "empty_after_normalising"),
-])
+@pytest.mark.parametrize(
+    "key, raw, reason",
+    [
+        ("em", "not-an-email", "not_an_email"),
+        ("ph", "12", "invalid_phone"),
+        ("ph", "call me", "unparseable_phone"),
+        ("country", "Atlantis", "unknown_country"),
+        ("db", "sometime", "unknown_date_format"),
+        ("db", "1/1/1800", "implausible_birth_date"),
+        ("ge", "x", "unknown_gender"),
+        ("fn", "   ", "empty"),
+        ("fn", "!!!", "empty_after_normalising"),
+    ],
+)
 def test_unusable_values_raise_with_reason(key, raw, reason):
     with pytest.raises(Unusable) as err:
         normalise(key, raw)
@@ -90,10 +96,15 @@ def test_unusable_values_raise_with_reason(key, raw, reason):
 
 def test_build_drops_unusable_values_with_reasons_and_no_values():
     user_data, dropped = build({"em": ["joe@example.com", "nope"], "ph": "12", "fn": ["", "Joe"]})
-    assert user_data == {"em": [hashlib.sha256(b"joe@example.com").hexdigest()],
-                         "fn": [hashlib.sha256(b"joe").hexdigest()]}
-    assert dropped == [{"key": "em", "reason": "not_an_email"}, {"key": "ph", "reason": "invalid_phone"},
-                       {"key": "fn", "reason": "empty"}]
+    assert user_data == {
+        "em": [hashlib.sha256(b"joe@example.com").hexdigest()],
+        "fn": [hashlib.sha256(b"joe").hexdigest()],
+    }
+    assert dropped == [
+        {"key": "em", "reason": "not_an_email"},
+        {"key": "ph", "reason": "invalid_phone"},
+        {"key": "fn", "reason": "empty"},
+    ]
 
 
 def test_build_applies_us_rules_only_for_us_leads():
@@ -177,14 +188,28 @@ def test_gender_comes_from_the_word_table_never_from_a_first_letter(raw):
         code = normalise("ge", raw)
     except Unusable:
         code = None
-    word = "".join(ch for ch in unicodedata.normalize("NFKD", raw.strip().lower()) if unicodedata.category(ch)[0] == "L")
+    word = "".join(
+        ch for ch in unicodedata.normalize("NFKD", raw.strip().lower()) if unicodedata.category(ch)[0] == "L"
+    )
     assert code == GENDERS.get(word)
 
 
-@given(st.dates(min_value=date(1900, 1, 1), max_value=date.today()),
-       st.sampled_from(["{y}-{m:02d}-{d:02d}", "{y}/{m}/{d}", "{y}.{m:02d}.{d:02d}", "{y}{m:02d}{d:02d}",
-                        "{name} {d}, {y}", "{d} {abbr} {y}", "{d}-{abbr}-{y}", "{d}th of {name} {y}",
-                        "{y}-{m:02d}-{d:02d}T10:00:00Z"]))
+@given(
+    st.dates(min_value=date(1900, 1, 1), max_value=date.today()),
+    st.sampled_from(
+        [
+            "{y}-{m:02d}-{d:02d}",
+            "{y}/{m}/{d}",
+            "{y}.{m:02d}.{d:02d}",
+            "{y}{m:02d}{d:02d}",
+            "{name} {d}, {y}",
+            "{d} {abbr} {y}",
+            "{d}-{abbr}-{y}",
+            "{d}th of {name} {y}",
+            "{y}-{m:02d}-{d:02d}T10:00:00Z",
+        ]
+    ),
+)
 def test_any_unambiguous_date_shape_reads_back_the_same_day(day, shape):
     text = shape.format(y=day.year, m=day.month, d=day.day, name=day.strftime("%B"), abbr=day.strftime("%b"))
     assert normalise("db", text) == day.strftime("%Y%m%d")
@@ -204,11 +229,14 @@ def test_every_country_is_found_by_code_and_name(entry):
         assert normalise("country", text) == entry.alpha_2.lower()
 
 
-@pytest.mark.parametrize("hashed", [hashlib.sha256(b"").hexdigest(), hashlib.sha256(b"").hexdigest().upper(),
-                                    hashlib.md5(b"").hexdigest()])
+@pytest.mark.parametrize(
+    "hashed", [hashlib.sha256(b"").hexdigest(), hashlib.sha256(b"").hexdigest().upper(), hashlib.md5(b"").hexdigest()]
+)
 def test_a_hash_of_nothing_is_treated_as_empty(hashed):
     with pytest.raises(Unusable) as err:
         hash_value("em", hashed)
     assert err.value.reason == "empty"
-    assert build({"em": hashed, "ph": hashed}) == ({}, [{"key": "em", "reason": "empty"},
-                                                         {"key": "ph", "reason": "empty"}])
+    assert build({"em": hashed, "ph": hashed}) == (
+        {},
+        [{"key": "em", "reason": "empty"}, {"key": "ph", "reason": "empty"}],
+    )

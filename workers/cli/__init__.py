@@ -1,12 +1,12 @@
 """The `leadrelay` command: a thin layer over the runner and the stores.
 
-    service.py   run, web, worker, check-config, doctor, subscribe
-    failures.py  dead-letters (list, show, purge), replay, resume, ignored
-    sent.py      dry-run, coverage
-    imports.py   import-stages, reconcile
-    samples.py   send-test
-    accounting.py  accuracy, sweep
-    common.py    settings and mapping checked, the running queue, progress, filters
+service.py   run, web, worker, check-config, doctor, subscribe
+failures.py  dead-letters (list, show, purge), replay, resume, ignored
+sent.py      dry-run, coverage
+imports.py   import-stages, reconcile
+samples.py   send-test
+accounting.py  accuracy, sweep
+common.py    settings and mapping checked, the running queue, progress, filters
 """
 
 from __future__ import annotations
@@ -31,8 +31,23 @@ def main(ctx: click.Context):
         environment.apply()
 
 
-for command in (service.run, service.web, service.worker, sent.dry_run, sent.coverage, service.check_config,
-                failures.dead_letters_group, failures.replay, failures.resume, failures.ignored,
-                imports.import_stages, imports.reconcile_command, service.doctor, service.subscribe,
-                samples.send_test, accounting.accuracy, accounting.sweep):
+for command in (
+    service.run,
+    service.web,
+    service.worker,
+    sent.dry_run,
+    sent.coverage,
+    service.check_config,
+    failures.dead_letters_group,
+    failures.replay,
+    failures.resume,
+    failures.ignored,
+    imports.import_stages,
+    imports.reconcile_command,
+    service.doctor,
+    service.subscribe,
+    samples.send_test,
+    accounting.accuracy,
+    accounting.sweep,
+):
     main.add_command(command)

@@ -26,20 +26,25 @@ def accuracy(days: int, as_json: bool):
     rows = figures.report(connection, days)
     silent = figures.silent(connection)
     if as_json:
-        click.echo(json.dumps({"forms": rows, "pages": figures.by_page(rows), "webhook_silent": silent},
-                              sort_keys=True))
+        click.echo(
+            json.dumps({"forms": rows, "pages": figures.by_page(rows), "webhook_silent": silent}, sort_keys=True)
+        )
     elif not rows:
         click.echo(f"no Lead Ads leads in the last {days} days")
     else:
         click.echo(f"{'page':<18}{'form':<18}" + "".join(f"{c:>10}" for c in COLUMNS) + f"{'accuracy':>10}")
         for row in rows:
             share = f"{row['accuracy']:.1%}" if row["accuracy"] is not None else "-"
-            click.echo(f"{row['page_id']:<18}{row['form_id']:<18}" + "".join(f"{row[c]:>10}" for c in COLUMNS)
-                       + f"{share:>10}")
+            click.echo(
+                f"{row['page_id']:<18}{row['form_id']:<18}" + "".join(f"{row[c]:>10}" for c in COLUMNS) + f"{share:>10}"
+            )
     for page_id, flag in sorted(silent.items()):
-        click.echo(f"page {page_id}: webhook_silent since {flag['since']} ({flag['recovered']} leads only the sweep "
-                   f"found): run `leadrelay doctor --page-id {page_id}`, then `leadrelay subscribe --page-id "
-                   f"{page_id}`", err=True)
+        click.echo(
+            f"page {page_id}: webhook_silent since {flag['since']} ({flag['recovered']} leads only the sweep "
+            f"found): run `leadrelay doctor --page-id {page_id}`, then `leadrelay subscribe --page-id "
+            f"{page_id}`",
+            err=True,
+        )
     if silent:
         raise SystemExit(1)
 
@@ -57,9 +62,12 @@ def sweep():
     try:
         result = run(jobs.install(settings), q)
     except DeliveryError as err:
-        raise click.ClickException(f"Graph refused ({err.reason}: {err.detail}, code {err.code}/{err.subcode})") \
-            from None
+        raise click.ClickException(
+            f"Graph refused ({err.reason}: {err.detail}, code {err.code}/{err.subcode})"
+        ) from None
     for where, counts in sorted(result.get("forms", {}).items()):
-        click.echo(f"{where}: listed {counts['listed']}, recovered {counts['recovered']}, already known "
-                   f"{counts['known']}, too old {counts['too_old']}")
+        click.echo(
+            f"{where}: listed {counts['listed']}, recovered {counts['recovered']}, already known "
+            f"{counts['known']}, too old {counts['too_old']}"
+        )
     click.echo(f"sweep: {result['outcome']}" + (f", next in {result['retry_in']} s" if result.get("retry_in") else ""))

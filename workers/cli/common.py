@@ -78,30 +78,34 @@ def running_queue():
 
     settings = settings_or_exit()
     if not settings.redis_url:
-        raise click.ClickException("no leadrelay is running here: REDIS_URL is unset and there is no "
-                                   f"{environment.data_dir() / environment.REDIS_URL_FILE}; start one with `make run`")
+        raise click.ClickException(
+            "no leadrelay is running here: REDIS_URL is unset and there is no "
+            f"{environment.data_dir() / environment.REDIS_URL_FILE}; start one with `make run`"
+        )
     connection = connect(settings.redis_url)
     try:
         connection.ping()
     except redis.RedisError:
         kept = environment.kept_redis_url(environment.data_dir()) == settings.redis_url
         raise click.ClickException(
-            f"nothing answers at {settings.redis_url}" + (" (where `leadrelay run` last ran its Redis): start it with "
-                                                          "`make run`" if kept else ": check REDIS_URL")) from None
+            f"nothing answers at {settings.redis_url}"
+            + (" (where `leadrelay run` last ran its Redis): start it with `make run`" if kept else ": check REDIS_URL")
+        ) from None
     redis_usable_or_exit(settings, connection)
     return connection, queue(connection, settings.queue_name)
 
 
 def progress(label: str):
     """A progress bar over a stream of unknown length (pages of leads)."""
+
     def watch(items):
         with click.progressbar(items, label=label, file=sys.stderr, show_pos=True) as bar:
             yield from bar
+
     return watch
 
 
-DEAD_LETTER_REASONS = (policy.TRANSIENT, policy.THROTTLED, policy.AUTH, policy.INVALID, policy.EXPIRED,
-                       policy.CRASHED)
+DEAD_LETTER_REASONS = (policy.TRANSIENT, policy.THROTTLED, policy.AUTH, policy.INVALID, policy.EXPIRED, policy.CRASHED)
 
 
 def _event_sources() -> tuple[str, ...]:
@@ -112,13 +116,15 @@ def _event_sources() -> tuple[str, ...]:
 
 def filter_options(command):
     """The options that pick dead letters: --reason, --source, --event, --since, --dataset."""
-    for option in reversed([
-        click.option("--reason", type=click.Choice(DEAD_LETTER_REASONS), help="Why the job failed for good."),
-        click.option("--source", type=LazyChoice(_event_sources), help="Where it came from."),
-        click.option("--event", "event_name", help="Event name, e.g. Lead."),
-        click.option("--since", help="Last attempt at or after: 30m, 6h, 2d, or an ISO date/time."),
-        click.option("--dataset", help="A dataset's name in the mapping file (`default`: the environment's)."),
-    ]):
+    for option in reversed(
+        [
+            click.option("--reason", type=click.Choice(DEAD_LETTER_REASONS), help="Why the job failed for good."),
+            click.option("--source", type=LazyChoice(_event_sources), help="Where it came from."),
+            click.option("--event", "event_name", help="Event name, e.g. Lead."),
+            click.option("--since", help="Last attempt at or after: 30m, 6h, 2d, or an ISO date/time."),
+            click.option("--dataset", help="A dataset's name in the mapping file (`default`: the environment's)."),
+        ]
+    ):
         command = option(command)
     return command
 

@@ -33,16 +33,22 @@ def dead_letters_list(as_json: bool, **options):
         return
     by_reason = Counter(e["reason"] for e in entries)
     for pause in Pauses(connection).all():
-        click.echo(f"paused: {pause['token']} (fingerprint {pause['fingerprint']}) refused with code "
-                   f"{pause.get('code')}/{pause.get('subcode')}; {pause['waiting']} jobs waiting on it")
-    click.echo(f"{len(entries)} dead letters" + (": " + ", ".join(f"{n} {r}" for r, n in by_reason.most_common())
-                                                 if entries else ""))
+        click.echo(
+            f"paused: {pause['token']} (fingerprint {pause['fingerprint']}) refused with code "
+            f"{pause.get('code')}/{pause.get('subcode')}; {pause['waiting']} jobs waiting on it"
+        )
+    click.echo(
+        f"{len(entries)} dead letters"
+        + (": " + ", ".join(f"{n} {r}" for r, n in by_reason.most_common()) if entries else "")
+    )
     for entry in entries:
         row = deadletters.summary(entry)
         meta = f"code {row['code']}/{row['subcode']}" if row.get("code") else ""
-        click.echo(f"  {row['job_id']:<32} {row['reason']:<10} {row.get('dataset') or 'default':<12} "
-                   f"{row.get('event_name') or '-':<14} "
-                   f"attempts {row['attempts']:<3} {row['age_hours']:>6}h ago  {meta} {row.get('detail') or ''}")
+        click.echo(
+            f"  {row['job_id']:<32} {row['reason']:<10} {row.get('dataset') or 'default':<12} "
+            f"{row.get('event_name') or '-':<14} "
+            f"attempts {row['attempts']:<3} {row['age_hours']:>6}h ago  {meta} {row.get('detail') or ''}"
+        )
 
 
 @dead_letters_group.command("show")
@@ -105,13 +111,14 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
             yield progress.update
 
     clock = (click.get_current_context().find_root().obj or {}).get("clock")
-    result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar,
-                        now=clock() if clock else None)
+    result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar, now=clock() if clock else None)
     counts = result["counts"]
     verb = "would requeue" if dry_run else "requeued"
-    click.echo(f"{result['selected']} selected: {verb} {counts['requeued']}, already delivered "
-               f"{counts['already_delivered']}, expired (past Meta's 7 days) {counts['expired']}, "
-               f"failed {counts['failed']}")
+    click.echo(
+        f"{result['selected']} selected: {verb} {counts['requeued']}, already delivered "
+        f"{counts['already_delivered']}, expired (past Meta's 7 days) {counts['expired']}, "
+        f"failed {counts['failed']}"
+    )
     if result["woken"] or result["waiting_on_paused_tokens"]:
         click.echo(f"jobs waiting on paused tokens: {result['waiting_on_paused_tokens']}, woken now: {result['woken']}")
     if counts["not_found"]:
@@ -140,8 +147,10 @@ def resume(fingerprints, everything: bool):
         if not paused:
             click.echo("no token is paused")
         for item in paused:
-            click.echo(f"{item['fingerprint']}  {item['token']}  code {item.get('code')}/{item.get('subcode')}  "
-                       f"{item['waiting']} jobs waiting")
+            click.echo(
+                f"{item['fingerprint']}  {item['token']}  code {item.get('code')}/{item.get('subcode')}  "
+                f"{item['waiting']} jobs waiting"
+            )
         return
     targets = [p["fingerprint"] for p in paused] if everything else list(fingerprints)
     for fp in targets:
@@ -150,8 +159,11 @@ def resume(fingerprints, everything: bool):
 
 @click.command(short_help="Show deliveries acknowledged, not sent.")
 @click.option("-n", "--count", default=20, show_default=True, help="How many of the newest to show.")
-@click.option("--release", is_flag=True, help="Send the leads held for an unknown Page that the mapping file now "
-                                              "routes (deduped like webhooks).")
+@click.option(
+    "--release",
+    is_flag=True,
+    help="Send the leads held for an unknown Page that the mapping file now routes (deduped like webhooks).",
+)
 def ignored(count: int, release: bool):
     """Deliveries acknowledged but not sent, newest first: unknown form or Page, no
     consent, test request. Leads from a Page not in the mapping file are held: add the
@@ -164,14 +176,18 @@ def ignored(count: int, release: bool):
     if release:
         mapping = mapping_or_exit(settings_or_exit())
         counts = intake.release_held(q, SOURCES[meta.NAME], mapping["routes"], mapping["processing"].get(meta.NAME))
-        click.echo(f"{counts['held']} held: released {counts['released']}, already known {counts['already_known']}, "
-                   f"still without a route {counts['still_held']}")
+        click.echo(
+            f"{counts['held']} held: released {counts['released']}, already known {counts['already_known']}, "
+            f"still without a route {counts['still_held']}"
+        )
         return
     held = intake.held(connection)
     if held:
         pages = sorted({item.get("page_id") or "?" for item in held})
-        click.echo(f"{len(held)} leads held for Pages not in the mapping file ({', '.join(pages)}): add the Pages, "
-                   f"restart, then `leadrelay ignored --release`")
+        click.echo(
+            f"{len(held)} leads held for Pages not in the mapping file ({', '.join(pages)}): add the Pages, "
+            f"restart, then `leadrelay ignored --release`"
+        )
     rows = connection.lrange(intake.IGNORED, 0, count - 1)
     if not rows:
         click.echo("nothing ignored", err=True)

@@ -38,18 +38,26 @@ def import_stages(path: str, client: str | None):
     results = []
     with click.progressbar(length=len(rows), label="importing", file=sys.stderr) as bar:
         for start in range(0, len(rows), stages.MAX_ITEMS):
-            chunk = rows[start:start + stages.MAX_ITEMS]
+            chunk = rows[start : start + stages.MAX_ITEMS]
             for result in stages.accept(connection, q, chunk, stage_map, settings.default_region, scope):
                 results.append({**result, "row": start + result["index"] + 2})  # +2: header, 1-based
             bar.update(len(chunk))
     for result in results:
-        detail = (result.get("event_name") or result.get("event_id") or
-                  (f"negative stage {result['stage']!r}, not sent" if result["status"] == "recorded" else
-                   f"{result.get('reason')}: {result.get('detail')}"))
+        detail = (
+            result.get("event_name")
+            or result.get("event_id")
+            or (
+                f"negative stage {result['stage']!r}, not sent"
+                if result["status"] == "recorded"
+                else f"{result.get('reason')}: {result.get('detail')}"
+            )
+        )
         click.echo(f"row {result['row']}: {result['status']} {detail}")
     counts = Counter(r["status"] for r in results)
-    click.echo(f"{len(rows)} rows: accepted {counts['accepted']}, duplicate {counts['duplicate']}, "
-               f"recorded (negative stages, not sent) {counts['recorded']}, rejected {counts['rejected']}")
+    click.echo(
+        f"{len(rows)} rows: accepted {counts['accepted']}, duplicate {counts['duplicate']}, "
+        f"recorded (negative stages, not sent) {counts['recorded']}, rejected {counts['rejected']}"
+    )
     if counts["rejected"]:
         sys.exit(1)
 
@@ -63,7 +71,6 @@ def reconcile_command(form_id: str | None, page_id: str | None, everything: bool
     """Enqueue the leads whose webhook never arrived (deduped and routed like webhooks):
     one form's, or with --all every form of every Page the mapping file lists."""
     from .. import times
-
     from ..graph import Graph
     from ..policy import DeliveryError
     from ..reconcile import reconcile, reconcile_all
@@ -79,21 +86,32 @@ def reconcile_command(form_id: str | None, page_id: str | None, everything: bool
     mapping = mapping_or_exit(settings)
     routes, processing = mapping["routes"], mapping["processing"].get("meta")
     if form_id and (page_id or ANY_PAGE) not in routes.pages:
-        raise click.BadParameter("give the form's --page-id, one of the mapping file's Pages"
-                                 if not page_id else f"page {page_id} is not in the mapping file", param_hint="--page-id")
+        raise click.BadParameter(
+            "give the form's --page-id, one of the mapping file's Pages"
+            if not page_id
+            else f"page {page_id} is not in the mapping file",
+            param_hint="--page-id",
+        )
     connection, q = running_queue()
     try:
         if everything:
             found = reconcile_all(Graph(settings), q, routes, cutoff, processing, watch_factory=progress)
         else:
-            found = {f"{page_id or 'page'}/{form_id}": reconcile(Graph(settings), q, routes, form_id, cutoff, page_id,
-                                                                 processing, watch=progress(f"form {form_id}"))}
+            found = {
+                f"{page_id or 'page'}/{form_id}": reconcile(
+                    Graph(settings), q, routes, form_id, cutoff, page_id, processing, watch=progress(f"form {form_id}")
+                )
+            }
     except DeliveryError as err:
-        raise click.ClickException(f"Graph refused the list ({err.reason}: {err.detail}, code {err.code}"
-                                   f"/{err.subcode}, fbtrace_id {err.fbtrace_id})") from None
+        raise click.ClickException(
+            f"Graph refused the list ({err.reason}: {err.detail}, code {err.code}"
+            f"/{err.subcode}, fbtrace_id {err.fbtrace_id})"
+        ) from None
     for where, counts in found.items():
         page, _, form = where.partition("/")
-        click.echo(f"form {form}" + (f" (page {page})" if page != "page" else "") + f": {counts['found']} leads "
-                   f"since {since}, enqueued {counts['enqueued']}, already known {counts['already_known']}")
+        click.echo(
+            f"form {form}" + (f" (page {page})" if page != "page" else "") + f": {counts['found']} leads "
+            f"since {since}, enqueued {counts['enqueued']}, already known {counts['already_known']}"
+        )
     if everything and not found:
         click.echo("no Page in the mapping file: give --form-id instead")

@@ -22,8 +22,9 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 
 @click.command("send-test", short_help="Send a signed sample to the running service.")
 @click.argument("what", type=click.Choice(["meta", "typeform", "tally", "stages"]))
-@click.option("--fail", type=LazyChoice(_failures),
-              help="Sandbox, meta: make the lead fail this way (see README, The sandbox).")
+@click.option(
+    "--fail", type=LazyChoice(_failures), help="Sandbox, meta: make the lead fail this way (see README, The sandbox)."
+)
 @click.option("--form-id", help="A real Meta app: the Lead Ads form to create Meta's test lead on.")
 @click.option("--leadgen-id", help="stages: the lead to move (default: the last `send-test meta` lead).")
 @click.option("--url", help="The service (default: where `leadrelay run` listens, from the data folder).")
@@ -36,10 +37,9 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     typeform, tally: a signed submission. stages: QualifiedLead, Schedule and
     Purchase for the last sample lead, through the stage API.
     """
-    from .. import runner, sendtest
-
     import requests
 
+    from .. import runner, sendtest
     from ..policy import DeliveryError
 
     settings = settings_or_exit()
@@ -66,8 +66,9 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
         else:
             result = getattr(sendtest, f"{what}_submission")(settings, web)
     except requests.ConnectionError:
-        raise click.ClickException(f"nothing answers at {web} (or at the Graph stand-in): is `make run` "
-                                   f"running? (--url names another address)") from None
+        raise click.ClickException(
+            f"nothing answers at {web} (or at the Graph stand-in): is `make run` running? (--url names another address)"
+        ) from None
     except DeliveryError as err:
         raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail})") from None
     # What was made first (a real Meta app's test lead exists now, whatever happens next);
@@ -90,8 +91,8 @@ def _settled(job_id: str, timeout: float = 15.0) -> str:
     """Where the job stands once the worker has had a go at it (or after `timeout`)."""
     import time
 
-    from rq.job import Job, JobStatus
     from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
 
     from workers import inbox
 
@@ -109,4 +110,5 @@ def _settled(job_id: str, timeout: float = 15.0) -> str:
         time.sleep(0.2)
     status = getattr(status, "value", status)
     return {"finished": "done", "failed": "dead-lettered", "scheduled": "waiting (a retry, or a paused token)"}.get(
-        status, status)
+        status, status
+    )

@@ -31,8 +31,10 @@ def coverage(as_json: bool):
     from .. import counters, matchkeys
 
     connection, _ = running_queue()
-    tables = {"since the counters began": counters.coverage(counters.read(connection)),
-              f"the last {counters.RECENT_KEEP} events": counters.recent_coverage(counters.recent(connection))}
+    tables = {
+        "since the counters began": counters.coverage(counters.read(connection)),
+        f"the last {counters.RECENT_KEEP} events": counters.recent_coverage(counters.recent(connection)),
+    }
     if as_json:
         click.echo(json.dumps(tables, sort_keys=True))
         return

@@ -14,10 +14,15 @@ from .common import mapping_or_exit, redis_usable_or_exit, settings_or_exit
 
 
 @click.command(short_help="Run web, worker and Redis (a sandbox if unset).")
-@click.option("--bind", default=None, help="Address the web process listens on "
-              "(default: LEADRELAY_BIND, else 127.0.0.1:8000).")
-@click.option("--data-dir", default=None, type=click.Path(file_okay=False),
-              help="Embedded Redis and sandbox files (default: data, or LEADRELAY_DATA_DIR).")
+@click.option(
+    "--bind", default=None, help="Address the web process listens on (default: LEADRELAY_BIND, else 127.0.0.1:8000)."
+)
+@click.option(
+    "--data-dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Embedded Redis and sandbox files (default: data, or LEADRELAY_DATA_DIR).",
+)
 def run(bind: str | None, data_dir: str | None):
     """Run web, worker and Redis together (the sandbox if nothing is set)."""
     from .. import runner, webserver
@@ -39,8 +44,10 @@ def run(bind: str | None, data_dir: str | None):
     sys.exit(status)
 
 
-@click.command(short_help="Run the web process (gunicorn, leadrelay's settings).",
-               context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.command(
+    short_help="Run the web process (gunicorn, leadrelay's settings).",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
 @click.argument("gunicorn_args", nargs=-1, type=click.UNPROCESSED)
 def web(gunicorn_args: tuple[str, ...]):
     """Run the receiver, the stage API, the admin page and /metrics under gunicorn with
@@ -80,23 +87,32 @@ def check_config():
     except ConfigError as err:
         click.echo("configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
         sys.exit(1)
-    summary = {**settings.masked(), "mapping": {
-        "forms": {source: sorted(forms) for source, forms in mapping["forms"].items()},
-        "negative_stages": sorted(mapping["stages"].negative),
-        "sources_with_ldu": sorted(name for name, fields in mapping["processing"].items() if fields),
-        "routes": _routes_summary(mapping["routes"])}}
+    summary = {
+        **settings.masked(),
+        "mapping": {
+            "forms": {source: sorted(forms) for source, forms in mapping["forms"].items()},
+            "negative_stages": sorted(mapping["stages"].negative),
+            "sources_with_ldu": sorted(name for name, fields in mapping["processing"].items() if fields),
+            "routes": _routes_summary(mapping["routes"]),
+        },
+    }
     click.echo(json.dumps(summary, indent=2, default=list))
 
 
 def _routes_summary(routes) -> dict:
     """Where leads go, with the variables that hold the tokens (never the tokens)."""
-    return {"datasets": {d.name: {"id": d.id, "token_env": d.token_env, "sends": "dry-run" if d.dry_run else "live"}
-                         for d in routes.datasets.values()},
-            "default_dataset": routes.default,
-            "pages": {p.id: {"dataset": p.dataset, "token_env": p.token_env} for p in routes.pages.values()},
-            "forms": {f"{source}.{form}": dataset for (source, form), dataset in routes.forms.items()},
-            "clients": {c.name: {"datasets": sorted(c.datasets), "token_env": c.token_env}
-                        for c in routes.clients.values()}}
+    return {
+        "datasets": {
+            d.name: {"id": d.id, "token_env": d.token_env, "sends": "dry-run" if d.dry_run else "live"}
+            for d in routes.datasets.values()
+        },
+        "default_dataset": routes.default,
+        "pages": {p.id: {"dataset": p.dataset, "token_env": p.token_env} for p in routes.pages.values()},
+        "forms": {f"{source}.{form}": dataset for (source, form), dataset in routes.forms.items()},
+        "clients": {
+            c.name: {"datasets": sorted(c.datasets), "token_env": c.token_env} for c in routes.clients.values()
+        },
+    }
 
 
 @click.command(short_help="Check the whole setup; a fix for each.")
@@ -153,7 +169,10 @@ def subscribe(page_id: str | None, everything: bool):
             click.echo(f"page {target}: subscribed to leadgen")
         except DeliveryError as err:
             refused += 1
-            click.echo(f"page {target}: Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "
-                       f"a Page token with pages_manage_metadata is needed", err=True)
+            click.echo(
+                f"page {target}: Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "
+                f"a Page token with pages_manage_metadata is needed",
+                err=True,
+            )
     if refused:
         sys.exit(1)

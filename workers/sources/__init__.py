@@ -42,11 +42,14 @@ class Source:
         return self.module.lead_key(item)
 
 
-SOURCES = {source.name: source for source in (
-    Source(meta.NAME, LEAD_ADS, "META_APP_SECRET", meta, jobs.process_meta_lead),
-    Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobs.send_form_lead),
-    Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobs.send_form_lead),
-)}
+SOURCES = {
+    source.name: source
+    for source in (
+        Source(meta.NAME, LEAD_ADS, "META_APP_SECRET", meta, jobs.process_meta_lead),
+        Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobs.send_form_lead),
+        Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobs.send_form_lead),
+    )
+}
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)
 # Stage changes from a CRM or a sheet come through the stage API, not a webhook.
 CRM = "crm"

@@ -13,7 +13,7 @@ def graph_id(value) -> str | None:
     """A Graph id from a JSON number or string, as a digit string; None if it is not one
     (zero is none: Meta's ids start at 1, and "0" is what a sender puts for "no id")."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return str(value) if 0 < value < 10 ** 20 else None
+        return str(value) if 0 < value < 10**20 else None
     if isinstance(value, str) and _GRAPH_ID.fullmatch(value.strip()) and value.strip().strip("0"):
         return value.strip()
     return None

@@ -69,12 +69,28 @@ def parse(body: bytes) -> dict:
             if isinstance(field.get("value"), str):
                 hidden[str(field.get("label"))] = field["value"]  # the label is the field's name
             continue
-        answers.append({"id": plain(field.get("key")), "ref": plain(field.get("label")), "type": kind,
-                        "value": _value({**field, "type": kind})})
-    return {"leads": [{"source": NAME, "form_id": form_id,
-                       "submission_id": response_id, "submitted_at": submitted, "answers": answers,
-                       "hidden": hidden, "test": False}],
-            "skipped": []}
+        answers.append(
+            {
+                "id": plain(field.get("key")),
+                "ref": plain(field.get("label")),
+                "type": kind,
+                "value": _value({**field, "type": kind}),
+            }
+        )
+    return {
+        "leads": [
+            {
+                "source": NAME,
+                "form_id": form_id,
+                "submission_id": response_id,
+                "submitted_at": submitted,
+                "answers": answers,
+                "hidden": hidden,
+                "test": False,
+            }
+        ],
+        "skipped": [],
+    }
 
 
 def lead_key(item: dict) -> str:

@@ -59,8 +59,12 @@ def parse(body: bytes) -> dict:
     if doc.get("event_type") != "form_response":
         return {"leads": [], "skipped": [{"reason": "not_form_response", "event_type": str(doc.get("event_type"))}]}
     response = doc.get("form_response")
-    if not isinstance(response, dict) or not response.get("form_id") or not response.get("token") \
-            or not isinstance(response.get("answers") or [], list):
+    if (
+        not isinstance(response, dict)
+        or not response.get("form_id")
+        or not response.get("token")
+        or not isinstance(response.get("answers") or [], list)
+    ):
         raise MalformedBody("form_response needs form_id, token and an answers list", reason="unexpected_shape")
     form_id, token = tool_id(response["form_id"]), tool_id(response["token"])
     if form_id is None or token is None:
@@ -68,18 +72,36 @@ def parse(body: bytes) -> dict:
     submitted = unix_time(response.get("submitted_at"))
     # "Send test request" in Typeform's UI: dummy answers, event_id equal to the token.
     test = doc.get("event_id") == token or (
-        response.get("landed_at") is not None and response.get("landed_at") == response.get("submitted_at"))
+        response.get("landed_at") is not None and response.get("landed_at") == response.get("submitted_at")
+    )
     answers = []
     for answer in response.get("answers") or []:
         field = answer.get("field") if isinstance(answer, dict) else None
         if isinstance(field, dict):
-            answers.append({"id": plain(field.get("id")), "ref": plain(field.get("ref")),
-                            "type": plain(answer.get("type")), "value": _value(answer)})
+            answers.append(
+                {
+                    "id": plain(field.get("id")),
+                    "ref": plain(field.get("ref")),
+                    "type": plain(answer.get("type")),
+                    "value": _value(answer),
+                }
+            )
     hidden = response.get("hidden") if isinstance(response.get("hidden"), dict) else {}
     hidden = {k: v for k, v in hidden.items() if isinstance(v, str)}
-    return {"leads": [{"source": NAME, "form_id": form_id, "submission_id": token,
-                       "submitted_at": submitted, "answers": answers, "hidden": hidden, "test": test}],
-            "skipped": []}
+    return {
+        "leads": [
+            {
+                "source": NAME,
+                "form_id": form_id,
+                "submission_id": token,
+                "submitted_at": submitted,
+                "answers": answers,
+                "hidden": hidden,
+                "test": test,
+            }
+        ],
+        "skipped": [],
+    }
 
 
 def lead_key(item: dict) -> str:
