@@ -38,7 +38,7 @@ def test_leadgen__batch_enqueues_each_lead(post_meta, redis_conn):
     assert all(job["fn"] == "workers.jobs.process_meta_lead" for job in jobs)
     # One drain job woken for the three: not one RQ job per lead.
     assert [job.func_name for job in Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER).get_jobs()] == [
-        "workers.batches.drain"
+        "workers.jobs.drain"
     ]
 
 

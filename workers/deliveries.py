@@ -4,7 +4,6 @@ sink the other 999."""
 from __future__ import annotations
 
 import time
-from typing import Callable
 
 import redis
 from rq import Queue
@@ -52,9 +51,7 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     return delivered, isolated
 
 
-def dead_letter_one(
-    connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError, job_function: Callable[[dict], dict]
-):
+def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError, job_function: str):
     """Park one refused event as a job of its own (running `job_function`, the stage
     events job), so it can be listed and replayed alone."""
     queue = Queue(parent.origin if parent else policy.QUEUE_NAME, connection=connection, serializer=SERIALIZER)

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from rq import Queue
 
-from . import clock, deadletters, events, logs, policy
+from . import clock, deadletters, events, jobnames, logs, policy
 from .attempts import count, settle
 from .pauses import Pauses
 from .policy import Paused
@@ -127,7 +127,7 @@ def hand_off(ctx, queue: Queue, lead: Lead, err: Exception, event_time: int | No
 
 def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], started: float) -> Counter:
     """Leads whose request failed as a whole for a passing reason (transient, throttled,
-    a paused token) go on together: one RQ job (batches.retry_batch) takes them again
+    a paused token) go on together: one RQ job (jobnames.RETRY_BATCH) takes them again
     after the delay the policy gives the attempt, or when the token's pause lifts. Those
     the policy gives up on (too many attempts, Meta's 7 days) get their own job and dead
     letter, and so does a lead alone. Outcomes counted."""
@@ -151,7 +151,7 @@ def later(ctx, queue: Queue, failed: list[tuple[Lead, Exception, int | None]], s
                 outcomes[hand_off(ctx, queue, lead, lead_err, event_time, started)] += 1
             continue
         job = queue.create_job(
-            "workers.batches.retry_batch",
+            jobnames.RETRY_BATCH,
             args=({"entries": [{**lead.entry, "n": attempts} for lead in leads]},),
             job_id=f"batch-{uuid.uuid4().hex[:16]}",
             result_ttl=0,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import redis
 from rq import Queue
 
-from . import policy
+from . import jobnames, policy
 from .queues import INBOX, redis_key
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ SLOTS = 4  # drain jobs at most at once; one more per 50 leads waiting (see `adm
 SLOT_TTL = 60  # a slot whose drain job died frees itself; a live one renews it each batch
 ALIVE = redis_key("inbox", "alive", "")  # + consumer: renewed by a drain job after each batch
 ALIVE_TTL = 120  # longer than any one batch can take (two Graph calls and their timeouts)
-DRAIN = "workers.batches.drain"
+DRAIN = jobnames.DRAIN
 TRIES = redis_key("inbox", "tries")  # entry id -> times taken up from a dead or stopped drain job
 
 # KEYS: the stream, then (dedupe record, RQ job hash) per lead. ARGV: dedupe TTL, slot

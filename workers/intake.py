@@ -163,7 +163,7 @@ def enqueue_new(
         QueueUnavailable: Redis could not be reached or refused the write.
     """
     entries, positions, unusable = [], [], []
-    function = f"{source.job.__module__}.{source.job.__qualname__}"
+    function = source.job
     for position, (lead_key, argument) in enumerate(jobs):
         new_id = job_id("lead", source.name, lead_key)
         try:

@@ -1,5 +1,7 @@
-"""RQ job functions. Each takes one plain JSON dict, runs on one skeleton (`_run`) and
-logs one line per attempt.
+"""Every RQ job's entry point, at the paths workers/jobnames.py names (a wire format:
+they never move). Each takes one plain JSON dict. The lead jobs run on one skeleton
+(`_run`) and log one line per attempt; the drain, batch retry and sweep jobs run their
+modules' code, imported when they run (those modules import this one for the context).
 
 Settings come from the worker that runs the job (`install`, called by `leadrelay
 worker` before it takes jobs), not from the environment at every job.
@@ -15,7 +17,7 @@ from typing import Callable
 import redis
 from rq import get_current_job
 
-from . import accuracy, capi, counters, deliveries, events, leadevents, logs, profiles
+from . import accuracy, capi, counters, deliveries, events, jobnames, leadevents, logs, profiles
 from .attempts import attempt, finished
 from .graph import Graph
 from .pauses import Pauses
@@ -209,7 +211,7 @@ def send_stage_events(stage_events: dict) -> dict:
             sent, refused = deliveries.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
             delivered, isolated = delivered + sent, isolated + refused
         for item, err in isolated:
-            deliveries.dead_letter_one(ctx.connection, job, item, err, send_stage_events)
+            deliveries.dead_letter_one(ctx.connection, job, item, err, jobnames.SEND_STAGE_EVENTS)
         outcome = "dry_run" if dry else "delivered"
         return (
             {"outcome": outcome, "events": delivered, "dead_lettered": len(isolated)},
@@ -236,3 +238,21 @@ def _deliver(ctx: Context, event: dict, dataset) -> dict:
     if result["outcome"] == "dry_run":
         profiles.keep_lead_event(ctx.connection, event)
     return result
+
+
+def drain(slot: int) -> dict:
+    from .batches import drain as run
+
+    return run(slot)
+
+
+def retry_batch(batch: dict) -> dict:
+    from .batches import retry_batch as run
+
+    return run(batch)
+
+
+def run_sweep(arguments: dict) -> dict:
+    from .sweep import run_sweep as run
+
+    return run(arguments)

@@ -24,7 +24,7 @@ from rq.executions import Execution
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.scheduler import RQScheduler
 
-from . import counters, deadletters, inbox, logs
+from . import counters, deadletters, inbox, jobnames, logs
 from .policy import CRASHED
 from .queues import redis_key
 from .work import Work, dead_letter
@@ -102,7 +102,7 @@ def requeue_crashed(connection: redis.Redis, queue: Queue) -> dict:
                 continue
             outcome = (
                 _drain_crashed(connection, queue, failed, job)
-                if job.func_name == inbox.DRAIN
+                if jobnames.current(job.func_name) == jobnames.DRAIN
                 else _crashed(connection, failed, job)
             )
         except (InvalidJobOperation, NoSuchJobError):  # settled meanwhile by RQ itself, or a replay

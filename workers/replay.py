@@ -129,7 +129,7 @@ def _inbox_function(entry: dict) -> str | None:
     source = SOURCES.get(entry.get("source") or "")
     if not entry.get("job_id", "").startswith("lead-") or source is None or not isinstance(entry.get("args"), dict):
         return None
-    return f"{source.job.__module__}.{source.job.__qualname__}"
+    return source.job
 
 
 def _to_inbox(connection: redis.Redis, queue: Queue, failed_key: str, entries: list[dict], out: dict) -> None:

@@ -13,7 +13,7 @@ import time
 import pycountry
 import redis
 
-from . import capi, events, intake, jobs, ldu, logs, policy, profiles, times, userdata
+from . import capi, events, intake, jobnames, ldu, logs, policy, profiles, times, userdata
 from .queues import redis_key
 from .routing import DEFAULT, Client, Routes
 from .stagemap import StageMap
@@ -232,7 +232,7 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
         intake.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
         if accepted:
             queue.enqueue(
-                jobs.send_stage_events,
+                jobnames.SEND_STAGE_EVENTS,
                 {"events": accepted},
                 result_ttl=policy.STAGE_RESULT_TTL,
                 failure_ttl=policy.FAILURE_TTL,

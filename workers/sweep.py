@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 import redis
 from rq import Queue, get_current_job
 
-from . import accuracy, events, intake, jobs, logs
+from . import accuracy, events, intake, jobnames, jobs, logs
 from .policy import THROTTLED, TRANSIENT, DeliveryError, Paused
 from .queues import SERIALIZER, job_id, redis_key
 from .reconcile import as_change, lead_list, page_forms, pages_of
@@ -54,7 +54,7 @@ def schedule(queue: Queue, interval: int, delay: float | None = None, now: float
     sweep_id = job_id("sweep", str(slot))
     queue.enqueue_at(
         datetime.fromtimestamp(slot * interval, timezone.utc),
-        run_sweep,
+        jobnames.SWEEP,
         {},
         job_id=sweep_id,
         result_ttl=interval * 4,

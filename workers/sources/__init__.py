@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable
 
-from .. import jobs
+from .. import jobnames
 from . import meta, tally, typeform
 
 # Lead Ads sources send ids only: the worker reads the lead from the Graph API. Form
@@ -30,7 +29,7 @@ class Source:
     kind: str  # LEAD_ADS or FORM
     secret_setting: str  # the environment variable holding its signing secret(s)
     module: ModuleType  # signature, verify, parse, lead_key
-    job: Callable[[dict], dict]  # what runs for each new lead, in a worker
+    job: str  # the RQ job each new lead runs should it need its own (workers/jobnames.py)
 
     def verify(self, body: bytes, headers, secrets) -> None:
         self.module.verify(body, headers, secrets)
@@ -45,9 +44,9 @@ class Source:
 SOURCES = {
     source.name: source
     for source in (
-        Source(meta.NAME, LEAD_ADS, "META_APP_SECRET", meta, jobs.process_meta_lead),
-        Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobs.send_form_lead),
-        Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobs.send_form_lead),
+        Source(meta.NAME, LEAD_ADS, "META_APP_SECRET", meta, jobnames.PROCESS_META_LEAD),
+        Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobnames.SEND_FORM_LEAD),
+        Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobnames.SEND_FORM_LEAD),
     )
 }
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)

@@ -1,0 +1,34 @@
+"""Every RQ job by name: the one place a job is named, importing nothing.
+
+RQ stores a job's dotted path in Redis (queued jobs, scheduled retries and sweeps, the
+failed jobs behind dead letters: up to 30 days), and every inbox entry names the job its
+lead runs should it need one of its own. So these paths are a wire format: they never
+move. Every entry point lives in workers/jobs.py, a few lines each; the code that does
+the work may move freely behind them. Code that names a job uses these constants, never
+a function object or a path of its own (the source registry too: it needs no import of
+the jobs, so importing a source loads no queue, HTTP or Redis client).
+
+FORMER lists the paths earlier releases stored, each with the name that replaced it; they
+still resolve (the functions stay where they were) until the release after next.
+"""
+
+from __future__ import annotations
+
+PROCESS_META_LEAD = "workers.jobs.process_meta_lead"  # a Lead Ads lead on its own (after a batch handed it off)
+SEND_FORM_LEAD = "workers.jobs.send_form_lead"  # a Typeform or Tally submission on its own
+SEND_STAGE_EVENTS = "workers.jobs.send_stage_events"  # a batch of stage events from the stage API
+DRAIN = "workers.jobs.drain"  # new leads from the inbox, many at a time
+RETRY_BATCH = "workers.jobs.retry_batch"  # leads whose whole batch request failed for a passing reason
+SWEEP = "workers.jobs.run_sweep"  # the scheduled re-read of every form's leads
+
+NAMES = (PROCESS_META_LEAD, SEND_FORM_LEAD, SEND_STAGE_EVENTS, DRAIN, RETRY_BATCH, SWEEP)
+FORMER = {
+    "workers.batches.drain": DRAIN,
+    "workers.batches.retry_batch": RETRY_BATCH,
+    "workers.sweep.run_sweep": SWEEP,
+}
+
+
+def current(path: str) -> str:
+    """The name a stored path stands for today (itself, or what replaced it)."""
+    return FORMER.get(path, path)
