@@ -72,3 +72,64 @@ def test_no_test_module_imports_another():
         for path in sorted(tests.rglob("*.py"))
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    return ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Our modules and which of ours each imports, at the top or inside a function alike
+    (an import moved into a function to dodge a circle is still a circle)."""
+    paths = {_module_name(p): p for pkg in ("workers", "webhook_app") for p in (ROOT / pkg).rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+                target = ".".join(part for part in (base, node.module or "") if part)
+                subs = {f"{target}.{alias.name}" for alias in node.names} & paths.keys()
+                found.update(subs if len(subs) == len(node.names) else {target, *subs})
+        graph[name] = (found & paths.keys()) - {name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on, circles = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on.add(module)
+        for other in graph[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+                on.discard(group[-1])
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_import_circles():
+    assert _circles(_import_graph()) == []
+
+
+def test_the_circle_check_sees_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -25,7 +25,7 @@ from workers import logs, policy
 from workers.errors import ReceiverError
 from workers.queues import redis_key
 
-from . import prometheus
+from .webmetrics import AUTH_REFUSED
 
 log = logs.get(__name__)
 
@@ -58,9 +58,9 @@ def wrong_token(surface: str) -> None:
         _, failures, wait = pipe.execute()
     _say_if_only_a_proxy_is_seen()
     if failures > policy.AUTH_FAILURES_ALLOWED:
-        prometheus.AUTH_REFUSED.labels(surface, "throttled").inc()
+        AUTH_REFUSED.labels(surface, "throttled").inc()
         raise Throttled(f"too many wrong tokens from this address; try again in {max(wait, 1)} s")
-    prometheus.AUTH_REFUSED.labels(surface, "wrong_token").inc()
+    AUTH_REFUSED.labels(surface, "wrong_token").inc()
 
 
 _proxy_said = False

@@ -12,7 +12,7 @@ import os
 
 import redis
 from flask import Blueprint, Response, current_app
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from rq import Worker
@@ -25,34 +25,9 @@ from . import tokenauth
 
 bp = Blueprint("metrics", __name__)
 
-_LOCAL = CollectorRegistry()
-WEBHOOKS = Counter(
-    "leadrelay_webhooks_received",
-    "Webhook items received, by source and outcome (accepted, "
-    "duplicate, ignored, bad_signature, malformed, too_large, unavailable).",
-    ["source", "outcome"],
-    registry=_LOCAL,
-)
-WEBHOOK_SECONDS = Histogram(
-    "leadrelay_webhook_duration_seconds",
-    "Time to verify, enqueue and answer a webhook.",
-    ["source"],
-    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
-    registry=_LOCAL,
-)
-STAGE_EVENTS = Counter(
-    "leadrelay_stage_events_received",
-    "Stage changes received by the API, by outcome (accepted, duplicate, rejected).",
-    ["outcome"],
-    registry=_LOCAL,
-)
-AUTH_REFUSED = Counter(
-    "leadrelay_auth_refused",
-    "Requests refused for a wrong token, or throttled after too many, "
-    "by surface (admin_login, admin, api, metrics) and outcome (wrong_token, throttled).",
-    ["surface", "outcome"],
-    registry=_LOCAL,
-)
+# The web process's own counters live in webmetrics.py (the guard counts refusals there
+# too, without importing this module, which needs the guard for /metrics' token).
+from .webmetrics import _LOCAL, AUTH_REFUSED, STAGE_EVENTS, WEBHOOK_SECONDS, WEBHOOKS  # noqa: E402, F401
 
 
 def _web_registry() -> CollectorRegistry:

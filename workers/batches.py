@@ -26,7 +26,7 @@ from collections import Counter
 
 from rq import get_current_job
 
-from . import accuracy, batchsteps, counters, inbox, jobs, logs, profiles, quarantine, recovery
+from . import accuracy, batchsteps, counters, inbox, jobcontext, logs, profiles, quarantine, recovery
 from .graph import BATCH_LIMIT
 from .handoff import Lead, hand_off, later
 from .policy import DeliveryError, Paused
@@ -50,7 +50,7 @@ def pacing(usage: float) -> tuple[int, float]:
 def drain(slot: int) -> dict:
     """The RQ job: take inbox entries and finish them, batch after batch, until the inbox
     is empty (or DRAIN_SECONDS passed: then a fresh drain job for the same slot goes on)."""
-    ctx = jobs.context()
+    ctx = jobcontext.context()
     job = get_current_job()
     connection = ctx.connection
     queue = make_queue(connection, job.origin if job else ctx.settings.queue_name)
@@ -203,7 +203,7 @@ def retry_batch(batch: dict) -> dict:
     """The RQ job that tries again leads whose request failed as a whole: `{"entries":
     [inbox entries, each with "n", its attempts so far]}`. They are finished exactly as a
     drain job finishes inbox entries."""
-    ctx = jobs.context()
+    ctx = jobcontext.context()
     job = get_current_job()
     queue = make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name)
     return dict(settle(ctx, queue, [(None, entry) for entry in batch["entries"]]))

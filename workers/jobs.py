@@ -1,7 +1,7 @@
 """Every RQ job's entry point, at the paths workers/jobnames.py names (a wire format:
 they never move). Each takes one plain JSON dict. The lead jobs run on one skeleton
 (`_run`) and log one line per attempt; the drain, batch retry and sweep jobs run their
-modules' code, imported when they run (those modules import this one for the context).
+modules' code. What jobs share comes from workers/jobcontext.py.
 
 Settings come from the worker that runs the job (`install`, called by `leadrelay
 worker` before it takes jobs), not from the environment at every job.
@@ -9,77 +9,19 @@ worker` before it takes jobs), not from the environment at every job.
 
 from __future__ import annotations
 
-import functools
 import time
-from dataclasses import dataclass
 from typing import Callable
 
-import redis
 from rq import get_current_job
 
-from . import accuracy, capi, counters, deliveries, events, jobnames, leadevents, logs, profiles
+from . import accuracy, batches, capi, deliveries, events, jobnames, leadevents, logs, profiles, sweep
 from .attempts import attempt, finished
-from .graph import Graph
-from .pauses import Pauses
+from .jobcontext import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
 from .policy import DeliveryError
-from .queues import connect
-from .routing import DEFAULT, Routes
-from .settings import Settings
+from .routing import DEFAULT
 from .work import Work
 
 log = logs.get(__name__)
-
-
-@dataclass(frozen=True)
-class Context:
-    """What every job of this worker process shares."""
-
-    settings: Settings
-    connection: redis.Redis
-    graph: Graph
-    routes: Routes
-    processing: dict | None = None  # the Lead Ads source's Limited Data Use fields ([sources.meta] ldu)
-
-
-_context: Context | None = None
-
-
-def install(settings: Settings, routes: Routes | None = None) -> Context:
-    """Set the settings and routes this process's jobs run with (the routes from the
-    mapping file unless given), and their Redis and Graph clients.
-
-    Raises:
-        ConfigError: the mapping file has a mistake.
-    """
-    from .mappingfile import validate  # it reads the source registry, which imports this module
-
-    global _context
-    mapping = validate(settings)
-    routes = mapping["routes"] if routes is None else routes
-    connection = connect(settings.redis_url)
-    graph = Graph(
-        settings,
-        pauses=Pauses(connection),
-        labels=routes.labels(),
-        observe=functools.partial(counters.observe_graph, connection),
-    )
-    _context = Context(settings, connection, graph, routes, mapping["processing"].get("meta"))
-    return _context
-
-
-def context() -> Context:
-    """This process's context; a plain `rq worker` (not `leadrelay worker`) reads the
-    environment once, at its first job.
-
-    Raises:
-        ConfigError: a setting the worker needs is missing or malformed.
-    """
-    if _context is None:
-        from .required import WORKER
-        from .settings import load
-
-        install(load(role=WORKER))
-    return _context
 
 
 def _run(ctx: Context, work: Work, body: Callable[[], tuple[dict, dict]]) -> dict:
@@ -241,18 +183,12 @@ def _deliver(ctx: Context, event: dict, dataset) -> dict:
 
 
 def drain(slot: int) -> dict:
-    from .batches import drain as run
-
-    return run(slot)
+    return batches.drain(slot)
 
 
 def retry_batch(batch: dict) -> dict:
-    from .batches import retry_batch as run
-
-    return run(batch)
+    return batches.retry_batch(batch)
 
 
 def run_sweep(arguments: dict) -> dict:
-    from .sweep import run_sweep as run
-
-    return run(arguments)
+    return sweep.run_sweep(arguments)

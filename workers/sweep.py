@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 import redis
 from rq import Queue, get_current_job
 
-from . import accuracy, events, intake, jobnames, jobs, logs
+from . import accuracy, events, intake, jobcontext, jobnames, logs
 from .policy import THROTTLED, TRANSIENT, DeliveryError, Paused
 from .queues import SERIALIZER, job_id, redis_key
 from .reconcile import as_change, lead_list, page_forms, pages_of
@@ -66,7 +66,7 @@ def schedule(queue: Queue, interval: int, delay: float | None = None, now: float
 
 def run_sweep(_: dict) -> dict:
     """The RQ job: one sweep, then the next one scheduled (later after a rate limit)."""
-    ctx = jobs.context()
+    ctx = jobcontext.context()
     job = get_current_job()
     queue = Queue(job.origin if job else ctx.settings.queue_name, connection=ctx.connection, serializer=SERIALIZER)
     result = {"outcome": "not_run"}
