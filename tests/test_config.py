@@ -85,3 +85,22 @@ def test_masked_summary_hides_the_redis_password(url, shown):
     summary = load({**BASE, "REDIS_URL": url, "LEADRELAY_METRICS_TOKEN": "scrape"}).masked()
     assert summary["redis_url"] == shown
     assert summary["metrics_token"] == "set"
+
+
+def test_the_example_mapping_file_shows_every_table_and_loads(env, monkeypatch):
+    """docs/leadrelay.example.toml is what a person copies: it must load as it stands."""
+    import tomllib
+
+    from helpers import ROOT
+    from workers import mappingfile
+    from workers.settings import load
+
+    path = ROOT / "docs" / "leadrelay.example.toml"
+    tables = set(tomllib.loads(path.read_text()))
+    assert {"forms", "stages", "datasets", "pages", "clients"} <= tables  # [sources.*] is there, commented
+    for name in ("ACME_CAPI_TOKEN", "BRANDB_CAPI_TOKEN", "ACME_PAGE_TOKEN", "BRANDB_PAGE_TOKEN", "ACME_API_TOKEN"):
+        monkeypatch.setenv(name, f"{name.lower()}-value")
+    monkeypatch.setenv("LEADRELAY_CONFIG", str(path))
+    mapping = mappingfile.validate(load())
+    assert sorted(mapping["routes"].datasets) >= ["acme", "brandb"]
+    assert mapping["stages"].resolve("Demo held")[0] == "Schedule"

@@ -133,3 +133,10 @@ def test_no_import_circles():
 
 def test_the_circle_check_sees_a_circle():
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_a_worker_process_loads_no_stand_in():
+    """The Graph stand-in is the sandbox's: `leadrelay run` loads it only then."""
+    code = "import sys, workers.runner, workers.cli.service\nprint('workers.standin' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,5 +1,6 @@
-"""Stage events built and delivered in batches, with isolation: one invalid event must not
-sink the other 999."""
+"""Events sent in batches with isolation, one invalid event must not sink the other 999:
+stage events (a stage batch job) and new leads' Lead events (a drain job) alike. A
+refused stage event is parked as a job of its own (`dead_letter_one`)."""
 
 from __future__ import annotations
 

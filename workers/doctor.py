@@ -17,7 +17,8 @@ from .settings import Settings, load
 
 REQUIRED_PERMISSION = "leads_retrieval"
 # Marketing API versions (lead reads fall under them) expire about a year after release;
-# the oldest still served, per spec/meta.md §6, is v25.0 (v24.0 ended 2026-10-06).
+# the oldest still served, per Meta's Graph API version list
+# (developers.facebook.com/docs/graph-api/changelog/versions), is v25.0 (v24.0 ended 2026-10-06).
 OLDEST_SUPPORTED = (25, 0)
 
 

@@ -79,7 +79,7 @@ def build(
 
 
 # Meta counts an event carrying only one of these combinations (or a subset) as invalid
-# (spec/meta.md §4): nothing in it identifies a person.
+# (Meta's customer information parameters): nothing in it identifies a person.
 _TOO_WEAK = (
     frozenset({"ct", "country", "st", "zp", "ge", "client_user_agent"}),
     frozenset({"db", "client_user_agent"}),

@@ -4,9 +4,10 @@
       reason: transient | throttled | auth | invalid | expired
     Paused: the token is parked after an auth failure; the job waits, it is not failed
 
-Classes come from `error.code` / `error_subcode` (spec/meta.md §3), never from the
-message, which Meta localises to the token owner's language. `decide` turns a failed
-attempt into a retry delay or a dead-letter reason; the schedule is pinned by a test.
+Classes come from `error.code` / `error_subcode` (Meta's error handling guide,
+developers.facebook.com/docs/graph-api/guides/error-handling), never from the message,
+which Meta localises to the token owner's language. `decide` turns a failed attempt into a
+retry delay or a dead-letter reason; the schedule is pinned by a test.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def classify(http_status: int, error: dict | None) -> str:
     return INVALID
 
 
-# What Meta's codes mean and what a person does about them (spec/meta.md §3), most
+# What Meta's codes mean and what a person does about them (Meta's error handling guide), most
 # specific first: (code, subcode) then (code, None). Shown beside each dead letter.
 MEANINGS = {
     (190, 463): (

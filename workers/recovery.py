@@ -200,7 +200,8 @@ def release_dead_scheduler_lock(connection: redis.Redis, queue: Queue) -> bool:
     return True
 
 
-def sweep(connection: redis.Redis, queue: Queue) -> dict:
+def recover(connection: redis.Redis, queue: Queue) -> dict:
+    """Both checks of the module docstring, and the dead scheduler's lock; counts."""
     orphans = expire_orphans(connection, queue)
     freed = release_dead_scheduler_lock(connection, queue)
     return {"orphans": orphans, "scheduler_lock_freed": int(freed), **requeue_crashed(connection, queue)}

@@ -33,7 +33,6 @@ from .policy import DeliveryError, Paused
 from .queues import SERIALIZER, connect, queue
 from .required import ConfigError
 from .settings import Settings
-from .standin import GraphStandin
 
 log = logs.get(__name__)
 
@@ -62,7 +61,7 @@ class LeadrelayWorker(SimpleWorker):
             # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
             tasks += [
                 ("sweep_schedule", lambda q=q: sweep.schedule(q, self.settings.sweep_seconds)),
-                ("recovery", lambda q=q: recovery.sweep(self.connection, q)),
+                ("recovery", lambda q=q: recovery.recover(self.connection, q)),
                 ("inbox_revive", lambda q=q: inbox.revive(q)),
                 ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
                 ("prune", lambda q=q: retention.prune(self.connection, q)),
@@ -167,7 +166,7 @@ def _work(settings: Settings, burst: bool) -> bool:
     ctx = jobs.install(settings)  # the jobs this process runs use these settings, read once
     capi.warn_at_start(ctx.routes.datasets.values(), "worker")
     sweep.schedule(q, settings.sweep_seconds)  # one job per time slot, whoever schedules it
-    swept = recovery.sweep(connection, q)
+    swept = recovery.recover(connection, q)
     inbox.revive(q)
     if any(swept.values()):
         log.warning("recovery_sweep", **swept)
@@ -245,6 +244,8 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
             embedded.stop()
         raise
     if settings.sandbox:
+        from .standin import GraphStandin  # the sandbox's alone: no worker loads it
+
         standin = GraphStandin(any_lead=True)  # leads survive a restart of the sandbox as sample leads
         standin.start(sandbox.standin_port(env))
     base = webserver.base_url(bind)

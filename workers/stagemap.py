@@ -1,4 +1,4 @@
-"""Which Meta event a CRM stage name stands for (spec/meta.md §5), with the mapping
+"""Which Meta event a CRM stage name stands for (Meta's Conversion Leads integration guide), with the mapping
 file's `[stages]` table on top of the defaults:
 
     [stages]

@@ -1,7 +1,8 @@
 """Normalisation and SHA-256 hashing of match keys, as Meta's customer-information rules say.
 
-The rules, one per key (check them against Meta's "Customer information parameters" page
-and spec/meta.md §4); every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
+The rules, one per key (check them against Meta's "Customer information parameters" page,
+developers.facebook.com/docs/marketing-api/conversions-api/parameters/customer-information-parameters);
+every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
 
 - `em`: trimmed and lowercased; must be `local@domain.tld`.
 - `ph`: digits only, with the country code, no leading zeros or `+`, and a *valid*

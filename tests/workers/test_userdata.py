@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from workers.matchkeys import HASHED as HASHED_KEYS
 from workers.userdata import GENDERS, Unusable, build, hash_value, normalise
 
-# spec/meta.md §4, Meta's examples.
+# Meta's own examples, from its customer information parameters doc.
 META_EXAMPLES = [
     ("em", "John_Smith@gmail.com", "62a14e44f765419d10fea99367361a727c12365e2520f32218d505ed9aa0f62f"),
     ("ph", "(650)555-1212", "e323ec626319ca94ee8bff2e4c87cf613be6ea19919ed1364124e16807ab3176"),

@@ -1,4 +1,4 @@
-"""Tally `FORM_RESPONSE` webhooks, per spec/forms.md."""
+"""Tally `FORM_RESPONSE` webhooks, per Tally's webhooks docs (tally.so/help/webhooks)."""
 
 from __future__ import annotations
 

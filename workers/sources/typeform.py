@@ -1,4 +1,5 @@
-"""Typeform `form_response` webhooks, per spec/forms.md.
+"""Typeform `form_response` webhooks, per Typeform's webhooks docs
+(www.typeform.com/developers/webhooks/).
 
 Typeform disables a webhook at once on 404 or 410: this source never causes either.
 """
