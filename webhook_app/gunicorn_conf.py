@@ -75,7 +75,7 @@ def on_starting(server):
     than with a traceback in every web process's boot (a live web on the sandbox's Redis
     too); say once where events go; start the counters from zero (files left by an
     earlier server would be added in)."""
-    from workers import capi, mappingfile, redisowner, redissafety
+    from workers import capi, logs, mappingfile, redisowner, redissafety
     from workers.queues import connect
     from workers.required import WEB, ConfigError
     from workers.settings import load
@@ -96,6 +96,12 @@ def on_starting(server):
         print(f"leadrelay: configuration error: {err}", file=sys.stderr)
         sys.exit(2)
     capi.warn_at_start(routes.datasets.values(), "web")
+    if not settings.trusted_proxies:  # throttling's address; the first forwarded request is said again (guard.py)
+        logs.get("leadrelay.web").info(
+            "client_address",
+            seen="the connecting address",
+            detail="behind a load balancer every client shares its address: set LEADRELAY_TRUSTED_PROXIES",
+        )
 
 
 def post_worker_init(worker):
