@@ -24,13 +24,13 @@ from rq.timeouts import JobTimeoutException
 
 from . import counters, deadletters, inbox, jsonbody, logs
 from .handoff import Lead, hand_off
-from .policy import INVALID, DeliveryError
+from .policy import FAILURE_TTL, INVALID, DeliveryError
 from .queues import redis_key
 from .work import Work, dead_letter
 
 log = logs.get(__name__)
 MAX_TRIES = 3  # takings up from a dead or stopped drain job before an entry is set aside
-KEPT = redis_key("quarantine")  # entries that could not even be dead-lettered, as JSON text
+KEPT = redis_key("quarantine")  # entries too broken to be a job, as JSON text (for FAILURE_TTL)
 # Redis away, or refusing writes (full, read-only replica): nothing is wrong with the
 # entries. A DataError is redis-py refusing a value of the entry: that one is the entry's.
 REDIS_TROUBLE = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
@@ -86,7 +86,10 @@ def set_aside(ctx, queue, entry_id: str | None, entry: dict, cause: str) -> Coun
 def _kept(connection: redis.Redis, entry_id: str | None, entry: dict, clean: dict, cause: str) -> None:
     """The entry as it was, for an engineer to look at, and a dead-letter record (listed,
     not replayable: there is no job to run) under a job id any key takes."""
-    connection.rpush(KEPT, json.dumps({"entry_id": entry_id, "entry": entry, "cause": cause}))
+    with connection.pipeline() as pipe:  # kept as long as a dead letter's job is: then it goes
+        pipe.rpush(KEPT, json.dumps({"entry_id": entry_id, "entry": entry, "cause": cause}))
+        pipe.expire(KEPT, FAILURE_TTL)
+        pipe.execute()
     arg = clean.get("arg") if isinstance(clean.get("arg"), dict) else None
     job_id = clean.get("id") if isinstance(clean.get("id"), str) else f"inbox-{entry_id}"
     work = Work(
