@@ -24,7 +24,7 @@ from workers.pauses import Pauses
 from workers.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status
 from workers.replay import run_replay
-from workers.routing import DEFAULT
+from workers.routing import DEFAULT, dataset_of
 from workers.sources.signing import matches_any
 
 from . import charts, guard, tokenauth
@@ -168,7 +168,7 @@ def overview() -> dict:
     now = time.time()
     entries = deadletters.select(connection, queue, deadletters.Filter())
     for entry in entries:
-        if chosen in (None, entry.get("dataset") or DEFAULT):
+        if chosen in (None, dataset_of(entry)):
             groups[entry["reason"]].append(_row(entry, now))
     pauses = Pauses(connection).all()
     last = connection.hget(counters.HASH, counters.LAST_DELIVERED)
@@ -217,7 +217,7 @@ def _datasets(routes, entries: list[dict], pauses: list[dict], figures: dict) ->
                 "test_event_code": bool(dataset.test_event_code),
                 "paused": dataset.token_env in paused and not dataset.dry_run,
                 "pages": sorted(p.id for p in routes.pages.values() if p.dataset == dataset.name),
-                "dead": sum(1 for e in entries if (e.get("dataset") or DEFAULT) == dataset.name),
+                "dead": sum(1 for e in entries if dataset_of(e) == dataset.name),
                 "delivered": int(delivered),
             }
         )

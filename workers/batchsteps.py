@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rq.job import Job
+
 from . import deliveries, leadevents, logs
 from .graph import BATCH_LIMIT
 from .handoff import Lead
@@ -21,7 +23,7 @@ def already_done(connection, leads: list[Lead]) -> list[str | None]:
     it was handed to its own job, or Meta confirmed its event; else None."""
     with connection.pipeline(transaction=False) as pipe:
         for lead in leads:
-            pipe.exists(f"rq:job:{lead.job_id}")
+            pipe.exists(Job.key_for(lead.job_id))
             pipe.exists(redis_key("confirmed", lead.event_id))
         found = pipe.execute()
     return [

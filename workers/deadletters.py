@@ -24,6 +24,7 @@ from rq.results import Result
 from . import accuracy, counters, times
 from .policy import FAILURE_TTL
 from .queues import redis_key
+from .routing import dataset_of
 
 INDEX = redis_key("dead")
 # job id -> "reason dataset", so the metrics count without reading records
@@ -59,7 +60,7 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
     with connection.pipeline() as pipe:
         pipe.set(record_key(entry["job_id"]), json.dumps(entry, sort_keys=True))
         pipe.zadd(INDEX, {entry["job_id"]: entry["last_attempt_at"]})
-        dataset = entry.get("dataset") or "default"
+        dataset = dataset_of(entry)
         pipe.hset(REASONS, entry["job_id"], f"{entry['reason']} {dataset}")
         if new:
             counters.count(pipe, counters.DEAD, entry["reason"], dataset)
@@ -157,7 +158,7 @@ class Filter:
     def matches(self, entry: dict) -> bool:
         return (
             (not self.job_ids or entry["job_id"] in self.job_ids)
-            and (self.dataset is None or (entry.get("dataset") or "default") == self.dataset)
+            and (self.dataset is None or dataset_of(entry) == self.dataset)
             and (self.reason is None or entry.get("reason") == self.reason)
             and (self.source is None or entry.get("source") == self.source)
             and (self.event_name is None or entry.get("event_name") == self.event_name)

@@ -13,7 +13,7 @@ from rq.job import Job
 from . import capi, deadletters, events, logs, policy, profiles
 from .policy import EXPIRED, INVALID, DeliveryError
 from .queues import SERIALIZER, job_id
-from .routing import DEFAULT
+from .routing import DEFAULT, dataset_of
 from .work import Work, dead_letter
 
 MAX_BATCH = 1000  # Meta's limit per Conversions API request
@@ -74,7 +74,7 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
         event_id=item["event_id"],
         event_time=item["event_time"],
         args=args,
-        dataset=(item.get("route") or {}).get("dataset") or DEFAULT,
+        dataset=dataset_of(item.get("route")),
     )
     deadletters.record(
         connection,

@@ -19,7 +19,7 @@ from . import clock, deadletters, events, jobnames, logs, policy
 from .attempts import count, settle
 from .pauses import Pauses
 from .policy import Paused
-from .routing import DEFAULT
+from .routing import dataset_of
 from .work import Work
 
 log = logs.get(__name__)
@@ -46,7 +46,7 @@ class Lead:
     def of_entry(cls, entry_id: str | None, entry: dict) -> "Lead":
         """The lead an inbox entry (or a retry batch's entry) holds."""
         argument = entry["arg"]
-        dataset = (argument.get("route") or {}).get("dataset") or DEFAULT
+        dataset = dataset_of(argument.get("route"))
         if "leadgen_id" in argument:
             key = argument["leadgen_id"]
             return cls(

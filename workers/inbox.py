@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import redis
 from rq import Queue
+from rq.job import Job
 
 from . import jobnames, policy
 from .queues import INBOX, redis_key
@@ -93,7 +94,7 @@ def admit(
         return [], []
     keys = [STREAM]
     for job_id, _ in entries:
-        keys += [SEEN + job_id, f"rq:job:{job_id}"]
+        keys += [SEEN + job_id, Job.key_for(job_id)]
     args = [len(keys), *keys, policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries)]
     try:
         new, woken = connection.execute_command("EVALSHA", _ADMIT_SHA, *args)

@@ -18,7 +18,7 @@ from . import accuracy, batches, capi, deliveries, events, jobnames, leadevents,
 from .attempts import attempt, finished
 from .jobcontext import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
 from .policy import DeliveryError
-from .routing import DEFAULT
+from .routing import dataset_of
 from .work import Work
 
 log = logs.get(__name__)
@@ -165,7 +165,7 @@ def send_stage_events(stage_events: dict) -> dict:
 
 
 def _dataset_name(route: dict | None) -> str:
-    return (route or {}).get("dataset") or DEFAULT
+    return dataset_of(route)
 
 
 def _deliver(ctx: Context, event: dict, dataset) -> dict:

@@ -66,11 +66,6 @@ def _lookup(dataset: str | None, match_key: str, hashed: str) -> str:
     return redis_key("profile-by", dataset, match_key, hashed)
 
 
-def dataset_of(profile: dict) -> str:
-    """The name of the dataset the lead went to (profiles kept before datasets: the default)."""
-    return profile.get("dataset") or DEFAULT
-
-
 def find(connection: redis.Redis, match_key: str, hashed: str, dataset: str | None = None) -> dict | None:
     """The profile a hashed email, phone or external id points at in a dataset, if any."""
     profile_key = connection.get(_lookup(dataset, match_key, hashed))

@@ -151,7 +151,7 @@ def _to_inbox(connection: redis.Redis, queue: Queue, failed_key: str, entries: l
                     f"job {entry['job_id']} is no longer a failed job (replayed elsewhere, or gone)",
                 )
                 continue
-            pipe.delete(f"rq:job:{entry['job_id']}", f"rq:results:{entry['job_id']}")
+            pipe.delete(Job.key_for(entry["job_id"]), f"rq:results:{entry['job_id']}")
             pipe.xadd(inbox.STREAM, {"e": inbox.entry(entry["job_id"], _inbox_function(entry), entry["args"])})
             forget(connection, entry["job_id"], pipe)
         pipe.execute()

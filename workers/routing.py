@@ -39,6 +39,13 @@ from dataclasses import dataclass, field
 from .policy import INVALID, DeliveryError
 
 DEFAULT = "default"  # the environment's dataset (META_DATASET_ID)
+
+
+def dataset_of(holder: dict | None) -> str:
+    """The dataset a route, a profile or a dead letter names: the environment's when none."""
+    return (holder or {}).get("dataset") or DEFAULT
+
+
 ANY_PAGE = "*"  # the environment's Page token reads every Page
 
 

@@ -15,7 +15,7 @@ import redis
 
 from . import capi, events, intake, jobnames, ldu, logs, policy, profiles, times, userdata
 from .queues import redis_key
-from .routing import DEFAULT, Client, Routes
+from .routing import DEFAULT, Client, Routes, dataset_of
 from .stagemap import StageMap
 
 log = logs.get(__name__)
@@ -48,13 +48,13 @@ class Scope:
         self.datasets = sorted(client.datasets if client else routes.datasets)
 
     def holds(self, profile: dict) -> bool:
-        if profiles.dataset_of(profile) in self.datasets:
+        if dataset_of(profile) in self.datasets:
             return True
         log.warning(
             "stage_lead_out_of_scope",
             client=self.client.name if self.client else None,
             source=profile.get("source"),
-            dataset=profiles.dataset_of(profile),
+            dataset=dataset_of(profile),
         )
         return False
 
@@ -67,7 +67,7 @@ class Scope:
         """
         if profile:
             return {
-                "dataset": profiles.dataset_of(profile),
+                "dataset": dataset_of(profile),
                 "dataset_id": profile.get("dataset_id"),
                 "page_id": profile.get("page_id"),
             }
