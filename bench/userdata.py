@@ -1,7 +1,7 @@
 """Cost of normalising and hashing match keys: ours next to Meta's Python SDK, same records.
 
 Builds --records lead records (deterministic: --seed) in the shapes forms deliver, from many
-countries, then times `workers.userdata.build` and the SDK's `UserData.normalize()` over the
+countries, then times `workers.identity.userdata.build` and the SDK's `UserData.normalize()` over the
 same records, alternating, for --rounds rounds, and prints µs per record (median of the
 rounds) and the ratio. Country is given as a code and gender as f/m in every record,
 because the SDK refuses anything else; our build reads names and words too. The SDK does
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from facebook_business.adobjects.serverside.gender import Gender  # noqa: E402
 from facebook_business.adobjects.serverside.user_data import UserData  # noqa: E402
 
-from workers.userdata import build  # noqa: E402
+from workers.identity.userdata import build  # noqa: E402
 
 PEOPLE = [  # (country, phone as people type it, city, state, zip, first, last)
     ("us", "(650) 555-1212", "Mountain View", "CA", "94035-1234", "Mary", "Smith"),

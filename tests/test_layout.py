@@ -140,3 +140,14 @@ def test_a_worker_process_loads_no_stand_in():
     code = "import sys, workers.runner, workers.cli.service\nprint('workers.standin' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_identity_imports_nothing_of_ours_outside_itself():
+    """The match-key rules are pure: readable, testable and timeable on their own."""
+    graph = _import_graph()
+    outside = {
+        module: sorted(name for name in imported if not name.startswith("workers.identity"))
+        for module, imported in graph.items()
+        if module.startswith("workers.identity")
+    }
+    assert len(outside) >= 6 and {module: names for module, names in outside.items() if names} == {}

@@ -19,7 +19,8 @@ from datetime import datetime, timedelta, timezone
 from flask import Blueprint, Flask, abort, current_app, flash, redirect, render_template, request, session, url_for
 from rq import Worker
 
-from workers import accuracy, counters, deadletters, events, intake, logs, matchkeys
+from workers import accuracy, counters, deadletters, events, intake, logs
+from workers.identity import matchkeys
 from workers.pauses import Pauses
 from workers.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
 from workers.queues import queue_status

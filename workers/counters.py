@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import redis
 
-from . import matchkeys
+from .identity import matchkeys
 from .queues import redis_key
 
 HASH = redis_key("metrics")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from . import browserids, events, matchkeys, userdata
+from . import events
+from .identity import browserids, matchkeys, userdata
 from .mappingfile import HIDDEN_FIELDS
 
 _TRUE = {"true", "yes", "1", "on", "checked"}

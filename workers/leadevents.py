@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from . import events, logs, matchkeys, times, userdata
+from . import events, logs, times
+from .identity import matchkeys, userdata
 from .profiles import LOOKUP_KEYS
 from .routing import Dataset
 

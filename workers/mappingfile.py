@@ -32,7 +32,8 @@ from pathlib import Path
 import phonenumbers
 import pycountry
 
-from . import ldu, matchkeys, routesfile
+from . import ldu, routesfile
+from .identity import matchkeys
 from .required import ConfigError
 from .sources import EVENT_SOURCES, FORM_SOURCES
 from .stagemap import StageMap

@@ -13,7 +13,8 @@ import time
 import pycountry
 import redis
 
-from . import capi, events, intake, jobnames, ldu, logs, policy, profiles, times, userdata
+from . import capi, events, intake, jobnames, ldu, logs, policy, profiles, times
+from .identity import userdata
 from .queues import redis_key
 from .routing import DEFAULT, Client, Routes, dataset_of
 from .stagemap import StageMap

@@ -28,7 +28,8 @@ def dry_run(count: int, dataset: str | None):
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
 def coverage(as_json: bool):
     """Which match keys each event name carries: since the counters began, and lately."""
-    from .. import counters, matchkeys
+    from .. import counters
+    from ..identity import matchkeys
 
     connection, _ = running_queue()
     tables = {

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from workers.matchkeys import HASHED as HASHED_KEYS
-from workers.userdata import Unusable, build, hash_value
+from workers.identity.matchkeys import HASHED as HASHED_KEYS
+from workers.identity.userdata import Unusable, build, hash_value
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "userdata"
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\n|\\t")

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.matchkeys import HASHED as HASHED_KEYS
-from workers.userdata import GENDERS, Unusable, build, hash_value, normalise
+from workers.identity.matchkeys import HASHED as HASHED_KEYS
+from workers.identity.userdata import GENDERS, Unusable, build, hash_value, normalise
 
 # Meta's own examples, from its customer information parameters doc.
 META_EXAMPLES = [

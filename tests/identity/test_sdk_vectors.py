@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from workers.matchkeys import HASHED as HASHED_KEYS
-from workers.userdata import Unusable, hash_value
+from workers.identity.matchkeys import HASHED as HASHED_KEYS
+from workers.identity.userdata import Unusable, hash_value
 
 SDK_ARCHIVES = sorted((Path(sys.prefix) / "sdk").glob("facebook_business-*.tar.gz"))
 NOT_SENT = {"f5first", "f5last", "fi", "dobd", "dobm", "doby"}  # and currency, not a match key

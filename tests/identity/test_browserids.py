@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workers import browserids
+from workers.identity import browserids
 
 MS = 1731575555123
 
