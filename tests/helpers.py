@@ -328,8 +328,6 @@ def cli(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 def kill_worker_during(graph, redis_conn, kind: str) -> None:
     """Start a worker, hold Meta's answer to its `kind` call, and SIGKILL it there."""
-    import psutil
-
     held = threading.Event()
     before = len(graph.calls(kind))
     graph.then({"hold": held}, on=kind)
@@ -342,9 +340,29 @@ def kill_worker_during(graph, redis_conn, kind: str) -> None:
     )
     try:
         wait_for(lambda: len(graph.calls(kind)) > before)
-        tree = [process := psutil.Process(worker.pid), *process.children(recursive=True)]
-        for each in tree:
-            each.send_signal(signal.SIGKILL)
+        kill_tree(worker.pid)
     finally:
         worker.wait()
         held.set()
+
+
+def post_signed_meta(base: str, body: bytes, data=None) -> requests.Response:
+    """A signed Meta webhook over real HTTP to a running web process; `data`, when given,
+    is what goes on the wire instead of `body` (its chunks, say), signed as `body`."""
+    return requests.post(
+        f"{base}/webhooks/meta",
+        data=body if data is None else data,
+        timeout=10,
+        headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
+    )
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and everything it started (a machine lost, no goodbye), and wait
+    until they are all gone."""
+    import psutil
+
+    tree = [process := psutil.Process(pid), *process.children(recursive=True)]
+    for each in tree:
+        each.send_signal(signal.SIGKILL)
+    psutil.wait_procs(tree, timeout=5)

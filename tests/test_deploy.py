@@ -17,7 +17,17 @@ import pytest
 import redis
 import yaml
 
-from helpers import APP_SECRET, CAPI_TOKEN, DATASET_ID, PAGE_TOKEN, ROOT, leadgen_body, ready, sign, wait_for
+from helpers import (
+    APP_SECRET,
+    CAPI_TOKEN,
+    DATASET_ID,
+    PAGE_TOKEN,
+    ROOT,
+    leadgen_body,
+    post_signed_meta,
+    ready,
+    wait_for,
+)
 from workers.embedded_redis import free_port
 
 DEPLOY = ROOT / "deploy"
@@ -103,7 +113,6 @@ def _pings(client: redis.Redis) -> bool:
 
 
 def test_the_wheel_runs_web_worker_and_cli_from_a_clean_venv_and_delivers_a_lead(installed, compose_redis, graph):
-    import requests
 
     redis_url, client = compose_redis
     venv, home = installed["venv"], installed["home"]
@@ -153,12 +162,7 @@ def test_the_wheel_runs_web_worker_and_cli_from_a_clean_venv_and_delivers_a_lead
         leadgen_id = "3141592653589793"
         graph.add_lead(leadgen_id)
         body = leadgen_body(leadgen_id, created_time=int(time.time()))
-        answer = requests.post(
-            f"http://127.0.0.1:{port}/webhooks/meta",
-            data=body,
-            timeout=10,
-            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
-        )
+        answer = post_signed_meta(f"http://127.0.0.1:{port}", body)
         assert answer.status_code == 200 and answer.json()["accepted"] == 1
 
         def delivered():

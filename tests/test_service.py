@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from helpers import APP_SECRET, BIN, ROOT, clean_env, leadgen_body, ready, sign, wait_for
+from helpers import APP_SECRET, BIN, ROOT, clean_env, leadgen_body, post_signed_meta, ready, sign, wait_for
 from workers.embedded_redis import free_port
 
 
@@ -46,11 +46,7 @@ def test_run_serves_web_and_worker_on_embedded_redis_and_stops_cleanly(graph, tm
         wait_for(lambda: ready(base))
         redis_url = (tmp_path / "data" / "redis.url").read_text().strip()
         body = leadgen_body("1234567890123456", created_time=int(time.time()))
-        answer = requests.post(
-            f"{base}/webhooks/meta",
-            data=body,
-            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
-        )
+        answer = post_signed_meta(base, body)
         assert answer.status_code == 200 and answer.json()["accepted"] == 1
 
         def shown():

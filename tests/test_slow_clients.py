@@ -11,7 +11,7 @@ import time
 
 import requests
 
-from helpers import BIN, ROOT, clean_env, leadgen_body, ready, sign, wait_for
+from helpers import BIN, ROOT, clean_env, leadgen_body, post_signed_meta, ready, wait_for
 from workers.embedded_redis import free_port
 
 STALLED = 60  # more than a thread server's 2 processes x 4 threads would ever hold
@@ -38,12 +38,7 @@ def test_stalled_connections_block_no_one_and_are_dropped(env):
         for n in range(4):
             assert requests.get(f"{base}/healthz", timeout=10).status_code == 200
             body = leadgen_body(f"555000000000000{n}", created_time=int(time.time()))
-            answer = requests.post(
-                f"{base}/webhooks/meta",
-                data=body,
-                timeout=10,
-                headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
-            )
+            answer = post_signed_meta(base, body)
             assert answer.status_code == 200 and answer.json()["accepted"] == 1
         # Headers get `keepalive` seconds to arrive; then the server closes the connection.
         for sock in stalled:
@@ -82,12 +77,7 @@ def test_a_body_sent_too_slowly_is_cut_with_408_and_blocks_no_one(env):
             )  # one byte of a hundred, and then nothing
             slow.append(sock)
         body = leadgen_body("5551000000000001", created_time=int(time.time()))
-        answer = requests.post(
-            f"{base}/webhooks/meta",
-            data=body,
-            timeout=10,
-            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
-        )
+        answer = post_signed_meta(base, body)
         assert answer.status_code == 200 and answer.json()["accepted"] == 1
         for sock in slow:
             answered = b""
@@ -114,20 +104,10 @@ def test_a_chunked_body_over_the_limit_is_413_not_a_bad_signature(env):
             for start in range(0, len(body), 500):
                 yield body[start : start + 500]
 
-        answer = requests.post(
-            f"http://127.0.0.1:{port}/webhooks/meta",
-            data=chunks(),
-            timeout=10,
-            headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
-        )
+        answer = post_signed_meta(f"http://127.0.0.1:{port}", body, data=chunks())
         assert answer.status_code == 413 and answer.json()["error"] == "body_too_large"
         small = leadgen_body("5552000000000099", created_time=int(time.time()))
-        answer = requests.post(
-            f"http://127.0.0.1:{port}/webhooks/meta",
-            data=iter([small]),
-            timeout=10,
-            headers={"X-Hub-Signature-256": sign(small), "Content-Type": "application/json"},
-        )
+        answer = post_signed_meta(f"http://127.0.0.1:{port}", small, data=iter([small]))
         assert answer.status_code == 200 and answer.json()["accepted"] == 1  # chunked within the limit is fine
     finally:
         web.send_signal(signal.SIGTERM)

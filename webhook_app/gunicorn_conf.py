@@ -75,7 +75,7 @@ def on_starting(server):
     than with a traceback in every web process's boot (a live web on the sandbox's Redis
     too); say once where events go; start the counters from zero (files left by an
     earlier server would be added in)."""
-    from workers import capi, logs, mappingfile, redisowner, redissafety
+    from workers import capi, logs, mappingfile, redisowner
     from workers.queues import connect
     from workers.required import WEB, ConfigError
     from workers.settings import load
@@ -90,8 +90,7 @@ def on_starting(server):
         settings = load(role=WEB)
         routes = mappingfile.validate(settings)["routes"]
         connection = connect(settings.redis_url)
-        redisowner.check(connection, settings, str(environment.data_dir()))
-        redissafety.check(connection, settings.allow_unsafe_redis, "web")
+        redisowner.usable(connection, settings, str(environment.data_dir()), "web")
     except ConfigError as err:
         print(f"leadrelay: configuration error: {err}", file=sys.stderr)
         sys.exit(2)

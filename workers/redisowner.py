@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import redis
 
+from . import redissafety
 from .queues import redis_key
 from .required import ConfigError
 from .settings import Settings
@@ -47,3 +48,15 @@ def check(connection: redis.Redis, settings: Settings, data_dir: str = "data") -
             )
     except (redis.ConnectionError, redis.TimeoutError):
         return
+
+
+def usable(connection: redis.Redis, settings: Settings, data_dir: str, role: str | None) -> None:
+    """What a process checks of its Redis at start: whose it is, and (for a process that
+    acknowledges or works leads, `role`) that it keeps what it is given.
+
+    Raises:
+        ConfigError: naming REDIS_URL (see `check` and redissafety.check).
+    """
+    check(connection, settings, data_dir)
+    if role:
+        redissafety.check(connection, settings.allow_unsafe_redis, role)

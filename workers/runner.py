@@ -237,8 +237,7 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
         log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
     try:
         connection = connect(env["REDIS_URL"])
-        redisowner.check(connection, settings, str(data_dir))
-        redissafety.check(connection, settings.allow_unsafe_redis, "run")
+        redisowner.usable(connection, settings, str(data_dir), "run")
     except ConfigError:
         if embedded:
             embedded.stop()

@@ -7,12 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import redis
 from rq import Queue, Worker
 from rq.registry import FailedJobRegistry
 
-from helpers import leadgen_body
+from helpers import kill_tree, leadgen_body
 from workers import deadletters, recovery
 from workers.embedded_redis import free_port
 from workers.queues import SERIALIZER
@@ -44,12 +43,9 @@ def test_worker_killed_mid_job_and_the_lead_is_delivered_once(graph, post_meta, 
     try:
         wait_for(lambda: graph.calls("lead"))  # the job is reading the lead right now
         # The machine is lost: the worker and anything it started die, no goodbye.
-        tree = [worker_process := psutil.Process(worker.pid), *worker_process.children(recursive=True)]
-        for process in tree:
-            process.send_signal(signal.SIGKILL)
+        kill_tree(worker.pid)
     finally:
         worker.wait()
-        psutil.wait_procs(tree, timeout=5)
     assert graph.events == []
     assert redis_conn.zcard("rq:wip:leadrelay") == 1  # RQ still believes it is running
 

@@ -57,14 +57,12 @@ def mapping_or_exit(settings) -> dict:
 def redis_usable_or_exit(settings, connection=None, role: str | None = None) -> None:
     """Live never uses the sandbox's Redis, nor the sandbox a live one; a process that
     acknowledges or works leads (`role`) refuses a Redis that can lose them. One line, exit 2."""
-    from .. import redisowner, redissafety
+    from .. import redisowner
     from ..queues import connect
 
     connection = connection or connect(settings.redis_url)
     try:
-        redisowner.check(connection, settings, str(environment.data_dir()))
-        if role:
-            redissafety.check(connection, settings.allow_unsafe_redis, role)
+        redisowner.usable(connection, settings, str(environment.data_dir()), role)
     except ConfigError as err:
         click.echo(f"leadrelay: configuration error: {err}", err=True)
         sys.exit(2)
