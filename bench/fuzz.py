@@ -35,9 +35,9 @@ sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).
 
 import test_hostile as cases  # noqa: E402  (the strategies, not the tests)
 
-from workers.embedded_redis import EmbeddedRedis  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.sources import SOURCES  # noqa: E402
-from workers.standin import GraphStandin  # noqa: E402
+from workers.standin.server import GraphStandin  # noqa: E402
 
 
 def main() -> int:
@@ -67,9 +67,10 @@ def main() -> int:
         for source in SOURCES.values():
             os.environ.setdefault(source.secret_setting, "fuzz")
         from webhook_app import create_app
-        from workers import deadletters, quarantine
-        from workers.queues import connect, queue
-        from workers.settings import load
+        from workers.common.queues import connect, queue
+        from workers.config.settings import load
+        from workers.engine import quarantine
+        from workers.failures import deadletters
 
         client = create_app().test_client()
         answers: dict[str, Counter] = {}
@@ -201,7 +202,7 @@ def main() -> int:
 
 
 def _inbox(connection) -> list[dict]:
-    from workers import inbox
+    from workers.intake import inbox
 
     return [json.loads(fields[b"e"]) for _, fields in connection.xrange(inbox.STREAM)]
 
@@ -214,7 +215,7 @@ def _event_id(entry: dict) -> str:
 def _drain(connection, q, data: str, stall: float) -> dict:
     """Two worker processes until the inbox and the queue are empty; a stall is `stall`
     seconds in which the work left did not shrink; a worker that exits on its own counts."""
-    from workers import inbox
+    from workers.intake import inbox
 
     logs = [open(Path(data) / f"worker{n}.log", "w") for n in range(2)]
     workers = [

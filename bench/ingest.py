@@ -53,8 +53,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import loadgen  # noqa: E402
 
-from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
-from workers.queues import connect  # noqa: E402
+from workers.common.queues import connect  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
 
 SECRET = "bench-app-secret"
 

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from workers.embedded_redis import EmbeddedRedis  # noqa: E402
-from workers.standin import GraphStandin  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
+from workers.standin.server import GraphStandin  # noqa: E402
 
 FIELDS = [
     {"name": "full_name", "values": ["Joe Example"]},
@@ -73,10 +73,12 @@ def main() -> None:
                 "LEADRELAY_DATA_DIR": tempfile.mkdtemp(),
             }
         )
-        from workers import batches, jobs, logs
-        from workers.intake import enqueue_new
-        from workers.queues import connect, queue
-        from workers.settings import load
+        from workers import jobs
+        from workers.common import logs
+        from workers.common.queues import connect, queue
+        from workers.config.settings import load
+        from workers.engine import inboxdrain
+        from workers.intake.receiver import enqueue_new
         from workers.sources import SOURCES
 
         logs.configure("WARNING")
@@ -98,7 +100,7 @@ def main() -> None:
                 via="webhook",
             )
         q.empty()  # the drain jobs the intake queued: this process drains instead
-        batches.drain(0)
+        inboxdrain.drain(0)
         assert len({e["event_id"] for e in graph.events}) == args.leads, len(graph.events)
         connection.delete(*connection.keys("rq:*"))  # queue bookkeeping, not kept per lead
         after = connection.info("memory")["used_memory"]

@@ -30,11 +30,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from rq import Queue, Worker  # noqa: E402
 
-from workers.embedded_redis import EmbeddedRedis  # noqa: E402
-from workers.intake import enqueue_new  # noqa: E402
-from workers.queues import SERIALIZER, connect  # noqa: E402
+from workers.common.queues import SERIALIZER, connect  # noqa: E402
+from workers.intake.receiver import enqueue_new  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.sources import SOURCES  # noqa: E402
-from workers.standin import GraphStandin  # noqa: E402
+from workers.standin.server import GraphStandin  # noqa: E402
 
 BIN = Path(sys.executable).parent
 FIRST_ID = 7_000_000_000_000_000

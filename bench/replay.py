@@ -26,10 +26,12 @@ sys.path[:0] = [str(ROOT)]
 
 from rq.registry import FailedJobRegistry  # noqa: E402
 
-from workers import deadletters, inbox, jobs  # noqa: E402
-from workers.embedded_redis import EmbeddedRedis  # noqa: E402
-from workers.queues import connect, job_id, queue  # noqa: E402
-from workers.work import Work, dead_letter  # noqa: E402
+from workers import jobs  # noqa: E402
+from workers.common.queues import connect, job_id, queue  # noqa: E402
+from workers.engine.jobwork import Work, dead_letter  # noqa: E402
+from workers.failures import deadletters  # noqa: E402
+from workers.intake import inbox  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 
 BIN = Path(sys.executable).parent
 

@@ -37,7 +37,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
 
 SECRET = "bench-secret"
 

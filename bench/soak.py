@@ -41,11 +41,12 @@ sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).
 
 from soakparts import BIN, ROOT, SECRET, Workers, agency, notification, page_of, recovered_leads, scraped  # noqa: E402
 
-from workers import deadletters, inbox  # noqa: E402
-from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
-from workers.queues import SERIALIZER, connect  # noqa: E402
-from workers.standin import GraphStandin  # noqa: E402
-from workers.times import unix_time  # noqa: E402
+from workers.common.queues import SERIALIZER, connect  # noqa: E402
+from workers.common.times import unix_time  # noqa: E402
+from workers.failures import deadletters  # noqa: E402
+from workers.intake import inbox  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
+from workers.standin.server import GraphStandin  # noqa: E402
 
 FAULTS = [
     {"status": 500},

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 if TYPE_CHECKING:
-    from workers.standin import GraphStandin
+    from workers.standin.server import GraphStandin
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -25,8 +25,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from workers.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
-from workers.standin import GraphStandin  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
+from workers.standin.server import GraphStandin  # noqa: E402
 
 BIN = Path(sys.executable).parent
 TOKEN = "bench-api-token"

@@ -30,11 +30,12 @@ from helpers import (
     sign,
 )
 from webhook_app import create_app
-from workers import jobs, runner
-from workers.embedded_redis import EmbeddedRedis
-from workers.settings import load
+from workers import jobs
+from workers.config.settings import load
+from workers.run import runner
+from workers.run.embedded_redis import EmbeddedRedis
 from workers.sources import SOURCES
-from workers.standin import GraphStandin
+from workers.standin.server import GraphStandin
 
 # Property tests count examples, not milliseconds: a slow CI machine must not fail them.
 settings.register_profile("leadrelay", deadline=None)

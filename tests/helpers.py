@@ -292,7 +292,7 @@ def delivered(graph) -> dict[str, list[str]]:
 def inbox_entries(connection) -> list[dict]:
     """The leads waiting in the inbox stream, oldest first, as the receiver stored them:
     {"id": job id, "fn": the job function, "arg": its argument, "rid": request id}."""
-    from workers import inbox
+    from workers.intake import inbox
 
     return [json.loads(fields[b"e"]) for _, fields in connection.xrange(inbox.STREAM)]
 

@@ -12,7 +12,7 @@ from werkzeug.serving import make_server
 
 from helpers import ADMIN, agency_lead, agency_post, invalid_dead_letter
 from webhook_app import create_app
-from workers import policy
+from workers.common import policy
 
 LEAD = "1234567890123456"
 # As the machine's notes say: without these Chromium reaches for Google's hosts.
@@ -193,8 +193,9 @@ def test_the_accuracy_table_and_chart_after_a_sweep_recovered_two_leads(
     served, browser, graph, work, redis_conn, tmp_path
 ):
     from helpers import leadgen_body, sign
-    from workers import jobs, sweep
-    from workers.queues import queue
+    from workers import jobs
+    from workers.common.queues import queue
+    from workers.sweep import sweeper
 
     app, base = served
     created = int(time.time()) - 3600
@@ -205,7 +206,7 @@ def test_the_accuracy_table_and_chart_after_a_sweep_recovered_two_leads(
     body = leadgen_body(*ids[:8], created_time=created)
     app.test_client().post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
     work()
-    sweep.sweep(jobs.context(), queue(redis_conn, "leadrelay"))
+    sweeper.sweep(jobs.context(), queue(redis_conn, "leadrelay"))
     work()
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     page.goto(f"{base}/admin")

@@ -9,9 +9,9 @@ import pytest
 
 from helpers import ADMIN, API_TOKEN
 from webhook_app import create_app
-from workers import policy
-from workers.required import ConfigError
-from workers.settings import load
+from workers.common import policy
+from workers.config.needed import ConfigError
+from workers.config.settings import load
 
 
 @pytest.fixture

@@ -42,9 +42,9 @@ from webhook_app import create_app
     ],
 )
 def test_a_routing_mistake_is_named_with_its_table_and_key(tmp_path, change, named):
-    from workers import mappingfile
-    from workers.required import ConfigError
-    from workers.settings import Settings
+    from workers.config import mappingfile
+    from workers.config.needed import ConfigError
+    from workers.config.settings import Settings
 
     path = tmp_path / "leadrelay.toml"
     path.write_text(AGENCY_CONFIG.replace(*change))
@@ -172,7 +172,7 @@ def test_reconcile_all_reads_every_pages_forms_with_its_token_and_routes_what_it
 
 def test_a_dataset_without_a_capi_token_keeps_its_events_and_dry_run_shows_them_alone(agency, graph, work):
     from workers import jobs
-    from workers.settings import load
+    from workers.config.settings import load
 
     agency.write_text(
         AGENCY_CONFIG + '[datasets.trial]\nid = "5001"\n\n[pages.505]\ntoken_env = "CEDAR_PAGE_TOKEN"\n'

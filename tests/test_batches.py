@@ -12,11 +12,14 @@ from hypothesis import strategies as st
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, kill_worker_during, leadgen_body, leadrelay, wait_for
-from workers import batches, deadletters, inbox, recovery, runner
-from workers.graph import BATCH_LIMIT
-from workers.pauses import Pauses
-from workers.queues import queue
-from workers.settings import load
+from workers.common.queues import queue
+from workers.config.settings import load
+from workers.engine import inboxdrain, recovery
+from workers.failures import deadletters
+from workers.graphapi.graph import BATCH_LIMIT
+from workers.graphapi.pauses import Pauses
+from workers.intake import inbox
+from workers.run import runner
 
 NOW = int(time.time())
 IDS = [str(8100000000000000 + i) for i in range(5)]
@@ -86,7 +89,7 @@ def test_a_webhook_redelivered_while_its_batch_runs_sends_no_second_event(graph,
     held = threading.Event()
     graph.then({"hold": held}, on="batch")
     post_meta(leadgen_body(IDS[0], created_time=NOW))
-    draining = threading.Thread(target=batches.drain, args=(0,))  # the drain job's function, run here
+    draining = threading.Thread(target=inboxdrain.drain, args=(0,))  # the drain job's function, run here
     draining.start()
     try:
         wait_for(lambda: graph.calls("batch"))  # the drain job is reading the lead right now
@@ -179,8 +182,8 @@ def test_metas_usage_headers_shrink_the_next_batch(graph, post_meta, work, redis
 
 @given(st.floats(min_value=0, max_value=1000, allow_nan=False))
 def test_pacing_never_grows_as_meta_reports_more_usage(usage):
-    size, rest = batches.pacing(usage)
-    more_size, more_rest = batches.pacing(usage + 5)
+    size, rest = inboxdrain.pacing(usage)
+    more_size, more_rest = inboxdrain.pacing(usage + 5)
     assert 1 <= more_size <= size <= BATCH_LIMIT and rest <= more_rest
     assert (size, rest) == ((BATCH_LIMIT, 0.0) if usage < 75 else (size, rest))
 
@@ -236,7 +239,7 @@ def test_a_drain_job_killed_again_and_again_is_replaced_and_never_a_dead_letter(
 
 
 def test_a_lead_meta_already_confirmed_is_skipped_and_counted_so(graph, post_meta, work, redis_conn):
-    from workers import counters
+    from workers.common import counters
 
     graph.add_lead(IDS[0])
     redis_conn.set(f"leadrelay:confirmed:meta:{IDS[0]}:Lead", "trace")  # sent by a drain job killed before its ack
@@ -247,7 +250,7 @@ def test_a_lead_meta_already_confirmed_is_skipped_and_counted_so(graph, post_met
 
 
 def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(graph, post_meta, redis_conn, capsys):
-    from workers.recovery import pid_alive
+    from workers.engine.recovery import pid_alive
 
     graph.add_lead(IDS[0])
     post_meta(leadgen_body(IDS[0], created_time=NOW))
@@ -258,7 +261,7 @@ def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(
     assert redis_conn.keys("rq:worker:*") == []  # ...with no RQ worker record (one lapses in a long job)
     assert inbox.reclaim(redis_conn, "another-host:1", lambda c: inbox.gone(redis_conn, c, pid_alive)) == []
     # That drain job failed half-way (an exception, not a kill): the next one here takes it up.
-    batches.drain(0)
+    inboxdrain.drain(0)
     assert [e["event_id"] for e in graph.events] == [f"meta:{IDS[0]}:Lead"]
     resumed = [json.loads(line) for line in capsys.readouterr().err.splitlines() if '"inbox_resumed"' in line]
     assert [line["job_ids"] for line in resumed] == [[entry["id"]]]  # said, for whoever counts resends

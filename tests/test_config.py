@@ -2,8 +2,8 @@
 
 import pytest
 
-from workers.required import WEB, WORKER, ConfigError
-from workers.settings import load
+from workers.config.needed import WEB, WORKER, ConfigError
+from workers.config.settings import load
 
 BASE = {
     "REDIS_URL": "redis://127.0.0.1:6379/0",
@@ -92,8 +92,8 @@ def test_the_example_mapping_file_shows_every_table_and_loads(env, monkeypatch):
     import tomllib
 
     from helpers import ROOT
-    from workers import mappingfile
-    from workers.settings import load
+    from workers.config import mappingfile
+    from workers.config.settings import load
 
     path = ROOT / "docs" / "leadrelay.example.toml"
     tables = set(tomllib.loads(path.read_text()))

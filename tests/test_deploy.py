@@ -28,7 +28,7 @@ from helpers import (
     ready,
     wait_for,
 )
-from workers.embedded_redis import free_port
+from workers.run.embedded_redis import free_port
 
 DEPLOY = ROOT / "deploy"
 VENV = "/opt/leadrelay"  # where the image and the systemd units keep the venv

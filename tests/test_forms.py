@@ -9,8 +9,8 @@ import pytest
 
 from helpers import OLD_FORM_SECRET, SUBMITTED, fixture, leadrelay, tally_sig, typeform_sig
 from webhook_app import create_app
-from workers import profiles
-from workers.required import ConfigError
+from workers.config.needed import ConfigError
+from workers.events import profiles
 
 
 def sha(text: str) -> str:

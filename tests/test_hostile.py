@@ -18,8 +18,9 @@ from rq.registry import FailedJobRegistry
 
 from helpers import inbox_entries, leadgen_body
 from webhook_app import create_app
-from workers import deadletters, jobs
-from workers.queues import queue
+from workers import jobs
+from workers.common.queues import queue
+from workers.failures import deadletters
 from workers.sources import SOURCES
 
 API_TOKEN = "hostile-api-token"

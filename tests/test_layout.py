@@ -39,7 +39,8 @@ def test_the_check_sees_an_import_of_webhook_app(tmp_path):
 def test_importing_the_core_loads_no_web_stack():
     """A fresh interpreter: this test process has Flask loaded already."""
     code = (
-        "import sys, workers.jobs, workers.cli, workers.sources, workers.settings, workers.stages, workers.intake\n"
+        "import sys, workers.jobs, workers.cli, workers.sources, workers.config.settings\n"
+        "import workers.intake.stageitems, workers.intake.receiver\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(WEB_STACK)!r}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
@@ -137,9 +138,70 @@ def test_the_circle_check_sees_a_circle():
 
 def test_a_worker_process_loads_no_stand_in():
     """The Graph stand-in is the sandbox's: `leadrelay run` loads it only then."""
-    code = "import sys, workers.runner, workers.cli.service\nprint('workers.standin' in sys.modules)"
+    code = "import sys, workers.run.runner, workers.cli.service\nprint('workers.standin.server' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+# The packages from the bottom up: each may import its own and those below, never one
+# above. workers.jobnames is a table that imports nothing, so any may name a job from it.
+LAYERS = (
+    ("workers", "workers.jobnames", "workers.identity"),
+    ("workers.common",),
+    ("workers.standin",),  # the sandbox's Graph stand-in: only common below it
+    ("workers.sources",),
+    ("workers.config",),
+    ("workers.events",),
+    ("workers.graphapi",),
+    ("workers.intake",),
+    ("workers.failures",),
+    ("workers.engine",),
+    ("workers.sweep",),
+    ("workers.jobs",),  # every RQ entry point
+    ("workers.run",),
+    ("workers.cli",),
+    ("webhook_app",),
+)
+# The paths earlier releases stored for jobs (workers/jobnames.py FORMER): each calls the
+# job it stands for, above it, until the shim goes.
+SHIMS = {"workers.batches": LAYERS.index(("workers.jobs",)), "workers.sweep": LAYERS.index(("workers.jobs",))}
+
+
+def _layer(module: str) -> int:
+    if module in SHIMS:
+        return SHIMS[module]
+    matches = [
+        (len(package), number)
+        for number, packages in enumerate(LAYERS)
+        for package in packages
+        if module == package or (module.startswith(package + ".") and package != "workers")
+    ]
+    assert matches, f"{module} is in no layer: add its package to LAYERS"
+    return max(matches)[1]
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{module} -> {other}"
+        for module, imported in graph.items()
+        for other in imported
+        if _layer(other) > _layer(module)
+    )
+
+
+def test_every_import_runs_down_the_layers():
+    assert _upward(_import_graph()) == []
+
+
+def test_the_layer_check_sees_an_import_running_upward():
+    graph = {"workers.common.policy": {"workers.engine.attempts"}, "workers.engine.attempts": {"workers.common.policy"}}
+    assert _upward(graph) == ["workers.common.policy -> workers.engine.attempts"]
+
+
+def test_every_package_has_its_layer():
+    packages = {path.parent for path in (ROOT / "workers").rglob("__init__.py")}
+    named = {package for layer in LAYERS for package in layer}
+    assert {".".join(p.relative_to(ROOT).parts) for p in packages} - named == set()
 
 
 def test_identity_imports_nothing_of_ours_outside_itself():

@@ -10,8 +10,9 @@ import socket
 import pytest
 
 from helpers import APP_SECRET, BIN, Service, clean_env, cli, ready, wait_for
-from workers import environment, redisowner, sandbox
-from workers.embedded_redis import free_port
+from workers.config import environment, sandbox
+from workers.run import redisowner
+from workers.run.embedded_redis import free_port
 
 LIVE = {
     "META_APP_SECRET": APP_SECRET,

@@ -11,9 +11,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from helpers import BIN, CAPI_TOKEN, clean_env, fast_forward, fixture, leadgen_body, sign, typeform_sig, wait_for
 from webhook_app import create_app
-from workers import deadletters, jobs, replay, sweep
-from workers.embedded_redis import free_port
-from workers.queues import queue
+from workers import jobs
+from workers.common.queues import queue
+from workers.failures import deadletters, replay
+from workers.run.embedded_redis import free_port
+from workers.sweep import sweeper
 
 LEAD = "1234567890123456"
 
@@ -264,7 +266,7 @@ def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta,
     work()
     graph.page_forms["111"] = ["555"]
     graph.add_lead("1234567890123458")  # no webhook: the sweep finds it and flags the Page silent
-    sweep.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=time.time() + 700)
+    sweeper.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=time.time() + 700)
     served = {name for name, _ in scrape(client)}
     rules = (Path(__file__).parent.parent / "docs" / "prometheus-alerts.yml").read_text()
     used = set(re.findall(r"\bleadrelay_[a-z_]+", rules))

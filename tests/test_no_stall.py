@@ -14,8 +14,11 @@ from rq.registry import FailedJobRegistry
 
 from helpers import API_TOKEN, BIN, fast_forward, inbox_entries, kill_worker_during, leadgen_body, wait_for
 from webhook_app import create_app
-from workers import counters, deadletters, inbox, quarantine, recovery
-from workers.queues import queue
+from workers.common import counters
+from workers.common.queues import queue
+from workers.engine import quarantine, recovery
+from workers.failures import deadletters
+from workers.intake import inbox
 
 NOW = int(time.time())
 GOOD = [str(8200000000000000 + i) for i in range(3)]

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import BIN
 from webhook_app import create_app
-from workers.embedded_redis import free_port
+from workers.run.embedded_redis import free_port
 
 
 @pytest.fixture(

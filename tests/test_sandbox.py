@@ -10,10 +10,10 @@ import pytest
 import requests
 
 from helpers import BIN, ROOT, Service, clean_env, cli, ready, wait_for
-from workers import environment, sandbox
-from workers.embedded_redis import free_port
-from workers.required import ConfigError
-from workers.settings import load
+from workers.config import environment, sandbox
+from workers.config.needed import ConfigError
+from workers.config.settings import load
+from workers.run.embedded_redis import free_port
 
 
 def nothing_set(tmp_path: Path) -> dict:

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from helpers import APP_SECRET, BIN, ROOT, clean_env, leadgen_body, post_signed_meta, ready, sign, wait_for
-from workers.embedded_redis import free_port
+from workers.run.embedded_redis import free_port
 
 
 def port_open(url: str) -> bool:

@@ -168,7 +168,7 @@ def test_a_bad_ldu_item_is_rejected_with_its_reason(configured, item, detail):
     ],
 )
 def test_mapping_file_ldu_and_region_mistakes_name_the_entry(configured, toml, where):
-    from workers.required import ConfigError
+    from workers.config.needed import ConfigError
 
     with pytest.raises(ConfigError) as err:
         configured(toml)

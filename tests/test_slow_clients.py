@@ -12,7 +12,7 @@ import time
 import requests
 
 from helpers import BIN, ROOT, clean_env, leadgen_body, post_signed_meta, ready, wait_for
-from workers.embedded_redis import free_port
+from workers.run.embedded_redis import free_port
 
 STALLED = 60  # more than a thread server's 2 processes x 4 threads would ever hold
 

@@ -8,7 +8,7 @@ import pytest
 from helpers import API_TOKEN as TOKEN
 from helpers import LEAD, leadgen_body, leadrelay
 from webhook_app import create_app
-from workers import deadletters
+from workers.failures import deadletters
 
 EM = hashlib.sha256(b"joe@example.com").hexdigest()
 PH = hashlib.sha256(b"16505551212").hexdigest()
@@ -191,7 +191,7 @@ def test_more_than_1000_items_is_refused(api):
 def _queue(redis_conn):
     from rq import Queue
 
-    from workers.queues import SERIALIZER
+    from workers.common.queues import SERIALIZER
 
     return Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER)
 

@@ -13,9 +13,11 @@ import pytest
 from rq.registry import ScheduledJobRegistry
 
 from helpers import agency_lead, inbox_entries, leadgen_body, leadrelay, scheduled_in, wait_for
-from workers import accuracy, jobs, sweep
-from workers.queues import queue
-from workers.settings import load
+from workers import jobs
+from workers.common.queues import queue
+from workers.config.settings import load
+from workers.events import accuracy
+from workers.sweep import sweeper
 
 PAGE, FORM = "111", "555"  # where tests/helpers.leadgen_body's leads come from
 HOUR = 3600
@@ -36,7 +38,7 @@ def leads(graph, count: int, created: int, start: int = 0) -> list[str]:
 
 
 def run(redis_conn, now: float | None = None) -> dict:
-    return sweep.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=now)
+    return sweeper.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=now)
 
 
 def lead_events(graph) -> list[str]:
@@ -132,16 +134,16 @@ def test_a_rate_limit_stops_the_sweep_keeps_its_place_and_waits_longer_each_time
         on="form_leads",
         times=2,
     )
-    first = sweep.run_sweep({})
+    first = sweeper.run_sweep({})
     assert first["outcome"] == "throttled" and first["retry_in"] == 300  # Meta's five minutes
-    assert redis_conn.hget(sweep.CURSORS, FORM) is None  # its place is kept: nothing was read
+    assert redis_conn.hget(sweeper.CURSORS, FORM) is None  # its place is kept: nothing was read
     [scheduled] = [
         j for j in ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids() if j.startswith("sweep-")
     ]
     assert 235 < scheduled_in(redis_conn, scheduled) <= 300  # the start of the slot five minutes on
-    assert sweep.run_sweep({})["retry_in"] == 600  # twice as long
-    assert sweep.run_sweep({})["recovered"] == 2  # Meta answers again: from the same place
-    assert redis_conn.get(sweep.BACKOFF) is None
+    assert sweeper.run_sweep({})["retry_in"] == 600  # twice as long
+    assert sweeper.run_sweep({})["recovered"] == 2  # Meta answers again: from the same place
+    assert redis_conn.get(sweeper.BACKOFF) is None
     work()
     assert lead_events(graph) == sorted(ids)
 
@@ -204,8 +206,8 @@ def test_an_interrupted_read_goes_on_from_the_page_it_reached(form, graph, post_
     assert run(redis_conn)["failed_pages"] == [PAGE]  # a 5xx: this Page waits for the next sweep
     interrupted = run(redis_conn)
     assert interrupted["outcome"] == "throttled" and interrupted["forms"][f"{PAGE}/{FORM}"]["listed"] == 100
-    assert json.loads(redis_conn.hget(sweep.PROGRESS, FORM))["after"] == "100"
+    assert json.loads(redis_conn.hget(sweeper.PROGRESS, FORM))["after"] == "100"
     finished = run(redis_conn)
     assert finished["forms"][f"{PAGE}/{FORM}"]["listed"] == 150  # pages 2 and 3, not page 1 again
     assert [c["query"].get("after") for c in graph.calls("form_leads")][-2:] == [["100"], ["200"]]
-    assert len(inbox_entries(redis_conn)) == 249 and redis_conn.hget(sweep.PROGRESS, FORM) is None
+    assert len(inbox_entries(redis_conn)) == 249 and redis_conn.hget(sweeper.PROGRESS, FORM) is None

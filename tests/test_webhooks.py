@@ -6,7 +6,7 @@ from rq import Queue
 
 from helpers import VERIFY_TOKEN, fixture_bytes, inbox_entries, leadgen_body, sign
 from webhook_app import create_app
-from workers.queues import SERIALIZER
+from workers.common.queues import SERIALIZER
 
 
 def queued(redis_conn) -> list:
@@ -122,7 +122,7 @@ def test_oversized_body_returns_413(env, monkeypatch, redis_conn):
 
 
 def test_redis_unreachable_returns_503_so_meta_retries(env, monkeypatch):
-    from workers.embedded_redis import free_port
+    from workers.run.embedded_redis import free_port
 
     monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
     client = create_app().test_client()

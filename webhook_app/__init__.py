@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from flask import Flask
 
-    from workers.settings import Settings
+    from workers.config.settings import Settings
 
 
 def create_app(settings: "Settings | None" = None) -> "Flask":
@@ -22,18 +22,19 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     """
     from flask import Flask
 
-    from workers import logs, mappingfile, required
-    from workers.lane import Lane
-    from workers.queues import connect, queue
-    from workers.settings import load
+    from workers.common import logs
+    from workers.common.queues import connect, queue
+    from workers.config import mappingfile, needed
+    from workers.config.settings import load
+    from workers.intake.requestredis import Lane
 
     from . import admin, admin_page, api, errors, health, prometheus, webhooks
     from .bodies import WholeBodies
 
     if settings is None:
-        settings = load(role=required.WEB)
+        settings = load(role=needed.WEB)
     else:
-        required.require(settings, required.WEB)
+        needed.require(settings, needed.WEB)
     logs.configure(settings.log_level)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes

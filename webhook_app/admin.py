@@ -9,9 +9,9 @@ from collections import Counter
 
 from flask import Blueprint, current_app, jsonify, request
 
-from workers import deadletters
-from workers.errors import ReceiverError
-from workers.replay import run_replay
+from workers.common.refusals import ReceiverError
+from workers.failures import deadletters
+from workers.failures.replay import run_replay
 
 from . import tokenauth
 

@@ -19,13 +19,16 @@ from datetime import datetime, timedelta, timezone
 from flask import Blueprint, Flask, abort, current_app, flash, redirect, render_template, request, session, url_for
 from rq import Worker
 
-from workers import accuracy, counters, deadletters, events, intake, logs
+from workers.common import counters, logs
+from workers.common.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
+from workers.common.queues import queue_status
+from workers.config.routing import DEFAULT, dataset_of
+from workers.events import accuracy, conversions
+from workers.failures import deadletters
+from workers.failures.replay import run_replay
+from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
-from workers.pauses import Pauses
-from workers.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
-from workers.queues import queue_status
-from workers.replay import run_replay
-from workers.routing import DEFAULT, dataset_of
+from workers.intake import receiver
 from workers.sources.signing import matches_any
 
 from . import charts, guard, tokenauth
@@ -181,7 +184,7 @@ def overview() -> dict:
         "silent": accuracy.silent(connection),
         "datasets": _datasets(routes, entries, pauses, counters.read(connection)),
         "chosen": chosen,
-        "held": intake.held(connection),
+        "held": receiver.held(connection),
         "queue": queue_status(queue),
         "waiting_on_token": sum(p["waiting"] for p in pauses),
         "workers": Worker.count(connection=connection, queue=queue),
@@ -251,7 +254,7 @@ def _row(entry: dict, now: float) -> dict:
         "before sending" if entry.get("reason") in (INVALID, EXPIRED) and not entry.get("code") else ""
     )
     row["meaning"], row["fix"] = explain(entry.get("code"), entry.get("subcode")) or ("", "")
-    row["window_left"] = events.deadline(entry["event_time"]) - now if entry.get("event_time") else None
+    row["window_left"] = conversions.deadline(entry["event_time"]) - now if entry.get("event_time") else None
     return row
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import redis
 from flask import Blueprint, current_app, g, jsonify, request
 
-from workers import jsonbody, logs, stages
-from workers.errors import BodyTooLarge, MalformedBody, QueueUnavailable
+from workers.common import jsonbody, logs
+from workers.common.refusals import BodyTooLarge, MalformedBody, QueueUnavailable
+from workers.intake import stageitems
 
 from . import prometheus, tokenauth
 
@@ -25,7 +26,7 @@ def _authorise():
     routes = ext["routes"]
     tokens = {OPERATOR: ext["settings"].api_token} | {name: c.token for name, c in routes.clients.items()}
     who = tokenauth.identify(tokens, "LEADRELAY_API_TOKEN or a client's token_env", "api")
-    g.scope = stages.Scope(routes, routes.clients.get(who))
+    g.scope = stageitems.Scope(routes, routes.clients.get(who))
 
 
 @bp.post("/stage-events")
@@ -39,10 +40,10 @@ def stage_events():
     if not isinstance(body, (dict, list)):
         raise MalformedBody("expected a JSON object or list", reason="unexpected_shape")
     items = body if isinstance(body, list) else [body]
-    if len(items) > stages.MAX_ITEMS:
-        raise BodyTooLarge(f"at most {stages.MAX_ITEMS} stage changes per request", reason="too_many_items")
+    if len(items) > stageitems.MAX_ITEMS:
+        raise BodyTooLarge(f"at most {stageitems.MAX_ITEMS} stage changes per request", reason="too_many_items")
     try:
-        results = stages.accept(
+        results = stageitems.accept(
             ext["redis"], ext["queue"], items, ext["stages"], ext["settings"].default_region, g.scope
         )
     except redis.RedisError:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import json
 
-from workers import logs
+from workers.common import logs
 
 log = logs.get(__name__)
 _NO_BODY = ("GET", "HEAD", "OPTIONS", "DELETE")

@@ -1,4 +1,4 @@
-"""The one place that maps errors to HTTP answers (the tree is in workers/errors.py).
+"""The one place that maps errors to HTTP answers (the tree is in workers/common/refusals.py).
 
 Every error answers JSON `{"error": <reason>, "detail": <text>}`; the reason is
 machine-readable and is what gets logged and counted. Nothing answers 500: an error no
@@ -13,8 +13,8 @@ import redis
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from workers import logs
-from workers.errors import BodyTooLarge, QueueUnavailable, ReceiverError
+from workers.common import logs
+from workers.common.refusals import BodyTooLarge, QueueUnavailable, ReceiverError
 
 log = logs.get(__name__)
 

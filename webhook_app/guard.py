@@ -21,9 +21,9 @@ import secrets
 import redis
 from flask import current_app, request
 
-from workers import logs, policy
-from workers.errors import ReceiverError
-from workers.queues import redis_key
+from workers.common import logs, policy
+from workers.common.queues import redis_key
+from workers.common.refusals import ReceiverError
 
 from .webmetrics import AUTH_REFUSED
 

@@ -18,7 +18,7 @@ if os.path.basename(sys.argv[0]) == "gunicorn":
 
     monkey.patch_all()
 
-from workers import environment  # noqa: E402  (.env and the sandbox's settings, as the CLI reads them)
+from workers.config import environment  # noqa: E402  (.env and the sandbox's settings, as the CLI reads them)
 
 environment.apply()
 
@@ -52,7 +52,7 @@ class JsonLogger(__import__("gunicorn.glogging", fromlist=["Logger"]).Logger):
 
     def setup(self, cfg):
         super().setup(cfg)
-        from workers import logs
+        from workers.common import logs
 
         level = os.environ.get("LEADRELAY_LOG_LEVEL", "").strip().upper()
         logs.configure(level if level in ("DEBUG", "WARNING", "ERROR") else "INFO")  # on_starting checks it
@@ -75,10 +75,13 @@ def on_starting(server):
     than with a traceback in every web process's boot (a live web on the sandbox's Redis
     too); say once where events go; start the counters from zero (files left by an
     earlier server would be added in)."""
-    from workers import capi, logs, mappingfile, redisowner
-    from workers.queues import connect
-    from workers.required import WEB, ConfigError
-    from workers.settings import load
+    from workers.common import logs
+    from workers.common.queues import connect
+    from workers.config import mappingfile
+    from workers.config.needed import WEB, ConfigError
+    from workers.config.settings import load
+    from workers.graphapi import capi
+    from workers.run import redisowner
 
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     os.makedirs(metrics_dir, exist_ok=True)

@@ -7,7 +7,7 @@ import time
 import redis
 from flask import Blueprint, current_app, jsonify
 
-from workers import redissafety
+from workers.run import redissafety
 
 bp = Blueprint("health", __name__)
 SAFETY_EVERY = 60.0  # seconds between two looks at Redis's persistence settings, per process
@@ -22,7 +22,7 @@ def healthz():
 @bp.get("/readyz")
 def readyz():
     """Ready only while Redis answers (without it no lead can be stored) and keeps what it
-    is given (workers/redissafety.py), unless LEADRELAY_ALLOW_UNSAFE_REDIS says otherwise."""
+    is given (workers/run/redissafety.py), unless LEADRELAY_ALLOW_UNSAFE_REDIS says otherwise."""
     state = current_app.extensions["leadrelay"]
     try:
         state["redis"].ping()

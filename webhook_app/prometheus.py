@@ -3,7 +3,7 @@
 The receiver's counters are prometheus-client metrics. Under gunicorn each web
 process counts on its own, so gunicorn.conf.py points PROMETHEUS_MULTIPROC_DIR at a
 directory every process writes to and a scrape adds them up (prometheus-client's
-multiprocess mode). What workers count lives in Redis (workers/counters.py).
+multiprocess mode). What workers count lives in Redis (workers/common/counters.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,12 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.multiprocess import MultiProcessCollector
 from rq import Worker
 
-from workers import accuracy, counters, deadletters, redissafety
-from workers.pauses import Pauses
-from workers.queues import queue_status
+from workers.common import counters
+from workers.common.queues import queue_status
+from workers.events import accuracy
+from workers.failures import deadletters
+from workers.graphapi.pauses import Pauses
+from workers.run import redissafety
 
 from . import tokenauth
 
@@ -58,7 +61,7 @@ class RedisCollector:
         return [up, *families, *self._safety()]
 
     def _safety(self):
-        """1 while Redis can lose what it acknowledged (workers/redissafety.py)."""
+        """1 while Redis can lose what it acknowledged (workers/run/redissafety.py)."""
         try:
             found = redissafety.problems(self.connection)
         except redis.RedisError:

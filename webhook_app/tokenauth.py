@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import request
 
-from workers.errors import ReceiverError
+from workers.common.refusals import ReceiverError
 from workers.sources.signing import matches_any
 
 from . import guard

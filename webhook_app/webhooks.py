@@ -11,8 +11,9 @@ import time
 from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from workers import intake, logs
-from workers.errors import BodyTooLarge, ReceiverError
+from workers.common import logs
+from workers.common.refusals import BodyTooLarge, ReceiverError
+from workers.intake import receiver
 from workers.sources import SOURCES, meta
 
 from . import prometheus
@@ -56,7 +57,7 @@ def receive(name: str):
     try:
         body = _body()
         mapping = {"forms": ext["forms"], "processing": ext["processing"], "routes": ext["routes"]}
-        counts = intake.receive(
+        counts = receiver.receive(
             source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id, ext["lane"]
         )
     except ReceiverError as err:

@@ -1,7 +1,7 @@
 """Every RQ job's entry point, at the paths workers/jobnames.py names (a wire format:
 they never move). Each takes one plain JSON dict. The lead jobs run on one skeleton
 (`_run`) and log one line per attempt; the drain, batch retry and sweep jobs run their
-modules' code. What jobs share comes from workers/jobcontext.py.
+modules' code. What jobs share comes from workers/engine/context.py.
 
 Settings come from the worker that runs the job (`install`, called by `leadrelay
 worker` before it takes jobs), not from the environment at every job.
@@ -14,12 +14,17 @@ from typing import Callable
 
 from rq import get_current_job
 
-from . import accuracy, batches, capi, deliveries, events, jobnames, leadevents, logs, profiles, sweep
-from .attempts import attempt, finished
-from .jobcontext import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
-from .policy import DeliveryError
-from .routing import dataset_of
-from .work import Work
+from workers import jobnames
+from workers.common import logs
+from workers.common.policy import DeliveryError
+from workers.config.routing import dataset_of
+from workers.engine import inboxdrain, sending
+from workers.engine.attempts import attempt, finished
+from workers.engine.context import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
+from workers.engine.jobwork import Work
+from workers.events import accuracy, conversions, leadevents, profiles
+from workers.graphapi import capi
+from workers.sweep import sweeper
 
 log = logs.get(__name__)
 
@@ -56,8 +61,8 @@ def process_meta_lead(leadgen: dict) -> dict:
         f"inline-{leadgen_id}",
         source="meta",
         key=leadgen_id,
-        event_name=events.LEAD,
-        event_id=events.event_id("meta", leadgen_id, events.LEAD),
+        event_name=conversions.LEAD,
+        event_id=conversions.event_id("meta", leadgen_id, conversions.LEAD),
         event_time=leadgen.get("created_time"),
         args=leadgen,
         dataset=_dataset_name(route),
@@ -112,7 +117,7 @@ def send_form_lead(submission: dict) -> dict:
 def send_stage_events(stage_events: dict) -> dict:
     """Send funnel stage events many per Conversions API request; a lead's raw `Lead`
     goes first when it was never sent. `stage_events` is `{"events": [...]}`, each item
-    as workers/stages.py checked it.
+    as workers/intake/stageitems.py checked it.
 
     Meta rejects a whole request for one invalid event, so a rejected request is split
     in halves until the offending events stand alone; each is dead-lettered with its
@@ -143,17 +148,17 @@ def send_stage_events(stage_events: dict) -> dict:
 
     def body():
         delivered, isolated, dry = 0, [], True
-        for route, pairs in deliveries.by_route(deliveries.stage_pairs(ctx.connection, items)):
+        for route, pairs in sending.by_route(sending.stage_pairs(ctx.connection, items)):
             try:
                 dataset = ctx.routes.dataset(route)
             except DeliveryError as err:  # its dataset left the file: these events alone wait for a replay
                 isolated += [(item, err) for _, item in pairs]
                 continue
             dry = dry and dataset.dry_run
-            sent, refused = deliveries.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
+            sent, refused = sending.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
             delivered, isolated = delivered + sent, isolated + refused
         for item, err in isolated:
-            deliveries.dead_letter_one(ctx.connection, job, item, err, jobnames.SEND_STAGE_EVENTS)
+            sending.dead_letter_one(ctx.connection, job, item, err, jobnames.SEND_STAGE_EVENTS)
         outcome = "dry_run" if dry else "delivered"
         return (
             {"outcome": outcome, "events": delivered, "dead_lettered": len(isolated)},
@@ -183,12 +188,12 @@ def _deliver(ctx: Context, event: dict, dataset) -> dict:
 
 
 def drain(slot: int) -> dict:
-    return batches.drain(slot)
+    return inboxdrain.drain(slot)
 
 
 def retry_batch(batch: dict) -> dict:
-    return batches.retry_batch(batch)
+    return inboxdrain.retry_batch(batch)
 
 
 def run_sweep(arguments: dict) -> dict:
-    return sweep.run_sweep(arguments)
+    return sweeper.run_sweep(arguments)

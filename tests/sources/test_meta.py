@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import APP_SECRET, OLD_APP_SECRET, fixture_bytes, sign
-from workers.errors import BadSignature, MalformedBody
+from workers.common.refusals import BadSignature, MalformedBody
 from workers.sources import meta
 
 SECRETS = (APP_SECRET, OLD_APP_SECRET)

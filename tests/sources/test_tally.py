@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import fixture_bytes
-from workers.errors import BadSignature, MalformedBody
+from workers.common.refusals import BadSignature, MalformedBody
 from workers.sources import tally
 
 SECRET = "3f6c2f4e-8a61-4c2b-9d7e-0b1a2c3d4e5f"

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import fixture_bytes
-from workers.errors import BadSignature, MalformedBody
+from workers.common.refusals import BadSignature, MalformedBody
 from workers.sources import typeform
 
 

@@ -8,7 +8,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers import accuracy
+from workers.events import accuracy
 
 NOW = time.time()
 LEADS = [{"leadgen_id": str(n), "page_id": "1", "form_id": "2", "created_time": NOW} for n in range(6)]

@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from helpers import leadgen_body, sign
 from webhook_app import create_app
-from workers import deadletters, replay
 from workers.cli import main
-from workers.pauses import Pauses
+from workers.failures import deadletters, replay
+from workers.graphapi.pauses import Pauses
 
 
 def invoke(*args):
@@ -55,7 +55,7 @@ def test_an_auth_replay_lifts_the_pause_before_the_jobs_run_again(env, redis_con
     """Replayed jobs must find the token free the moment they are requeued: a worker
     may take them at once. Checked at each job's requeue, through the progress hook."""
     from helpers import PAGE_TOKEN
-    from workers.queues import connect, queue
+    from workers.common.queues import connect, queue
 
     client = create_app().test_client()
     graph.add_lead("5550002")

@@ -8,10 +8,11 @@ import pytest
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import CAPI_TOKEN, fast_forward, leadgen_body, scheduled_in
-from workers import capi, deadletters
-from workers.embedded_redis import free_port
-from workers.pauses import Pauses, fingerprint
-from workers.queues import SERIALIZER
+from workers.common.queues import SERIALIZER
+from workers.failures import deadletters
+from workers.graphapi import capi
+from workers.graphapi.pauses import Pauses, fingerprint
+from workers.run.embedded_redis import free_port
 
 LEAD = "1234567890123456"
 JOB = f"lead-meta-{LEAD}"

@@ -2,8 +2,8 @@
 
 from rq import Queue
 
-from workers.embedded_redis import EmbeddedRedis
-from workers.queues import SERIALIZER, connect
+from workers.common.queues import SERIALIZER, connect
+from workers.run.embedded_redis import EmbeddedRedis
 
 
 def test_queue_survives_a_restart_of_the_embedded_redis(tmp_path):

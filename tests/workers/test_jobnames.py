@@ -42,8 +42,8 @@ def test_jobs_queued_under_former_paths_still_run(graph, post_meta, work, redis_
     import time
 
     from helpers import leadgen_body
-    from workers import inbox
-    from workers.queues import queue
+    from workers.common.queues import queue
+    from workers.intake import inbox
 
     q = queue(redis_conn, "leadrelay")
     graph.add_lead("8700000000000001")

@@ -9,9 +9,10 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import APP_SECRET, CAPI_TOKEN, DATASET_ID, PAGE_TOKEN, leadgen_body
-from workers import capi, profiles
-from workers.graph import LEAD_FIELDS
-from workers.queues import SERIALIZER
+from workers.common.queues import SERIALIZER
+from workers.events import profiles
+from workers.graphapi import capi
+from workers.graphapi.graph import LEAD_FIELDS
 
 LEAD_ID = "1234567890123456"
 # Hashes of the stand-in lead's answers, computed independently of our normaliser.

@@ -1,4 +1,5 @@
-"""The receiver's write: inbox.admit through its held Redis connections (workers/lane.py), against the real server."""
+"""The receiver's write: inbox.admit through its held Redis connections (workers/intake/requestredis.py),
+against the real server."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import time
 import pytest
 import redis
 
-from workers import inbox
-from workers.lane import Lane
+from workers.intake import inbox
+from workers.intake.requestredis import Lane
 
 
 def _client_id(lane: Lane) -> int:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from workers.policy import AUTH, EXPIRED, INVALID, THROTTLED, TRANSIENT, DeliveryError, backoff, classify, decide
+from workers.common.policy import AUTH, EXPIRED, INVALID, THROTTLED, TRANSIENT, DeliveryError, backoff, classify, decide
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,10 @@ from rq import Queue, Worker
 from rq.registry import FailedJobRegistry
 
 from helpers import kill_tree, leadgen_body
-from workers import deadletters, recovery
-from workers.embedded_redis import free_port
-from workers.queues import SERIALIZER
+from workers.common.queues import SERIALIZER
+from workers.engine import recovery
+from workers.failures import deadletters
+from workers.run.embedded_redis import free_port
 
 BIN = Path(sys.executable).parent
 LEAD = "1234567890123456"
@@ -83,8 +84,8 @@ def test_a_worker_outlives_a_redis_restart(graph, env, monkeypatch, tmp_path):
     from helpers import sign
     from webhook_app import create_app
     from workers import jobs
-    from workers.embedded_redis import EmbeddedRedis
-    from workers.settings import load
+    from workers.config.settings import load
+    from workers.run.embedded_redis import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "redis")
     monkeypatch.setenv("REDIS_URL", server.start())
@@ -167,7 +168,7 @@ def test_a_worker_waiting_for_redis_stops_when_asked(env, monkeypatch, tmp_path)
 
 
 def test_a_worker_stopped_while_redis_is_down_does_not_wait_for_it(env, monkeypatch, tmp_path):
-    from workers.embedded_redis import EmbeddedRedis
+    from workers.run.embedded_redis import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "redis")
     url = server.start()

@@ -9,8 +9,8 @@ from rq import Queue
 from rq.registry import FailedJobRegistry
 
 from helpers import BIN, CAPI_TOKEN, leadgen_body, leadrelay
-from workers import deadletters, retention
-from workers.queues import SERIALIZER
+from workers.common.queues import SERIALIZER
+from workers.failures import deadletters, retention
 
 FRESH = "1000000000000001"  # arrives while the token is parked: waits
 EDGE = "1000000000000002"  # inside Meta's window when it failed, past it at replay

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import click
 
-from .. import environment
-from . import accounting, failures, imports, samples, sent, service
+from workers.cli import accounting, failures, imports, samples, sent, service
+from workers.config import environment
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

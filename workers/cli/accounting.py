@@ -6,8 +6,8 @@ import json
 
 import click
 
-from ..required import WORKER
-from .common import running_queue, settings_or_exit
+from workers.cli.common import running_queue, settings_or_exit
+from workers.config.needed import WORKER
 
 COLUMNS = ("meta", "webhook", "recovered", "confirmed", "dead", "waiting", "too_old")
 
@@ -20,7 +20,7 @@ def accuracy(days: int, as_json: bool):
     (the sweep reads them), came by webhook, were recovered by the sweep, were confirmed
     by Meta, dead-lettered, are still waiting, or were too old to send. Pages whose
     webhooks stopped are flagged webhook_silent. Exits 1 when one is."""
-    from .. import accuracy as figures
+    from workers.events import accuracy as figures
 
     connection, _ = running_queue()
     rows = figures.report(connection, days)
@@ -53,9 +53,9 @@ def accuracy(days: int, as_json: bool):
 def sweep():
     """Read every Page's Lead Ads forms now and enqueue the leads no webhook brought (what
     the worker does every LEADRELAY_SWEEP_SECONDS), from where the last sweep stopped."""
-    from .. import jobs
-    from ..policy import DeliveryError
-    from ..sweep import sweep as run
+    from workers import jobs
+    from workers.common.policy import DeliveryError
+    from workers.sweep.sweeper import sweep as run
 
     settings = settings_or_exit(WORKER)
     _, q = running_queue()

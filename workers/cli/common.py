@@ -13,8 +13,9 @@ from typing import Callable, Sequence
 
 import click
 
-from .. import environment, policy
-from ..required import ConfigError
+from workers.common import policy
+from workers.config import environment
+from workers.config.needed import ConfigError
 
 
 class LazyChoice(click.Choice):
@@ -31,8 +32,8 @@ class LazyChoice(click.Choice):
 
 def settings_or_exit(*roles: str, skip: tuple[str, ...] = ()):
     """Settings for a command; a mistake is one message naming every bad setting, exit 2."""
-    from .. import logs
-    from ..settings import load
+    from workers.common import logs
+    from workers.config.settings import load
 
     try:
         settings = load(role=roles, skip=skip)
@@ -45,7 +46,7 @@ def settings_or_exit(*roles: str, skip: tuple[str, ...] = ()):
 
 def mapping_or_exit(settings) -> dict:
     """The mapping file checked (LEADRELAY_CONFIG); a bad entry is one line, exit 2."""
-    from ..mappingfile import validate
+    from workers.config.mappingfile import validate
 
     try:
         return validate(settings)
@@ -57,8 +58,8 @@ def mapping_or_exit(settings) -> dict:
 def redis_usable_or_exit(settings, connection=None, role: str | None = None) -> None:
     """Live never uses the sandbox's Redis, nor the sandbox a live one; a process that
     acknowledges or works leads (`role`) refuses a Redis that can lose them. One line, exit 2."""
-    from .. import redisowner
-    from ..queues import connect
+    from workers.common.queues import connect
+    from workers.run import redisowner
 
     connection = connection or connect(settings.redis_url)
     try:
@@ -72,7 +73,7 @@ def running_queue():
     """Redis and the queue of the running service; one line when nothing answers."""
     import redis
 
-    from ..queues import connect, queue
+    from workers.common.queues import connect, queue
 
     settings = settings_or_exit()
     if not settings.redis_url:
@@ -107,7 +108,7 @@ DEAD_LETTER_REASONS = (policy.TRANSIENT, policy.THROTTLED, policy.AUTH, policy.I
 
 
 def _event_sources() -> tuple[str, ...]:
-    from ..sources import EVENT_SOURCES
+    from workers.sources import EVENT_SOURCES
 
     return EVENT_SOURCES
 
@@ -129,7 +130,7 @@ def filter_options(command):
 
 def dead_letter_filter(job_ids=(), **options):
     """The deadletters.Filter the options name; a bad --since is a usage error."""
-    from ..deadletters import Filter
+    from workers.failures.deadletters import Filter
 
     try:
         return Filter.from_mapping(options, job_ids)

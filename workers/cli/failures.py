@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import click
 
-from .common import dead_letter_filter, filter_options, running_queue
+from workers.cli.common import dead_letter_filter, filter_options, running_queue
 
 
 @click.group("dead-letters", short_help="List, show and purge failed jobs.")
@@ -22,8 +22,8 @@ def dead_letters_group():
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def dead_letters_list(as_json: bool, **options):
     """List dead letters (personal data redacted), grouped by reason."""
-    from .. import deadletters
-    from ..pauses import Pauses
+    from workers.failures import deadletters
+    from workers.graphapi.pauses import Pauses
 
     connection, q = running_queue()
     entries = deadletters.select(connection, q, dead_letter_filter(**options))
@@ -58,7 +58,7 @@ def dead_letters_show(job_id: str):
 
     Exits 1 when there is no such dead letter.
     """
-    from .. import deadletters
+    from workers.failures import deadletters
 
     connection, _ = running_queue()
     entry = deadletters.get(connection, job_id)
@@ -73,7 +73,7 @@ def dead_letters_show(job_id: str):
 @click.option("--dry-run", is_flag=True, help="Count what would go; change nothing.")
 def dead_letters_purge(everything: bool, dry_run: bool, **options):
     """Delete dead letters for good (they cannot be replayed after)."""
-    from .. import deadletters
+    from workers.failures import deadletters
 
     where = dead_letter_filter(**options)
     if where.empty and not everything:
@@ -98,7 +98,7 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
     Each job is handled on its own; an event Meta already confirmed is not sent again,
     and one past Meta's 7-day window is refused. Exits 1 if any job was not requeued.
     """
-    from ..replay import run_replay
+    from workers.failures.replay import run_replay
 
     where = dead_letter_filter(job_ids, **options)
     if where.empty and not everything:
@@ -138,7 +138,7 @@ def resume(fingerprints, everything: bool):
 
     Without arguments, lists the paused tokens.
     """
-    from ..pauses import Pauses
+    from workers.graphapi.pauses import Pauses
 
     connection, q = running_queue()
     board = Pauses(connection)
@@ -168,27 +168,27 @@ def ignored(count: int, release: bool):
     """Deliveries acknowledged but not sent, newest first: unknown form or Page, no
     consent, test request. Leads from a Page not in the mapping file are held: add the
     Page, restart, then `--release` sends them."""
-    from .. import intake
-    from ..sources import SOURCES, meta
-    from .common import mapping_or_exit, settings_or_exit
+    from workers.cli.common import mapping_or_exit, settings_or_exit
+    from workers.intake import receiver
+    from workers.sources import SOURCES, meta
 
     connection, q = running_queue()
     if release:
         mapping = mapping_or_exit(settings_or_exit())
-        counts = intake.release_held(q, SOURCES[meta.NAME], mapping["routes"], mapping["processing"].get(meta.NAME))
+        counts = receiver.release_held(q, SOURCES[meta.NAME], mapping["routes"], mapping["processing"].get(meta.NAME))
         click.echo(
             f"{counts['held']} held: released {counts['released']}, already known {counts['already_known']}, "
             f"still without a route {counts['still_held']}"
         )
         return
-    held = intake.held(connection)
+    held = receiver.held(connection)
     if held:
         pages = sorted({item.get("page_id") or "?" for item in held})
         click.echo(
             f"{len(held)} leads held for Pages not in the mapping file ({', '.join(pages)}): add the Pages, "
             f"restart, then `leadrelay ignored --release`"
         )
-    rows = connection.lrange(intake.IGNORED, 0, count - 1)
+    rows = connection.lrange(receiver.IGNORED, 0, count - 1)
     if not rows:
         click.echo("nothing ignored", err=True)
     for raw in rows:

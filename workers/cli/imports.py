@@ -8,8 +8,8 @@ from collections import Counter
 
 import click
 
-from ..required import WORKER
-from .common import mapping_or_exit, progress, running_queue, settings_or_exit
+from workers.cli.common import mapping_or_exit, progress, running_queue, settings_or_exit
+from workers.config.needed import WORKER
 
 
 @click.command("import-stages", short_help="Queue stage changes from a CSV export.")
@@ -24,7 +24,7 @@ def import_stages(path: str, client: str | None):
     """
     import csv
 
-    from .. import stages
+    from workers.intake import stageitems
 
     settings = settings_or_exit()
     connection, q = running_queue()
@@ -32,14 +32,14 @@ def import_stages(path: str, client: str | None):
     stage_map, routes = mapping["stages"], mapping["routes"]
     if client is not None and client not in routes.clients:
         raise click.BadParameter(f"no client {client!r} in the mapping file", param_hint="--client")
-    scope = stages.Scope(routes, routes.clients.get(client))
+    scope = stageitems.Scope(routes, routes.clients.get(client))
     with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = [stages.from_sheet_row(row) for row in csv.DictReader(handle)]
+        rows = [stageitems.from_sheet_row(row) for row in csv.DictReader(handle)]
     results = []
     with click.progressbar(length=len(rows), label="importing", file=sys.stderr) as bar:
-        for start in range(0, len(rows), stages.MAX_ITEMS):
-            chunk = rows[start : start + stages.MAX_ITEMS]
-            for result in stages.accept(connection, q, chunk, stage_map, settings.default_region, scope):
+        for start in range(0, len(rows), stageitems.MAX_ITEMS):
+            chunk = rows[start : start + stageitems.MAX_ITEMS]
+            for result in stageitems.accept(connection, q, chunk, stage_map, settings.default_region, scope):
                 results.append({**result, "row": start + result["index"] + 2})  # +2: header, 1-based
             bar.update(len(chunk))
     for result in results:
@@ -70,11 +70,11 @@ def import_stages(path: str, client: str | None):
 def reconcile_command(form_id: str | None, page_id: str | None, everything: bool, since: str):
     """Enqueue the leads whose webhook never arrived (deduped and routed like webhooks):
     one form's, or with --all every form of every Page the mapping file lists."""
-    from .. import times
-    from ..graph import Graph
-    from ..policy import DeliveryError
-    from ..reconcile import reconcile, reconcile_all
-    from ..routing import ANY_PAGE
+    from workers.common import times
+    from workers.common.policy import DeliveryError
+    from workers.config.routing import ANY_PAGE
+    from workers.graphapi.graph import Graph
+    from workers.sweep.reconcile import reconcile, reconcile_all
 
     if bool(form_id) == everything:
         raise click.UsageError("say which: --form-id ID (with --page-id once the file lists Pages), or --all")

@@ -7,12 +7,12 @@ import sys
 
 import click
 
-from .. import environment
-from .common import LazyChoice, running_queue, settings_or_exit
+from workers.cli.common import LazyChoice, running_queue, settings_or_exit
+from workers.config import environment
 
 
 def _failures() -> tuple[str, ...]:
-    from ..sendtest import FAILURES
+    from workers.run.sendtest import FAILURES
 
     return FAILURES
 
@@ -39,8 +39,8 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     """
     import requests
 
-    from .. import runner, sendtest
-    from ..policy import DeliveryError
+    from workers.common.policy import DeliveryError
+    from workers.run import runner, sendtest
 
     settings = settings_or_exit()
     data = environment.data_dir()
@@ -94,7 +94,7 @@ def _settled(job_id: str, timeout: float = 15.0) -> str:
     from rq.exceptions import NoSuchJobError
     from rq.job import Job, JobStatus
 
-    from workers import inbox
+    from workers.intake import inbox
 
     connection, q = running_queue()
     deadline = time.monotonic() + timeout

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .common import running_queue
+from workers.cli.common import running_queue
 
 
 @click.command("dry-run", short_help="Show events kept instead of sent.")
@@ -14,7 +14,7 @@ from .common import running_queue
 @click.option("--dataset", help="Only this dataset's (its name in the mapping file; `default`: the environment's).")
 def dry_run(count: int, dataset: str | None):
     """Show the newest events built while no CAPI token was set (JSON, one per line)."""
-    from .. import capi
+    from workers.graphapi import capi
 
     connection, _ = running_queue()
     kept = capi.last_dry_run(connection, count, dataset)
@@ -28,8 +28,8 @@ def dry_run(count: int, dataset: str | None):
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
 def coverage(as_json: bool):
     """Which match keys each event name carries: since the counters began, and lately."""
-    from .. import counters
-    from ..identity import matchkeys
+    from workers.common import counters
+    from workers.identity import matchkeys
 
     connection, _ = running_queue()
     tables = {

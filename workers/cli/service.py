@@ -8,9 +8,9 @@ import sys
 
 import click
 
-from .. import environment
-from ..required import WEB, WORKER, ConfigError
-from .common import mapping_or_exit, redis_usable_or_exit, settings_or_exit
+from workers.cli.common import mapping_or_exit, redis_usable_or_exit, settings_or_exit
+from workers.config import environment
+from workers.config.needed import WEB, WORKER, ConfigError
 
 
 @click.command(short_help="Run web, worker and Redis (a sandbox if unset).")
@@ -25,7 +25,7 @@ from .common import mapping_or_exit, redis_usable_or_exit, settings_or_exit
 )
 def run(bind: str | None, data_dir: str | None):
     """Run web, worker and Redis together (the sandbox if nothing is set)."""
-    from .. import runner, webserver
+    from workers.run import runner, webserver
 
     if data_dir:
         os.environ[environment.DATA_DIR] = data_dir
@@ -55,7 +55,7 @@ def web(gunicorn_args: tuple[str, ...]):
     logs). Listens on LEADRELAY_BIND, else 0.0.0.0:$PORT (8000); WEB_CONCURRENCY
     processes. Anything after `web` goes to gunicorn: `leadrelay web --reuse-port`.
     """
-    from .. import webserver
+    from workers.run import webserver
 
     webserver.exec_web(gunicorn_args)
 
@@ -64,7 +64,7 @@ def web(gunicorn_args: tuple[str, ...]):
 @click.option("--burst", is_flag=True, help="Process everything queued, then exit.")
 def worker(burst: bool):
     """Run an RQ worker (with its scheduler) on leadrelay's queue."""
-    from .. import runner
+    from workers.run import runner
 
     settings = settings_or_exit(WORKER)
     mapping_or_exit(settings)  # the same mistake stops every process the same way
@@ -78,8 +78,8 @@ def check_config():
 
     Exits 1 naming every bad setting, or the bad entry of the mapping file.
     """
-    from .. import mappingfile
-    from ..settings import load
+    from workers.config import mappingfile
+    from workers.config.settings import load
 
     try:
         settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
@@ -120,7 +120,7 @@ def _routes_summary(routes) -> dict:
 def doctor(page_id: str | None):
     """Check configuration, Redis, tokens, permissions, dataset, Page subscription and API version;
     with datasets and Pages in the mapping file, one checklist per dataset and its Pages."""
-    from .. import doctor as checkup
+    from workers.run import doctor as checkup
 
     checks = checkup.run(page_id=page_id)
     client = ""
@@ -145,9 +145,9 @@ def subscribe(page_id: str | None, everything: bool):
 
     Exits 1 when Meta refused any Page.
     """
-    from ..doctor import subscribe as install
-    from ..policy import DeliveryError
-    from ..routing import ANY_PAGE
+    from workers.common.policy import DeliveryError
+    from workers.config.routing import ANY_PAGE
+    from workers.run.doctor import subscribe as install
 
     if bool(page_id) == everything:
         raise click.UsageError("say which: --page-id ID, or --all (the mapping file's Pages)")

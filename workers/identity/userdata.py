@@ -31,8 +31,8 @@ import re
 import unicodedata
 from typing import Iterable, Mapping, NamedTuple
 
-from . import birthdates, phones, places
-from .matchkeys import HASHED
+from workers.identity import birthdates, phones, places
+from workers.identity.matchkeys import HASHED
 
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()

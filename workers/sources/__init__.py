@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
-from .. import jobnames
-from . import meta, tally, typeform
+from workers import jobnames
+from workers.sources import meta, tally, typeform
 
 # Lead Ads sources send ids only: the worker reads the lead from the Graph API. Form
-# sources send the answers: mapped and hashed on arrival (workers/forms.py).
+# sources send the answers: mapped and hashed on arrival (workers/intake/forms.py).
 LEAD_ADS = "lead_ads"
 FORM = "form"
 

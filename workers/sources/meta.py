@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from .. import jsonbody
-from ..errors import BadSignature, MalformedBody
-from ..times import unix_time
-from .ids import graph_id
-from .signing import hmac_hex, matches_any
+from workers.common import jsonbody
+from workers.common.refusals import BadSignature, MalformedBody
+from workers.common.times import unix_time
+from workers.sources.ids import graph_id
+from workers.sources.signing import hmac_hex, matches_any
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 NAME = "meta"

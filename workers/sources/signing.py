@@ -6,7 +6,7 @@ import hashlib
 import hmac
 from typing import Iterable
 
-from ..errors import BadSignature
+from workers.common.refusals import BadSignature
 
 
 def hmac_hex(secret: str, body: bytes) -> str:

@@ -11,11 +11,11 @@ import hashlib
 import hmac
 from typing import Mapping, Sequence
 
-from .. import jsonbody
-from ..errors import MalformedBody
-from ..times import unix_time
-from .ids import plain, tool_id
-from .signing import check_header
+from workers.common import jsonbody
+from workers.common.refusals import MalformedBody
+from workers.common.times import unix_time
+from workers.sources.ids import plain, tool_id
+from workers.sources.signing import check_header
 
 NAME = "typeform"
 SIGNATURE_HEADER = "Typeform-Signature"

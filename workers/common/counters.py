@@ -1,0 +1,170 @@
+"""Worker-side metrics, kept in Redis so that any web process can serve them.
+
+Workers may run on other hosts than the web processes, and come and go with every
+deploy, so their counters cannot live in a process or a local directory: each is a
+field of one Redis hash, written in the pipeline the work already makes where it can.
+At scrape time `Collector` reads them back, with the gauges that are read live
+(queue depth and age, dead letters, paused tokens), as Prometheus families.
+
+Series read from Redis describe the whole installation: every web process serves the
+same values, so aggregate them with max(), not sum(), across scraped instances.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import redis
+
+from workers.common.queues import redis_key
+from workers.identity import matchkeys
+
+HASH = redis_key("metrics")
+RECENT = redis_key("recent-events")
+RECENT_KEEP = 200  # recent coverage looks at these
+LAST_DELIVERED = "last_delivered_at"
+GRAPH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, float("inf"))
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    doc: str
+    labels: tuple[str, ...]
+
+
+JOBS = Family("leadrelay_jobs", "Job attempts by source and outcome.", ("source", "outcome"))
+# `dataset` is a dataset's name from the mapping file (`default` for the environment's):
+# as many values as configured datasets, whatever the traffic.
+EVENTS = Family(
+    "leadrelay_events_sent",
+    "Conversions API events by event name, outcome (delivered, dry_run, or the failure class) and dataset.",
+    ("event_name", "outcome", "dataset"),
+)
+MATCH = Family(
+    "leadrelay_event_match_keys",
+    "Events delivered or dry-run carrying each match key, by dataset.",
+    ("event_name", "key", "dataset"),
+)
+DEAD = Family("leadrelay_dead_letters_recorded", "Dead letters recorded, by reason and dataset.", ("reason", "dataset"))
+RETRIES = Family("leadrelay_retries", "Retries scheduled, by source and failure class.", ("source", "reason"))
+IGNORED = Family(
+    "leadrelay_items_ignored",
+    "Items acknowledged but not sent, by source and reason (unknown_page, "
+    "unknown_form, no_consent, test_delivery, negative_stage...).",
+    ("source", "reason"),
+)
+COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED)
+GRAPH = Family(
+    "leadrelay_graph_request_duration_seconds",
+    "Graph API call latency by operation and outcome.",
+    ("operation", "outcome"),
+)
+
+
+def _field(family: Family, *labels: str) -> str:
+    return json.dumps([family.name, *labels])
+
+
+def count(conn: redis.Redis, family: Family, *labels: str, by: int = 1) -> None:
+    """Add to a counter; `conn` may be a pipeline, so the count rides with other writes."""
+    conn.hincrby(HASH, _field(family, *labels), by)
+
+
+def observe_graph(connection: redis.Redis, operation: str, outcome: str, seconds: float) -> None:
+    """One Graph call's latency: its bucket (cumulated at scrape), the sum."""
+    bucket = next(b for b in GRAPH_BUCKETS if seconds <= b)
+    try:
+        with connection.pipeline(transaction=False) as pipe:
+            pipe.hincrby(HASH, _field(GRAPH, operation, outcome, str(bucket)), 1)
+            pipe.hincrbyfloat(HASH, _field(GRAPH, operation, outcome, "sum"), seconds)
+            pipe.execute()
+    except redis.RedisError:
+        pass  # a lost figure must never fail a delivery; Redis trouble shows elsewhere
+
+
+def record_sent(pipe, events: list[dict], outcome: str, dataset: str, now: float | None = None) -> None:
+    """Count events by name, outcome and dataset; for delivered and dry-run ones also their
+    match keys, the time of the last delivery, and a recent-events line (key names, no values)."""
+    now = time.time() if now is None else now
+    for event in events:
+        count(pipe, EVENTS, event["event_name"], outcome, dataset)
+        if outcome not in ("delivered", "dry_run"):
+            continue
+        carried = sorted(k for k in event.get("user_data", {}) if k in matchkeys.ALL)
+        for match_key in carried:
+            count(pipe, MATCH, event["event_name"], match_key, dataset)
+        pipe.lpush(
+            RECENT,
+            json.dumps(
+                {
+                    "event_id": event["event_id"],
+                    "event_name": event["event_name"],
+                    "dataset": dataset,
+                    "event_time": event.get("event_time"),
+                    "sent_at": int(now),
+                    "outcome": outcome,
+                    "match_keys": carried,
+                    "action_source": event.get("action_source"),
+                }
+            ),
+        )
+    if outcome == "delivered" and events:
+        pipe.hset(HASH, LAST_DELIVERED, now)
+    pipe.ltrim(RECENT, 0, RECENT_KEEP - 1)
+
+
+def recent(connection: redis.Redis, count_: int = RECENT_KEEP) -> list[dict]:
+    """The newest sent events first: ids, names, match key names."""
+    return [json.loads(raw) for raw in connection.lrange(RECENT, 0, count_ - 1)]
+
+
+def coverage(values: dict[tuple, float], dataset: str | None = None) -> dict[str, dict]:
+    """Per event name: events sent (delivered or dry-run) since the counters began, and the
+    share of them carrying each match key; over every dataset, or one."""
+    sent: dict[str, float] = {}
+    carried: dict[str, dict[str, float]] = {}
+    for labels, value in values.items():
+        if dataset is not None and labels[0] in (EVENTS.name, MATCH.name) and labels[3] != dataset:
+            continue
+        if labels[0] == EVENTS.name and labels[2] in ("delivered", "dry_run"):
+            sent[labels[1]] = sent.get(labels[1], 0) + value
+        elif labels[0] == MATCH.name:
+            row = carried.setdefault(labels[1], {})
+            row[labels[2]] = row.get(labels[2], 0) + value
+    return {
+        name: {"events": int(total), "keys": {k: carried.get(name, {}).get(k, 0) / total for k in matchkeys.ALL}}
+        for name, total in sorted(sent.items())
+        if total
+    }
+
+
+def recent_coverage(events: list[dict]) -> dict[str, dict]:
+    """The same shares over the recent events only, where a form change shows at once."""
+    out: dict[str, dict] = {}
+    for event in events:
+        row = out.setdefault(event["event_name"], {"events": 0, "keys": dict.fromkeys(matchkeys.ALL, 0.0)})
+        row["events"] += 1
+        for match_key in event.get("match_keys", []):
+            if match_key in row["keys"]:
+                row["keys"][match_key] += 1
+    for row in out.values():
+        row["keys"] = {k: v / row["events"] for k, v in row["keys"].items()}
+    return dict(sorted(out.items()))
+
+
+def read(connection: redis.Redis) -> dict[tuple, float]:
+    """All stored figures as {(metric name, *labels): value}."""
+    out: dict[tuple, float] = {}
+    for field, value in connection.hgetall(HASH).items():
+        field = field.decode()
+        key = (field,) if field == LAST_DELIVERED else tuple(json.loads(field))
+        if key[0] in _GAINED_DATASET and len(key) == len(_GAINED_DATASET[key[0]].labels):
+            key = (*key, "default")  # counted before datasets were labelled: the environment's
+        out[key] = out.get(key, 0.0) + float(value)
+    return out
+
+
+_GAINED_DATASET = {family.name: family for family in (EVENTS, MATCH, DEAD)}

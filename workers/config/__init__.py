@@ -1,0 +1,3 @@
+"""Configuration, read once at start and passed down: settings, what each process needs,
+the mapping file (forms, routes, stages), routing, Limited Data Use, the sandbox's
+settings. Imports common, sources (the registry's settings) and identity."""

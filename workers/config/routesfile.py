@@ -1,0 +1,156 @@
+"""The routes read from the mapping file's `datasets`, `pages`, `forms` and `clients`
+tables, joined to the environment's tokens (what they mean: routing.py). Every mistake is
+named with its table and key."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping
+
+from workers.config import ldu
+from workers.config.needed import ConfigError
+from workers.config.routing import ANY_PAGE, DEFAULT, Client, Dataset, Page, Routes
+
+SETTING = "LEADRELAY_CONFIG"
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+_VARIABLE = re.compile(r"[A-Z_][A-Z0-9_]*")
+
+
+def _fail(where: str, problem: str):
+    raise ConfigError(SETTING, f"{where}: {problem}")
+
+
+def _table(doc: dict, name: str) -> dict:
+    value = doc.get(name, {})
+    if not isinstance(value, dict) or any(not isinstance(v, dict) for v in value.values()):
+        _fail(name, "must be tables, one per entry")
+    return value
+
+
+def _only(where: str, raw: dict, allowed: set[str]) -> None:
+    for name in raw:
+        if name not in allowed:
+            _fail(f"{where}.{name}", f"unknown setting (known: {', '.join(sorted(allowed))})")
+
+
+def _token(where: str, raw: dict, env: Mapping[str, str], fallback: str, required: bool) -> tuple[str, str]:
+    variable = raw.get("token_env", fallback)
+    if not isinstance(variable, str) or not _VARIABLE.fullmatch(variable):
+        _fail(f"{where}.token_env", "must name an environment variable, such as ACME_CAPI_TOKEN (never the token)")
+    token = env.get(variable, "").strip()
+    if not token and (required or "token_env" in raw):
+        _fail(f"{where}.token_env", f"{variable} is not set")
+    return token, variable
+
+
+def _dataset(name: str, raw: dict, env: Mapping[str, str], settings) -> Dataset:
+    where = f"datasets.{name}"
+    _only(where, raw, {"id", "token_env", "lead_event_source", "test_event_code", "ldu"})
+    if not _NAME.fullmatch(name) or name == DEFAULT:
+        _fail(where, "a dataset's name is lowercase letters, digits, - and _ (up to 40), and not `default`")
+    if not isinstance(raw.get("id"), str) or not raw["id"].isdigit():
+        _fail(f"{where}.id", 'must be the numeric dataset (pixel) id, as a string: id = "1234"')
+    for text in ("lead_event_source", "test_event_code"):
+        if not isinstance(raw.get(text, ""), str):
+            _fail(f"{where}.{text}", "must be a string")
+    token, variable = _token(where, raw, env, "META_CAPI_ACCESS_TOKEN", required=False)
+    try:
+        processing = ldu.fields(raw.get("ldu"))
+    except ldu.BadLdu as err:
+        _fail(f"{where}.ldu", str(err))
+    return Dataset(
+        name,
+        raw["id"],
+        token,
+        variable,
+        raw.get("lead_event_source", settings.lead_event_source),
+        raw.get("test_event_code", ""),
+        processing,
+    )
+
+
+def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
+    """The routes the mapping file and the environment's settings describe.
+
+    Raises:
+        ConfigError: the first bad entry, named with its table and key.
+    """
+    env = os.environ if env is None else env
+    datasets: dict[str, Dataset] = {}
+    # Without datasets in the file the environment's is the one, even where this process
+    # lacks its id (the web process does not need it): the worker fills it in.
+    if settings.dataset_id or not doc.get("datasets"):
+        datasets[DEFAULT] = Dataset(
+            DEFAULT,
+            settings.dataset_id,
+            settings.capi_access_token,
+            "META_CAPI_ACCESS_TOKEN",
+            settings.lead_event_source,
+            settings.test_event_code,
+        )
+    for name, raw in _table(doc, "datasets").items():
+        datasets[name] = _dataset(name, raw, env, settings)
+    ids = [d.id for d in datasets.values() if d.id]
+    if len(set(ids)) < len(ids):
+        _fail("datasets", "two datasets have the same id")
+    default = doc.get("default_dataset")
+    if default is not None and default not in datasets:
+        _fail("default_dataset", f"names no dataset (known: {', '.join(sorted(datasets)) or 'none'})")
+    if default is None:
+        default = DEFAULT if DEFAULT in datasets else (next(iter(datasets)) if len(datasets) == 1 else None)
+
+    def dataset_of(where: str, raw: dict) -> str:
+        name = raw.get("dataset", default)
+        if name is None:
+            _fail(f"{where}.dataset", "is required: the file names several datasets and no default_dataset")
+        if name not in datasets:
+            _fail(f"{where}.dataset", f"names no dataset (known: {', '.join(sorted(datasets)) or 'none'})")
+        return name
+
+    pages: dict[str, Page] = {}
+    for page_id, raw in _table(doc, "pages").items():
+        where = f"pages.{page_id}"
+        _only(where, raw, {"token_env", "dataset"})
+        if not page_id.isdigit():
+            _fail(where, "a Page is named by its numeric id: [pages.1234567890]")
+        token, variable = _token(where, raw, env, "META_PAGE_ACCESS_TOKEN", required=True)
+        pages[page_id] = Page(page_id, token, variable, dataset_of(where, raw))
+    if not pages:
+        pages[ANY_PAGE] = Page(ANY_PAGE, settings.page_access_token, "META_PAGE_ACCESS_TOKEN", default)
+
+    forms: dict[tuple[str, str], str] = {}
+    for source, table in (doc.get("forms") or {}).items():
+        for form_id, raw in (table or {}).items():
+            if source == "meta" and (not isinstance(raw, dict) or set(raw) != {"dataset"}):
+                _fail(f"forms.meta.{form_id}", "a Lead Ads form takes only `dataset` (its Page decides the rest)")
+            if isinstance(raw, dict) and "dataset" in raw:
+                forms[(source, str(form_id))] = dataset_of(f"forms.{source}.{form_id}", raw)
+
+    clients: dict[str, Client] = {}
+    for name, raw in _table(doc, "clients").items():
+        where = f"clients.{name}"
+        _only(where, raw, {"token_env", "datasets"})
+        if not _NAME.fullmatch(name):
+            _fail(where, "a client's name is lowercase letters, digits, - and _ (up to 40)")
+        names = raw.get("datasets")
+        if not isinstance(names, list) or not names or any(n not in datasets for n in names):
+            _fail(f"{where}.datasets", f"must list datasets it may send to (known: {', '.join(sorted(datasets))})")
+        token, variable = (
+            _token(where, raw, env, "", required=True)
+            if "token_env" in raw
+            else _fail(f"{where}.token_env", "is required: the variable holding this client's API token")
+        )
+        clients[name] = Client(name, token, variable, frozenset(names))
+    if len({c.token for c in clients.values()}) < len(clients) or (
+        settings.api_token and any(c.token == settings.api_token for c in clients.values())
+    ):
+        _fail("clients", "each client needs its own token, and none may be LEADRELAY_API_TOKEN")
+    return Routes(datasets, pages, forms, clients, default)
+
+
+def routed_settings(doc: dict) -> tuple[str, ...]:
+    """The environment settings the file stands in for, so no process requires them."""
+    return (("META_DATASET_ID",) if doc.get("datasets") else ()) + (
+        ("META_PAGE_ACCESS_TOKEN",) if doc.get("pages") else ()
+    )

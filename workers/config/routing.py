@@ -1,0 +1,159 @@
+"""Routing: which dataset (pixel) each lead goes to, which token reads it, and which
+datasets each API client may reach. For an agency or a company with several brands:
+
+    default_dataset = "acme"           # forms without a dataset of their own go here
+
+    [datasets.acme]                    # a name, used in filters, metrics and logs
+    id = "111111111111"                # the numeric dataset (pixel) id
+    token_env = "ACME_CAPI_TOKEN"      # the variable holding its CAPI token; omitted:
+                                       # META_CAPI_ACCESS_TOKEN, or dry-run when that is unset
+    lead_event_source = "Acme CRM"     # optional; test_event_code and ldu too
+
+    [pages.1234567890]                 # a Facebook Page whose Lead Ads leads we read
+    token_env = "ACME_PAGE_TOKEN"      # omitted: META_PAGE_ACCESS_TOKEN
+    dataset = "acme"                   # omitted: default_dataset
+
+    [forms.meta.5555]                  # one Lead Ads form to another dataset
+    dataset = "acme_b2b"               # ([forms.typeform.X] and [forms.tally.X] take it too)
+
+    [clients.acme]                     # a CRM posting stage events with its own token
+    token_env = "ACME_API_TOKEN"
+    datasets = ["acme", "acme_b2b"]
+
+Tokens are never in the file, only the names of the variables that hold them. Without
+`datasets` the environment's META_DATASET_ID is the one dataset, named `default`;
+without `pages` every Page is read with META_PAGE_ACCESS_TOKEN. Once the file lists
+Pages, a lead from another Page is acknowledged and kept as `unknown_page`, never read
+with a guessed token.
+
+A route is decided once, when a lead arrives, and travels in its job and profile as
+`{"dataset", "dataset_id", "page_id"}`; the worker finds the tokens by those ids.
+routesfile.py reads and checks the tables.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+
+from workers.common.policy import INVALID, DeliveryError
+
+DEFAULT = "default"  # the environment's dataset (META_DATASET_ID)
+
+
+def dataset_of(holder: dict | None) -> str:
+    """The dataset a route, a profile or a dead letter names: the environment's when none."""
+    return (holder or {}).get("dataset") or DEFAULT
+
+
+ANY_PAGE = "*"  # the environment's Page token reads every Page
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    id: str
+    token: str = ""  # the CAPI token; empty: events are kept (dry-run), not sent
+    token_env: str = ""
+    lead_event_source: str = "leadrelay"
+    test_event_code: str = ""
+    processing: dict | None = None  # Limited Data Use fields for its events
+
+    @property
+    def dry_run(self) -> bool:
+        return not self.token
+
+
+@dataclass(frozen=True)
+class Page:
+    id: str
+    token: str
+    token_env: str
+    dataset: str | None
+
+
+@dataclass(frozen=True)
+class Client:
+    name: str
+    token: str
+    token_env: str
+    datasets: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Routes:
+    datasets: dict[str, Dataset] = field(default_factory=dict)
+    pages: dict[str, Page] = field(default_factory=dict)  # by Page id; ANY_PAGE alone without a file's pages
+    forms: dict[tuple[str, str], str] = field(default_factory=dict)  # (source, form id) -> dataset name
+    clients: dict[str, Client] = field(default_factory=dict)
+    default: str | None = None
+
+    @property
+    def by_id(self) -> dict[str, Dataset]:
+        return {d.id: d for d in self.datasets.values()}
+
+    def _route(self, dataset: str | None, page_id: str | None = None) -> dict | None:
+        found = self.datasets.get(dataset) if dataset else None
+        return {"dataset": found.name, "dataset_id": found.id, "page_id": page_id} if found else None
+
+    def lead(self, page_id: str | None, form_id: str | None) -> tuple[dict | None, str | None]:
+        """A Lead Ads lead's route, or None with why: `unknown_page`, `no_dataset`."""
+        page = self.pages.get(page_id or "") or self.pages.get(ANY_PAGE)
+        if page is None:
+            return None, "unknown_page"
+        route = self._route(self.forms.get(("meta", form_id or "")) or page.dataset, page_id)
+        return (route, None) if route else (None, "no_dataset")
+
+    def form(self, source: str, form_id: str) -> tuple[dict | None, str | None]:
+        """A form submission's route, or None with why (`no_dataset`)."""
+        route = self._route(self.forms.get((source, form_id)) or self.default)
+        return (route, None) if route else (None, "no_dataset")
+
+    def named(self, name: str | None) -> dict | None:
+        """The route to a dataset by name (stage events that name their dataset)."""
+        return self._route(name)
+
+    def dataset(self, route: dict | None) -> Dataset:
+        """The dataset a job's route names (by id: names may be edited); the default
+        dataset for a job queued before routes existed.
+
+        Raises:
+            DeliveryError: invalid, the dataset is no longer configured (replayable once it is).
+        """
+        if route and route.get("dataset_id"):
+            found = self.by_id.get(str(route["dataset_id"]))
+        else:
+            found = self.datasets.get((route or {}).get("dataset") or self.default or "")
+        if found is None:
+            raise DeliveryError(
+                INVALID,
+                f"dataset {(route or {}).get('dataset_id') or '(default)'} is not in the "
+                f"mapping file or the environment; add it, then replay",
+            )
+        return found
+
+    def page_token(self, route: dict | None) -> str:
+        """The token that reads the route's Page's leads.
+
+        Raises:
+            DeliveryError: invalid, the Page is no longer configured (replayable once it is).
+        """
+        page_id = (route or {}).get("page_id")
+        page = self.pages.get(page_id or "") or self.pages.get(ANY_PAGE)
+        if page is None:
+            raise DeliveryError(INVALID, f"page {page_id} is not in the mapping file; add it, then replay")
+        return page.token
+
+    def client(self, token: str) -> Client | None:
+        """The API client this bearer token belongs to (every client compared in constant time)."""
+        found, given = None, token.encode("utf-8")
+        for client in self.clients.values():
+            if hmac.compare_digest(client.token.encode("utf-8"), given):
+                found = client
+        return found
+
+    def labels(self) -> dict[str, str]:
+        """Token -> the variable holding it, for logs and pause records (never the token)."""
+        out = {p.token: p.token_env for p in self.pages.values() if p.token}
+        out.update((d.token, d.token_env) for d in self.datasets.values() if d.token)
+        return out

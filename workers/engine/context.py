@@ -1,0 +1,67 @@
+"""What every job of a worker process shares (settings, Redis, the Graph client, routes),
+set once when the worker starts (`install`) and read by each job (`context`)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import redis
+
+from workers.common import counters
+from workers.common.queues import connect
+from workers.config.mappingfile import validate
+from workers.config.routing import Routes
+from workers.config.settings import Settings
+from workers.graphapi.graph import Graph
+from workers.graphapi.pauses import Pauses
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every job of this worker process shares."""
+
+    settings: Settings
+    connection: redis.Redis
+    graph: Graph
+    routes: Routes
+    processing: dict | None = None  # the Lead Ads source's Limited Data Use fields ([sources.meta] ldu)
+
+
+_context: Context | None = None
+
+
+def install(settings: Settings, routes: Routes | None = None) -> Context:
+    """Set the settings and routes this process's jobs run with (the routes from the
+    mapping file unless given), and their Redis and Graph clients.
+
+    Raises:
+        ConfigError: the mapping file has a mistake.
+    """
+    global _context
+    mapping = validate(settings)
+    routes = mapping["routes"] if routes is None else routes
+    connection = connect(settings.redis_url)
+    graph = Graph(
+        settings,
+        pauses=Pauses(connection),
+        labels=routes.labels(),
+        observe=functools.partial(counters.observe_graph, connection),
+    )
+    _context = Context(settings, connection, graph, routes, mapping["processing"].get("meta"))
+    return _context
+
+
+def context() -> Context:
+    """This process's context; a plain `rq worker` (not `leadrelay worker`) reads the
+    environment once, at its first job.
+
+    Raises:
+        ConfigError: a setting the worker needs is missing or malformed.
+    """
+    if _context is None:
+        from workers.config.needed import WORKER
+        from workers.config.settings import load
+
+        install(load(role=WORKER))
+    return _context

@@ -1,0 +1,220 @@
+"""Drain jobs: new leads from the inbox, many at a time, read with Graph batch requests
+and sent many events per Conversions API request.
+
+A drain job takes what is already waiting, up to a batch, and never waits for more: a
+lone lead is read and sent at once. Each lead keeps its own outcome. A lead whose read
+failed, or whose event Meta refused (isolated by halving, as stage events are), is
+handed to its own RQ job (handoff.py), which retries or dead-letters it alone. When a
+whole request failed for a passing reason (a 5xx, throttling, a paused token), its
+leads stay together: one RQ job retries them as a batch later (handoff.later), so a
+Meta outage or a token outage ends in batches, not in thousands of single jobs. The
+others are delivered.
+
+The entries are acknowledged last, with the batch's other writes: a drain job killed
+anywhere before that leaves them pending, and the next drain job takes them back
+(inbox.reclaim); what Meta already confirmed, or what was already handed to its own
+job, is then skipped, never sent twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import time
+from collections import Counter
+
+from rq import get_current_job
+
+from workers.common import counters, logs
+from workers.common.policy import DeliveryError, Paused
+from workers.common.queues import queue as make_queue
+from workers.engine import batchsteps, context, quarantine, recovery
+from workers.engine.handoff import Lead, hand_off, later
+from workers.events import accuracy, profiles
+from workers.graphapi.graph import BATCH_LIMIT
+from workers.intake import inbox
+
+DRAIN_SECONDS = 20  # then a fresh drain job takes over: other jobs get their turn meanwhile
+log = logs.get(__name__)
+
+
+def pacing(usage: float) -> tuple[int, float]:
+    """(leads per batch, seconds to rest between batches) for the share of a rate limit
+    Meta last said was used (X-App-Usage, X-Business-Use-Case-Usage): full speed below
+    75%, then smaller batches and rests, so the webhook path never meets 613 or 80005."""
+    if usage < 75:
+        return BATCH_LIMIT, 0.0
+    if usage < 90:
+        return 10, 1.0
+    return 1, 10.0
+
+
+def drain(slot: int) -> dict:
+    """The RQ job: take inbox entries and finish them, batch after batch, until the inbox
+    is empty (or DRAIN_SECONDS passed: then a fresh drain job for the same slot goes on)."""
+    ctx = context.context()
+    job = get_current_job()
+    connection = ctx.connection
+    queue = make_queue(connection, job.origin if job else ctx.settings.queue_name)
+    consumer = inbox.consumer_name()
+    if job:  # who runs it: recovery must not take a running drain job for an orphan
+        job.meta.update(host=socket.gethostname(), pid=os.getpid())
+        job.save_meta()
+    inbox.ensure_group(connection)
+    inbox.hold_slot(connection, slot)
+    inbox.beat(connection, consumer)
+    outcomes: Counter = Counter()
+    started = time.monotonic()
+    gone = functools.partial(inbox.gone, connection, pid_alive=recovery.pid_alive)
+    taken_up = functools.partial(_taken_up, ctx, queue, outcomes)
+    taken = taken_up("inbox_resumed", inbox.left_over(connection, consumer)) + taken_up(
+        "inbox_reclaimed", inbox.reclaim(connection, consumer, gone)
+    )
+    while True:
+        size, rest = pacing(ctx.graph.usage)
+        # What is new, else what a dead drain job left: nothing stays pending while one drains.
+        taken = (
+            taken
+            or inbox.take(connection, consumer, size)
+            or taken_up("inbox_reclaimed", inbox.reclaim(connection, consumer, gone))
+        )
+        if not taken:
+            inbox.free_slot(connection, slot)
+            taken = inbox.take(connection, consumer, size)  # one last look: see inbox.py
+            if not taken:
+                return dict(outcomes)
+            inbox.hold_slot(connection, slot)
+        outcomes.update(settle(ctx, queue, taken))
+        inbox.beat(connection, consumer)
+        taken = []
+        if time.monotonic() - started > DRAIN_SECONDS:
+            inbox.hold_slot(connection, slot)
+            inbox.wake(queue, [slot])
+            return dict(outcomes)
+        inbox.hold_slot(connection, slot)
+        if rest:
+            time.sleep(rest)
+
+
+def _taken_up(ctx, queue, outcomes: Counter, event: str, taken: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """Say which leads a drain job takes up from another: `inbox_reclaimed`, a dead one's;
+    `inbox_resumed`, an earlier one's in this process, stopped half-way (cut off from
+    Redis, say). What Meta confirmed is skipped; the rest is sent now, with its event_ids.
+    An entry taken up too often keeps killing whoever handles it: it is set aside."""
+    if not taken:
+        return taken
+    log.warning(event, leads=len(taken), job_ids=[entry["id"] for _, entry in taken])
+    tries = inbox.count_tries(ctx.connection, [entry_id for entry_id, _ in taken])
+    for (entry_id, entry), tried in zip(taken, tries):
+        if tried > quarantine.MAX_TRIES:
+            outcomes.update(
+                quarantine.set_aside(
+                    ctx, queue, entry_id, entry, f"taken up {tried} times: the process handling it died each time"
+                )
+            )
+    return [item for item, tried in zip(taken, tries) if tried <= quarantine.MAX_TRIES]
+
+
+def settle(ctx, queue, taken: list[tuple[str | None, dict]]) -> Counter:
+    """`process`, with each entry its own failure domain: when the batch raises something
+    no step foresaw, its entries are settled one by one (what Meta confirmed meanwhile is
+    skipped, as for a reclaimed batch), and one that raises alone is set aside as an
+    `invalid` dead letter. Only Redis trouble and RQ's job timeout go up: the entries
+    then stay pending."""
+    try:
+        return process(ctx, queue, taken)
+    except Exception as err:  # noqa: BLE001 -- whatever it is, it must not stop the line
+        if quarantine.not_the_entries(err):
+            raise
+        if len(taken) == 1:
+            return quarantine.set_aside(ctx, queue, taken[0][0], taken[0][1], quarantine.where(err))
+        log.error("batch_failed", leads=len(taken), cause=quarantine.where(err))
+        outcomes: Counter = Counter()
+        for item in taken:
+            outcomes.update(settle(ctx, queue, [item]))
+        return outcomes
+
+
+def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
+    """Finish these inbox entries: each lead delivered, skipped (already done) or handed
+    to its own job; then acknowledge them all. Outcomes counted."""
+    started = time.monotonic()
+    connection = ctx.connection
+    leads = [Lead.of_entry(entry_id, entry) for entry_id, entry in taken]
+    outcomes: Counter = Counter()
+    todo, confirmed = [], []
+    for lead, skip in zip(leads, batchsteps.already_done(connection, leads)):
+        if skip:
+            outcomes[skip] += 1
+            if skip == "already_confirmed":
+                confirmed.append((lead, skip))  # counted as a lead's own job counts it
+        else:
+            todo.append(lead)
+    failed: list[tuple[Lead, Exception, int | None]] = []  # each with its own job, or together
+    reads = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"], failed)
+    profiles_only: list[dict] = []
+    built = batchsteps.build(ctx, todo, reads, failed, profiles_only)
+    with connection.pipeline(transaction=False) as pipe:
+        for profile in profiles_only + [profile for _, profile, _, _ in built]:
+            profiles.write(pipe, profile, ctx.settings.profile_retention_days)
+        pipe.execute()
+    delivered = batchsteps.deliver(ctx, built, failed, outcomes)
+    unsent = {lead.job_id for lead, _, _ in failed}
+    together = [item for item in failed if _passing(item[1])]
+    for lead, err, event_time in failed:
+        if not _passing(err):
+            outcomes[hand_off(ctx, queue, lead, err, event_time, started)] += 1
+    for outcome, count in later(ctx, queue, together, started).items():
+        outcomes[outcome] += count
+    with connection.pipeline() as pipe:  # all or nothing, as capi's ledger write: a kill mid-send applies no prefix
+        # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
+        # stage event to send first; one Meta has is not (jobs._deliver, the same rule).
+        for lead, _, event, dataset in built:
+            if lead.job_id in unsent or dataset.dry_run:
+                profiles.keep_lead_event(pipe, event)
+        accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
+        accuracy.mark(
+            pipe,
+            "confirmed",
+            [
+                {**lead.argument, "created_time": profile["created_time"]}
+                for lead, profile, _, _ in delivered
+                if lead.source == "meta"
+            ],
+        )
+        for (source, outcome), count in Counter(
+            (lead.source, outcome) for lead, outcome in _outcomes(delivered) + confirmed
+        ).items():
+            counters.count(pipe, counters.JOBS, source, outcome, by=count)
+        inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])
+        pipe.execute()
+    # One line per batch: the leads' job ids and webhook request ids, so one grep still
+    # finds what became of a lead or a delivery. Leads handed off have their own lines.
+    log.info(
+        "batch_done",
+        leads=len(leads),
+        elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+        job_ids=[item[0].job_id for item in delivered],
+        request_ids=sorted({lead.request_id for lead in leads if lead.request_id}),
+        **dict(outcomes),
+    )
+    return outcomes
+
+
+def retry_batch(batch: dict) -> dict:
+    """The RQ job that tries again leads whose request failed as a whole: `{"entries":
+    [inbox entries, each with "n", its attempts so far]}`. They are finished exactly as a
+    drain job finishes inbox entries."""
+    ctx = context.context()
+    job = get_current_job()
+    queue = make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name)
+    return dict(settle(ctx, queue, [(None, entry) for entry in batch["entries"]]))
+
+
+def _passing(err: Exception) -> bool:
+    return isinstance(err, Paused) or isinstance(err, DeliveryError) and err.retryable
+
+
+def _outcomes(delivered: list[tuple]):
+    return [(item[0], "dry_run" if item[3].dry_run else "delivered") for item in delivered]

@@ -1,0 +1,56 @@
+"""What one job run is working on, and the dead-letter record made from it when it fails.
+
+Every job (a Lead Ads lead, a form submission, a batch of stage events) describes its
+work the same way, so attempts, dead letters, logs and counters read one shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from workers.common.policy import DeliveryError
+
+
+@dataclass
+class Work:
+    job_id: str
+    source: str | None
+    key: str | None  # the lead's key within its source (None for a batch of stage events)
+    event_name: str | None
+    event_id: str | None
+    event_time: int | None  # what Meta's 7-day window counts from, once known
+    args: dict | None  # the job's argument, as queued
+    request_id: str | None = None  # the webhook delivery it came from
+    dataset: str | None = None  # the name of the dataset its events go to (routing.py)
+
+    @classmethod
+    def of_job(cls, job, fallback_id: str, **fields) -> "Work":
+        """For the running RQ job (`job` may be None when a function is called directly)."""
+        meta = job.meta if job else {}
+        return cls(job_id=job.id if job else fallback_id, request_id=meta.get("request_id"), **fields)
+
+
+def dead_letter(
+    work: Work,
+    reason: str,
+    detail: str,
+    *,
+    attempts: int,
+    first_attempt_at: float,
+    last_attempt_at: float,
+    error: DeliveryError | None = None,
+    **extra,
+) -> dict:
+    """The one shape of a dead-letter record: what the job was doing, why it stopped,
+    Meta's own words when Meta refused, and the attempts it took."""
+    record = {name: value for name, value in asdict(work).items() if name != "request_id"}
+    record.update(
+        reason=reason,
+        detail=detail,
+        attempts=attempts,
+        first_attempt_at=first_attempt_at,
+        last_attempt_at=last_attempt_at,
+    )
+    for name in ("code", "subcode", "user_title", "fbtrace_id", "call"):
+        record[name] = getattr(error, name, None)
+    return {**record, **extra}

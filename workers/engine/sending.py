@@ -1,0 +1,146 @@
+"""Events sent in batches with isolation, one invalid event must not sink the other 999:
+stage events (a stage batch job) and new leads' Lead events (a drain job) alike. A
+refused stage event is parked as a job of its own (`dead_letter_one`)."""
+
+from __future__ import annotations
+
+import time
+
+import redis
+from rq import Queue
+from rq.job import Job
+
+from workers.common import logs, policy
+from workers.common.policy import EXPIRED, INVALID, DeliveryError
+from workers.common.queues import SERIALIZER, job_id
+from workers.config.routing import DEFAULT, dataset_of
+from workers.engine.jobwork import Work, dead_letter
+from workers.events import conversions, profiles
+from workers.failures import deadletters
+from workers.graphapi import capi
+
+MAX_BATCH = 1000  # Meta's limit per Conversions API request
+log = logs.get(__name__)
+
+
+def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tuple[dict, dict]], dataset):
+    """Deliver (event, item) pairs to one dataset (routing.Dataset) in requests of up to
+    MAX_BATCH; return (delivered count,
+    [(item, error)] for the events Meta refused on their own).
+
+    Raises:
+        DeliveryError: anything but a per-event refusal (transient, throttled, auth): the
+            caller's policy retries the batch; what was delivered is in the ledger already.
+    """
+    delivered, isolated = 0, []
+    for start in range(0, len(pairs), MAX_BATCH):
+        chunk = pairs[start : start + MAX_BATCH]
+        chunk = [
+            p for p, done in zip(chunk, capi.confirmed_many(connection, [e["event_id"] for e, _ in chunk])) if not done
+        ]
+        stack = [chunk] if chunk else []
+        while stack:
+            part = stack.pop()
+            try:
+                capi.deliver(graph, connection, settings, [event for event, _ in part], dataset)
+                delivered += len(part)
+            except DeliveryError as err:
+                if err.reason not in (INVALID, EXPIRED):
+                    raise
+                if len(part) == 1:
+                    isolated.append((part[0][1], err))
+                else:  # Meta refused the request for something in it: halve until it stands alone
+                    middle = len(part) // 2
+                    stack += [part[middle:], part[:middle]]
+    return delivered, isolated
+
+
+def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError, job_function: str):
+    """Park one refused event as a job of its own (running `job_function`, the stage
+    events job), so it can be listed and replayed alone."""
+    queue = Queue(parent.origin if parent else policy.QUEUE_NAME, connection=connection, serializer=SERIALIZER)
+    stage_job_id = job_id("stage", item["event_id"])
+    args = {"events": [item]}
+    job = queue.create_job(
+        job_function,
+        args=(args,),
+        job_id=stage_job_id,
+        failure_ttl=policy.FAILURE_TTL,
+        description=f"stage event {item['event_id']}",
+    )
+    now = time.time()
+    work = Work(
+        job_id=stage_job_id,
+        source=item.get("source"),
+        key=item.get("key"),
+        event_name=item["event_name"],
+        event_id=item["event_id"],
+        event_time=item["event_time"],
+        args=args,
+        dataset=dataset_of(item.get("route")),
+    )
+    deadletters.record(
+        connection,
+        dead_letter(
+            work,
+            err.reason,
+            err.detail,
+            error=err,
+            attempts=1,
+            first_attempt_at=now,
+            last_attempt_at=now,
+            batch_job=parent.id if parent else None,
+        ),
+    )
+    deadletters.park(queue, job, f"{err.reason}: {err.detail}")
+    log.warning("event_isolated", event_id=item["event_id"], reason=err.reason, code=err.code, subcode=err.subcode)
+
+
+def stage_pairs(connection, items: list[dict]) -> list[tuple[dict, dict]]:
+    """(event, the item it came from) pairs, each lead's missing `Lead` first, once: the
+    Lead event as it was built when the lead arrived, when it is still kept."""
+    out, seen = [], set()
+    for item in items:
+        first = item.get("lead_first")
+        if first and first["event_id"] not in seen:
+            seen.add(first["event_id"])
+            lead_item = {
+                **item,
+                "event_name": conversions.LEAD,
+                "event_id": first["event_id"],
+                "event_time": first["event_time"],
+                "value": None,
+                "currency": None,
+                "lead_first": None,
+            }
+            kept = profiles.lead_event(connection, first["event_id"])
+            if kept:
+                kept["event_time"] = conversions.event_time(kept["event_time"])
+            out.append((kept or stage_event(lead_item), lead_item))
+        if item["event_id"] not in seen:
+            seen.add(item["event_id"])
+            out.append((stage_event(item), item))
+    return out
+
+
+def by_route(pairs: list[tuple[dict, dict]]) -> list[tuple[dict | None, list]]:
+    """(event, item) pairs grouped by the dataset their lead went to, in order."""
+    groups: dict[str, tuple[dict | None, list]] = {}
+    for event, item in pairs:
+        route = item.get("route") or {}
+        group = route.get("dataset_id") or route.get("dataset") or DEFAULT
+        groups.setdefault(group, (item.get("route"), []))[1].append((event, item))
+    return list(groups.values())
+
+
+def stage_event(item: dict) -> dict:
+    return conversions.build(
+        name=item["event_name"],
+        time=conversions.event_time(item["event_time"]),
+        event_id=item["event_id"],
+        user_data=item["user_data"],
+        lead_event_source=item["lead_event_source"],
+        value=item.get("value"),
+        currency=item.get("currency"),
+        processing=item.get("processing"),
+    )

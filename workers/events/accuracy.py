@@ -1,0 +1,168 @@
+"""Accuracy: of the Lead Ads leads that exist, how many reached Meta, per Page and form.
+
+Each lead has a few flags, per (day it was created, Page, form):
+
+    meta        listed by Meta (the sweep reads every form's lead list)
+    webhook     brought by a webhook
+    recovered   enqueued by the sweep: no webhook had brought it
+    confirmed   its Lead event confirmed by Meta (or kept, in dry run)
+    dead        dead-lettered
+    too_old     listed by Meta but past what can still be sent: counted, never sent
+
+A lead marked twice with the same flag (a redelivered webhook, a replayed job) counts
+once. One Lua script sets a flag and moves the lead between flag combinations, counted
+per (day, Page, form): the report reads those few counters, never the leads, so it
+costs the same at ten leads a day or a hundred thousand. Ids only; everything expires
+two days after the report's window.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+
+import redis
+
+from workers.common import times
+from workers.common.queues import redis_key
+
+FLAGS = {"meta": "m", "webhook": "w", "recovered": "r", "confirmed": "c", "dead": "d", "too_old": "o"}
+KINDS = tuple(FLAGS)
+WINDOW_DAYS = 7  # what can still be sent, and what the report looks back over
+FORMS = redis_key("accuracy", "forms")  # "page form" pairs ever marked
+SILENT = redis_key("accuracy", "silent")  # page id -> why it is flagged webhook_silent
+NONE = "-"  # a Page or form the lead did not name
+
+# KEYS: the day's flags per lead (hash), the day's count per flag combination (hash), FORMS.
+# ARGV: lead id, flag, ttl, "page form". Combinations are kept with their flags sorted.
+_MARK = """
+local old = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if string.find(old, ARGV[2], 1, true) then return 0 end
+local flags = {}
+for c in (old .. ARGV[2]):gmatch('.') do flags[#flags + 1] = c end
+table.sort(flags)
+local new = table.concat(flags)
+redis.call('HSET', KEYS[1], ARGV[1], new)
+if old ~= '' then redis.call('HINCRBY', KEYS[2], old, -1) end
+redis.call('HINCRBY', KEYS[2], new, 1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+return 1
+"""
+# Only its sha is computed here; it always runs on the caller's client or pipeline, which
+# loads it into Redis when Redis does not know it yet.
+_MARK_SCRIPT = redis.Redis().register_script(_MARK)
+
+
+def day(unix: float) -> str:
+    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%d")
+
+
+def _keys(page: str, form: str, on: str) -> tuple[str, str]:
+    return redis_key("accuracy", on, page, form, "leads"), redis_key("accuracy", on, page, form, "counts")
+
+
+def mark(pipe, kind: str, leads: list[dict], now: float | None = None) -> None:
+    """Mark Lead Ads leads (dicts with leadgen_id or id, page_id, form_id, created_time) as
+    `kind`; `pipe` may be a pipeline, so the marks ride with the work's own writes."""
+    now = time.time() if now is None else now
+    for lead in leads:
+        page, form = str(lead.get("page_id") or NONE), str(lead.get("form_id") or NONE)
+        # A time outside what times.unix_time accepts (an entry admitted before intake
+        # refused them) counts on today: it must not fail the batch it rides with.
+        flags, counts = _keys(page, form, day(times.unix_time(lead.get("created_time")) or now))
+        _MARK_SCRIPT(
+            keys=[flags, counts, FORMS],
+            args=[
+                str(lead.get("leadgen_id") or lead.get("id")),
+                FLAGS[kind],
+                (WINDOW_DAYS + 2) * 86400,
+                f"{page} {form}",
+            ],
+            client=pipe,
+        )
+
+
+def mark_now(connection: redis.Redis, kind: str, leads: list[dict]) -> None:
+    """`mark` in a pipeline of its own; a lost mark never fails the work it describes."""
+    try:
+        with connection.pipeline(transaction=False) as pipe:
+            mark(pipe, kind, leads)
+            pipe.execute()
+    except redis.RedisError:
+        pass
+
+
+def report(connection: redis.Redis, days: int = WINDOW_DAYS, now: float | None = None) -> list[dict]:
+    """Per Page and form (and per day, for the chart): how many leads Meta holds, came by
+    webhook, were recovered, confirmed, dead-lettered, are still waiting, or were too old."""
+    now = time.time() if now is None else now
+    # The days a rolling window of `days` × 24 hours touches: one more than `days`.
+    dates = [day(now - n * 86400) for n in range(days, -1, -1)]
+    pairs = sorted(p.decode().split(" ") for p in connection.smembers(FORMS))
+    with connection.pipeline(transaction=False) as pipe:
+        for page, form in pairs:
+            for on in dates:
+                pipe.hgetall(_keys(page, form, on)[1])
+        combos = iter(pipe.execute()) if pairs else iter(())
+    rows = []
+    for page, form in pairs:
+        by_day = [_figures({k.decode(): int(v) for k, v in next(combos).items()}) | {"day": on} for on in dates]
+        total = {k: sum(d[k] for d in by_day) for k in by_day[0] if k != "day"}
+        if total["known"]:
+            rows.append({"page_id": page, "form_id": form, **total, "accuracy": _share(total), "days": by_day})
+    return rows
+
+
+def _figures(combos: dict[str, int]) -> dict:
+    """The report's figures from the count of leads per flag combination."""
+
+    def count(test) -> int:
+        return sum(n for flags, n in combos.items() if n > 0 and test(set(flags)))
+
+    known = {"m", "w", "r"}
+    return {
+        "known": count(lambda f: f & known),
+        "meta": count(lambda f: "m" in f),
+        "webhook": count(lambda f: "w" in f),
+        "recovered": count(lambda f: "r" in f and "w" not in f),
+        "confirmed": count(lambda f: "c" in f and f & known),
+        "dead": count(lambda f: "d" in f and "c" not in f and f & known),
+        "too_old": count(lambda f: "o" in f and not ("c" in f and f & known)),
+        "waiting": count(lambda f: f & {"w", "r"} and not f & {"c", "d"}),
+        "missing": count(lambda f: "m" in f and not f & {"w", "r", "o"}),
+    }
+
+
+def _share(figures: dict) -> float | None:
+    """Confirmed over every lead known to exist (Meta's list, webhooks, recoveries)."""
+    return round(figures["confirmed"] / figures["known"], 4) if figures["known"] else None
+
+
+def by_page(rows: list[dict]) -> dict[str, dict]:
+    """The report's rows added up per Page, with their accuracy."""
+    out: dict[str, dict] = {}
+    for row in rows:
+        page = out.setdefault(row["page_id"], {})
+        for name, value in row.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                page[name] = page.get(name, 0) + value
+    return {page: {**figures, "accuracy": _share(figures)} for page, figures in out.items()}
+
+
+def flag_silent(connection: redis.Redis, page_id: str, recovered: int, now: float | None = None) -> bool:
+    """Flag a Page whose leads came only through the sweep; True when newly flagged (the
+    caller logs it once, loudly)."""
+    record = {"page_id": page_id, "since": int(time.time() if now is None else now), "recovered": recovered}
+    return bool(connection.hsetnx(SILENT, page_id, json.dumps(record)))
+
+
+def clear_silent(connection: redis.Redis, page_id: str) -> None:
+    connection.hdel(SILENT, page_id)
+
+
+def silent(connection: redis.Redis) -> dict[str, dict]:
+    """Pages flagged webhook_silent, with when and how many leads the sweep recovered."""
+    return {k.decode(): json.loads(v) for k, v in connection.hgetall(SILENT).items()}

@@ -1,0 +1,130 @@
+"""The Conversions API sender, the ledger of what Meta confirmed, and the dry-run store."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import redis
+
+from workers.common import counters, logs, policy
+from workers.common.policy import TRANSIENT, DeliveryError
+from workers.common.queues import redis_key
+from workers.config.routing import Dataset
+from workers.config.settings import Settings
+from workers.events.conversions import validate
+from workers.graphapi.graph import Graph
+
+DRY_RUN_LIST = redis_key("dry-run", "events")
+log = logs.get(__name__)
+
+
+def warn_at_start(datasets, process: str) -> None:
+    """What every process says at start about where events go, when it is not plainly Meta:
+    per dataset (routing.Dataset), the ones kept in dry-run and the ones with a test code."""
+    for dataset in datasets:
+        if dataset.dry_run and dataset.id:
+            log.warning(
+                "dry_run",
+                process=process,
+                dataset=dataset.name,
+                detail=f"{dataset.token_env} is not set: events are built and kept, NOT sent to Meta. "
+                "See them with `leadrelay dry-run`.",
+            )
+        if dataset.test_event_code:
+            log.warning(
+                "test_event_code",
+                process=process,
+                dataset=dataset.name,
+                detail="a test event code is set: events carry it and show in Events Manager's "
+                "Test Events panel. Never leave it on in production.",
+            )
+
+
+def confirmed(connection: redis.Redis, event_id: str) -> bool:
+    """Meta already counted this event: never send it again."""
+    return bool(connection.exists(redis_key("confirmed", event_id)))
+
+
+def confirmed_many(connection: redis.Redis, event_ids: list[str | None]) -> list[bool]:
+    """`confirmed` for many events in one round trip (None: no event, not confirmed)."""
+    with connection.pipeline(transaction=False) as pipe:
+        for event_id in event_ids:
+            pipe.exists(redis_key("confirmed", event_id or ""))
+        return [bool(found) and bool(event_id) for found, event_id in zip(pipe.execute(), event_ids)]
+
+
+def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict], dataset: Dataset) -> dict:
+    """Send events to the dataset with its token; in dry-run (a dataset without a CAPI
+    token), keep them for inspection instead.
+
+    Delivered means HTTP 200 with `events_received` equal to the events sent; then
+    each event_id goes into the confirmed ledger.
+
+    Raises:
+        DeliveryError: an event Meta would refuse (invalid, before any call), a
+            classified Graph failure, or a short count (transient).
+    """
+    try:
+        return _deliver(graph, connection, settings, events, dataset)
+    except DeliveryError as err:
+        _count_failed(connection, events, err.reason, dataset.name)
+        raise
+
+
+def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict], dataset: Dataset) -> dict:
+    for event in events:
+        validate(event)
+    if dataset.dry_run:
+        keep_dry_run(connection, settings, events, dataset)
+        return {"outcome": "dry_run", "events": len(events)}
+    body: dict = {"data": events}
+    if dataset.test_event_code:
+        body["test_event_code"] = dataset.test_event_code
+    answer = graph.call("POST", f"{dataset.id}/events", dataset.token, json=body, operation="events")
+    if not isinstance(answer, dict):  # `200 []`: not what Meta documents; nothing says it took them
+        raise DeliveryError(TRANSIENT, "Meta's answer is not an object", http_status=200, call="events")
+    received = answer.get("events_received")
+    if received != len(events):
+        raise DeliveryError(
+            TRANSIENT, f"Meta received {received} of {len(events)} events", fbtrace_id=answer.get("fbtrace_id")
+        )
+    # MULTI/EXEC: the ledger and the counts land together or not at all. A worker killed
+    # while sending a long pipeline otherwise leaves a prefix of it applied: events in the
+    # ledger (so never resent, never counted again) whose delivery was never counted.
+    with connection.pipeline() as pipe:
+        for event in events:
+            pipe.set(
+                redis_key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL
+            )
+        counters.record_sent(pipe, events, "delivered", dataset.name)
+        pipe.execute()
+    return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}
+
+
+def _count_failed(connection: redis.Redis, events: list[dict], reason: str, dataset: str) -> None:
+    try:
+        with connection.pipeline(transaction=False) as pipe:
+            counters.record_sent(pipe, events, reason, dataset)
+            pipe.execute()
+    except redis.RedisError:
+        pass  # the delivery error is what matters; it is raised either way
+
+
+def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict], dataset: Dataset) -> None:
+    kept_at = int(time.time())
+    with connection.pipeline() as pipe:
+        for event in events:
+            pipe.lpush(
+                DRY_RUN_LIST,
+                json.dumps({"kept_at": kept_at, "dataset_id": dataset.id, "dataset": dataset.name, "event": event}),
+            )
+        pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
+        counters.record_sent(pipe, events, "dry_run", dataset.name)
+        pipe.execute()
+
+
+def last_dry_run(connection: redis.Redis, count: int, dataset: str | None = None) -> list[dict]:
+    """The newest dry-run events first; with a dataset name, only that dataset's."""
+    kept = (json.loads(raw) for raw in connection.lrange(DRY_RUN_LIST, 0, -1 if dataset else count - 1))
+    return [item for item in kept if dataset in (None, item.get("dataset", "default"))][:count]

@@ -1,0 +1,97 @@
+"""Tokens parked after an auth failure: jobs that need them wait instead of failing.
+
+A pause is keyed by a fingerprint of the token (never the token), so deploying a new
+token resumes by itself. An operator resumes with `leadrelay resume`; otherwise the
+first job to wake after policy.PROBE_EVERY_SECONDS makes one cheap Graph call with the token
+and lifts the pause if it succeeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import redis
+from rq import Queue
+from rq.registry import ScheduledJobRegistry
+
+from workers.common import logs
+from workers.common.policy import PROBE_EVERY_SECONDS
+from workers.common.queues import redis_key
+
+log = logs.get(__name__)
+
+
+def fingerprint(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:12]
+
+
+class Pauses:
+    def __init__(self, connection: redis.Redis):
+        self.connection = connection
+
+    def get(self, token: str) -> dict | None:
+        raw = self.connection.get(redis_key("pause", fingerprint(token)))
+        return json.loads(raw) if raw else None
+
+    def pause(self, token: str, error: dict, label: str) -> bool:
+        """Park the token; True when this call parked it (so it is logged once, loudly)."""
+        fp = fingerprint(token)
+        record = {"fingerprint": fp, "token": label, "since": int(time.time()), **error}
+        parked = bool(self.connection.set(redis_key("pause", fp), json.dumps(record), nx=True))
+        if parked:
+            self.connection.sadd(redis_key("pauses"), fp)
+            log.error(
+                "token_paused",
+                token=label,
+                fingerprint=fp,
+                code=error.get("code"),
+                subcode=error.get("subcode"),
+                fbtrace_id=error.get("fbtrace_id"),
+                detail="Meta refused this token; jobs that need it wait. Fix the token, then "
+                "`leadrelay replay --reason auth` (and `leadrelay resume` if it is the same token).",
+            )
+        return parked
+
+    def wait(self, fp: str, job_id: str) -> None:
+        self.connection.sadd(redis_key("pause", fp, "waiting"), job_id)
+
+    def probe_due(self, fp: str) -> bool:
+        """One waking job per PROBE_EVERY_SECONDS gets to test the token."""
+        return bool(self.connection.set(redis_key("pause", fp, "probe"), 1, nx=True, ex=PROBE_EVERY_SECONDS))
+
+    def all(self) -> list[dict]:
+        out = []
+        for fp in sorted(self.connection.smembers(redis_key("pauses"))):
+            raw = self.connection.get(redis_key("pause", fp.decode()))
+            if raw:
+                out.append(
+                    {**json.loads(raw), "waiting": self.connection.scard(redis_key("pause", fp.decode(), "waiting"))}
+                )
+        return out
+
+    def resume(self, fp: str, queue: Queue) -> int:
+        """Lift the pause and run its waiting jobs now; how many were woken.
+
+        The pause goes first, in one transaction with reading who waits: a job woken while
+        the pause still stood would find it, park itself again for a minute, and the
+        deletion would then forget it was waiting.
+        """
+        waiting_key = redis_key("pause", fp, "waiting")
+        with self.connection.pipeline() as pipe:
+            pipe.smembers(waiting_key)
+            pipe.delete(redis_key("pause", fp), waiting_key, redis_key("pause", fp, "probe"))
+            pipe.srem(redis_key("pauses"), fp)
+            job_ids = [j.decode() for j in pipe.execute()[0]]
+        scheduled = ScheduledJobRegistry(queue=queue)
+        woken = 0
+        for job_id in job_ids:
+            job = queue.fetch_job(job_id)
+            # Only the caller that took it off the schedule enqueues it: two resumes at once
+            # must not run a job twice.
+            if job is not None and scheduled.remove(job):
+                queue.enqueue_job(job)
+                woken += 1
+        log.warning("token_resumed", fingerprint=fp, woken=woken)
+        return woken

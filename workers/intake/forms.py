@@ -1,0 +1,119 @@
+"""Form submissions (Typeform, Tally) to job payloads, hashed on arrival.
+
+The receiver maps answers to match keys by the form's settings (mappingfile), checks
+consent, hashes every identifier and builds the click and browser ids. The job
+payload it enqueues holds hashes, ids and the browser fields Meta needs for website
+events, never a raw email, phone or name: jobs live on in Redis as dedupe records and
+dead letters.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workers.config.mappingfile import HIDDEN_FIELDS
+from workers.events import conversions
+from workers.identity import browserids, matchkeys, userdata
+
+_TRUE = {"true", "yes", "1", "on", "checked"}
+
+
+def _slug(text) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", str(text or "").lower()).strip("_")
+
+
+def _answer(answers: list[dict], ref: str):
+    """By id or ref (Tally: key or label), never by position."""
+    for answer in answers:
+        if ref in (answer.get("id"), answer.get("ref")):
+            return answer.get("value")
+    return None
+
+
+def _default_answer(answers: list[dict], field: str):
+    """Without a mapping: an answer found by its type, then by a conventional ref or label."""
+    for answer in answers:
+        if answer.get("type") in matchkeys.FORM_TYPES.get(field, ()):
+            return answer.get("value")
+    refs = matchkeys.FORM_REFS[field]
+    for answer in answers:
+        if _slug(answer.get("ref")) in refs or _slug(answer.get("id")) in refs:
+            return answer.get("value")
+    return None
+
+
+def _consented(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, list):
+        return bool(value)
+    return str(value).strip().lower() in _TRUE
+
+
+def _text(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [str(value)]
+    return []
+
+
+def prepare(
+    submission: dict, form: dict | None, region: str, lead_key: str, processing: dict | None = None
+) -> tuple[dict | None, str | None]:
+    """The job payload for a submission, or None with the reason it is not sent.
+
+    `form` is the form's settings; None means the form is not configured (defaults).
+    `processing` is the source's Limited Data Use fields; the form's own `ldu` wins.
+    """
+    form = form or {}
+    answers = submission["answers"]
+    if "consent" in form and not _consented(_answer(answers, form["consent"])):
+        return None, "no_consent"
+    raw: dict[str, list[str]] = {}
+    for field in matchkeys.SETTINGS:
+        value = _answer(answers, form[field]) if field in form else _default_answer(answers, field)
+        if _text(value):
+            raw[field] = _text(value)
+    values = {matchkeys.KEY_FOR[f]: v for f, v in raw.items() if f in matchkeys.KEY_FOR}
+    matchkeys.split_full_name(values, raw.get("full_name", []))
+    user_data, dropped = userdata.build(values, region, form.get("region"))
+
+    names = {name: name for name in HIDDEN_FIELDS} | {"client_ip": "client_ip"} | form.get("hidden", {})
+    # Placeholders a script left behind (`undefined`, `{{fbclid}}`) count as absent.
+    hidden = {field: browserids.present(submission["hidden"].get(name)) for field, name in names.items()}
+    submitted = submission.get("submitted_at")
+    browser = {
+        "fbc": browserids.fbc(hidden["fbc"], hidden["fbclid"], submitted),
+        "fbp": browserids.fbp(hidden["fbp"]),
+        "client_ip_address": browserids.client_ip(hidden["client_ip"]),
+        "client_user_agent": hidden["user_agent"],
+    }
+    user_data.update({k: v for k, v in browser.items() if v})
+    page_url = browserids.page_url(hidden["page_url"])
+
+    event_name = form.get("event_name", conversions.LEAD)
+    action_source = form.get("action_source", "auto")
+    if action_source == "auto":
+        # Meta requires both for website events.
+        action_source = "website" if hidden["user_agent"] and page_url else "system_generated"
+    payload = {
+        "source": submission["source"],
+        "key": lead_key,
+        "form_id": submission["form_id"],
+        "submission_id": submission["submission_id"],
+        "submitted_at": submitted,
+        "event_name": event_name,
+        # The pixel's id for the same Lead, so Meta counts one conversion; else our own.
+        "event_id": hidden["event_id"] or conversions.event_id(submission["source"], lead_key, event_name),
+        "action_source": action_source,
+        "event_source_url": page_url,
+        "user_data": user_data,
+        "value": form.get("value"),
+        "currency": form.get("currency", "").upper() or None,
+        "dropped": dropped,
+        "processing": form.get("processing", processing),
+    }
+    return payload, None

@@ -1,0 +1,256 @@
+"""The inbox: where the receiver puts new leads, in one atomic Redis call per delivery,
+and where drain jobs (workers/engine/inboxdrain.py) take them from.
+
+    admit    one Lua script: for each lead, claim its dedupe record (SET NX with a TTL)
+             and, if it is new, append it to the inbox stream; then wake drain jobs if
+             none is awake for the backlog. Dedupe and the durable record cannot part.
+    take     XREADGROUP: up to a batch of entries for one consumer (a drain job).
+    done     XACK + XDEL: the entries' leads were delivered, or handed to their own job.
+    reclaim  entries a dead consumer took and never finished come back (XCLAIM).
+
+A drain slot (`slot:K`) says "drain job K is awake or queued". The receiver sets it and
+enqueues the job only when it was free, so a burst costs one RQ enqueue, not one per
+request. A drain job frees its slot, then looks once more: a lead added in between
+either finds the slot free (and wakes a job) or is found by that last look.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import uuid
+from typing import TYPE_CHECKING
+
+import redis
+from rq import Queue
+from rq.job import Job
+
+from workers import jobnames
+from workers.common import policy
+from workers.common.queues import INBOX, redis_key
+
+if TYPE_CHECKING:
+    from workers.intake.requestredis import Lane
+
+STREAM = INBOX
+GROUP = "drainers"
+SLOT = redis_key("inbox", "slot", "")  # + slot number
+SEEN = redis_key("seen", "")  # + job id: a lead's dedupe record
+SLOTS = 4  # drain jobs at most at once; one more per 50 leads waiting (see `admit`)
+SLOT_TTL = 60  # a slot whose drain job died frees itself; a live one renews it each batch
+ALIVE = redis_key("inbox", "alive", "")  # + consumer: renewed by a drain job after each batch
+ALIVE_TTL = 120  # longer than any one batch can take (two Graph calls and their timeouts)
+DRAIN = jobnames.DRAIN
+TRIES = redis_key("inbox", "tries")  # entry id -> times taken up from a dead or stopped drain job
+
+# KEYS: the stream, then (dedupe record, RQ job hash) per lead. ARGV: dedupe TTL, slot
+# prefix, slots, leads per drain job, slot TTL, then one entry per lead.
+_ADMIT = """
+local new = {}
+for i = 1, (#KEYS - 1) / 2 do
+  local seen, job = KEYS[2 * i], KEYS[2 * i + 1]
+  if redis.call('EXISTS', job) == 0 and redis.call('SET', seen, '1', 'NX', 'EX', ARGV[1]) then
+    redis.call('XADD', KEYS[1], '*', 'e', ARGV[5 + i])
+    new[#new + 1] = i
+  end
+end
+local woken = {}
+if #new > 0 then
+  local waiting = redis.call('XLEN', KEYS[1])
+  local wanted = math.min(tonumber(ARGV[3]), 1 + math.floor((waiting - 1) / tonumber(ARGV[4])))
+  local slots = {}
+  for k = 0, wanted - 1 do slots[k + 1] = ARGV[2] .. k end
+  local held = redis.call('MGET', unpack(slots))  -- one look at every slot: most calls find them all awake
+  for k = 0, wanted - 1 do
+    if not held[k + 1] then
+      redis.call('SET', slots[k + 1], 'woken', 'EX', ARGV[5])
+      woken[#woken + 1] = k
+    end
+  end
+end
+return {new, woken}
+"""
+
+
+_ADMIT_SHA = hashlib.sha1(_ADMIT.encode()).hexdigest()  # EVALSHA's name for it
+
+
+def entry(job_id: str, function: str, argument: dict, request_id: str | None = None, via: str | None = None) -> str:
+    """One inbox entry: what the lead's own RQ job would run, should it need one; `via`:
+    how it came (the drain job marks Lead Ads leads that came by webhook)."""
+    return json.dumps(
+        {"id": job_id, "fn": function, "arg": argument, "rid": request_id, "via": via}, separators=(",", ":")
+    )
+
+
+def admit(
+    connection: "redis.Redis | Lane", entries: list[tuple[str, str]], slots: int, per_job: int = 50
+) -> tuple[list[int], list[int]]:
+    """Dedupe and store (job id, entry) pairs in one atomic call; (indexes of the new
+    ones, drain slots to wake). A lead is new unless its dedupe record or its own RQ
+    job exists. `connection`: a client, or the receiver's Lane (workers/intake/requestredis.py)."""
+    if not entries:
+        return [], []
+    keys = [STREAM]
+    for job_id, _ in entries:
+        keys += [SEEN + job_id, Job.key_for(job_id)]
+    args = [len(keys), *keys, policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries)]
+    try:
+        new, woken = connection.execute_command("EVALSHA", _ADMIT_SHA, *args)
+    except redis.exceptions.NoScriptError:  # Redis restarted since: EVAL sends it whole, and caches it again
+        new, woken = connection.execute_command("EVAL", _ADMIT, *args)
+    return [i - 1 for i in new], list(woken)
+
+
+def wake(queue: Queue, slots: list[int]) -> None:
+    """Enqueue a drain job for each slot just claimed (by `admit`, `claim_slot`)."""
+    for slot in slots:
+        queue.enqueue(
+            DRAIN,
+            slot,
+            job_id=f"drain-{slot}-{uuid.uuid4().hex[:12]}",
+            result_ttl=0,
+            failure_ttl=policy.DAY,
+            job_timeout=policy.DRAIN_JOB_TIMEOUT,
+            description=f"drain the inbox (slot {slot})",
+        )
+
+
+def revive(queue: Queue) -> bool:
+    """Wake drain jobs when leads wait and their slots are free (a worker's start and each
+    maintenance pass: after a crash, or a wake the receiver could not enqueue)."""
+    return bool(wake_for(queue, queue.connection.xlen(STREAM)))
+
+
+def wake_for(queue: Queue, waiting: int, per_job: int = 50) -> list[int]:
+    """`admit`'s rule, for leads put in the inbox another way (replay): one drain slot,
+    one more per `per_job` leads waiting, at most SLOTS; wake those that were free."""
+    wanted = min(SLOTS, 1 + (waiting - 1) // per_job) if waiting else 0
+    woken = [slot for slot in range(wanted) if claim_slot(queue.connection, slot)]
+    wake(queue, woken)
+    return woken
+
+
+def claim_slot(connection: redis.Redis, slot: int = 0) -> bool:
+    return bool(connection.set(SLOT + str(slot), "woken", nx=True, ex=SLOT_TTL))
+
+
+def hold_slot(connection: redis.Redis, slot: int) -> None:
+    connection.set(SLOT + str(slot), "draining", ex=SLOT_TTL)
+
+
+def free_slot(connection: redis.Redis, slot: int) -> None:
+    connection.delete(SLOT + str(slot))
+
+
+def ensure_group(connection: redis.Redis) -> None:
+    try:
+        connection.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    except redis.ResponseError as err:
+        if "BUSYGROUP" not in str(err):
+            raise
+
+
+def take(connection: redis.Redis, consumer: str, count: int) -> list[tuple[str, dict]]:
+    """Up to `count` new entries for this consumer, oldest first: (entry id, entry)."""
+    answer = connection.xreadgroup(GROUP, consumer, {STREAM: ">"}, count=count)
+    return [(_text(entry_id), json.loads(fields[b"e"])) for _, items in answer or [] for entry_id, fields in items]
+
+
+def left_over(connection: redis.Redis, consumer: str, count: int = 1000) -> list[tuple[str, dict]]:
+    """Entries this consumer took and never finished (an earlier drain job of this process
+    that failed half-way: drain jobs of one process run one at a time)."""
+    answer = connection.xreadgroup(GROUP, consumer, {STREAM: "0"}, count=count)
+    return _unfinished(connection, [item for _, items in answer or [] for item in items])
+
+
+def _unfinished(connection: redis.Redis, items) -> list[tuple[str, dict]]:
+    """(entry id, entry) for the pending entries still in the stream; one deleted since
+    comes back empty: it was finished, and is acknowledged now."""
+    out = []
+    for entry_id, fields in items:
+        if fields:
+            out.append((_text(entry_id), json.loads(fields[b"e"])))
+        else:
+            connection.xack(STREAM, GROUP, entry_id)
+    return out
+
+
+def done(pipe, entry_ids: list[str]) -> None:
+    """Forget finished entries (on a pipeline, with the rest of the batch's writes)."""
+    if entry_ids:
+        pipe.xack(STREAM, GROUP, *entry_ids)
+        pipe.xdel(STREAM, *entry_ids)
+        pipe.hdel(TRIES, *entry_ids)
+
+
+def count_tries(connection: redis.Redis, entry_ids: list[str]) -> list[int]:
+    """One more taking up of each entry (from a dead drain job, or an earlier one in this
+    process that stopped half-way); how many so far. An entry that keeps killing whoever
+    handles it is found this way (quarantine.py)."""
+    with connection.pipeline(transaction=False) as pipe:
+        for entry_id in entry_ids:
+            pipe.hincrby(TRIES, entry_id, 1)
+        return pipe.execute()
+
+
+def consumer_name() -> str:
+    """This process as a consumer of the inbox: its host and pid, so a drain job on the same
+    host can tell at once that a killed one's process is gone."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def beat(connection: redis.Redis, consumer: str) -> None:
+    """Say this consumer is alive (a drain job, at its start and after each batch)."""
+    connection.set(ALIVE + consumer, 1, ex=ALIVE_TTL)
+
+
+def gone(connection: redis.Redis, consumer: str, pid_alive) -> bool:
+    """A consumer is gone when it stopped saying it is alive, or when it ran on this host
+    under a pid that no longer runs. Not RQ's worker record: a worker busy with a long job
+    lets that record lapse, and its entries must not be taken from under it."""
+    host, _, pid = consumer.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit() and not pid_alive(int(pid)):
+        return True
+    return not connection.exists(ALIVE + consumer)
+
+
+def reclaim(
+    connection: redis.Redis, consumer: str, gone, idle_ms: int = 15 * 60 * 1000, count: int = 1000
+) -> list[tuple[str, dict]]:
+    """Entries taken by a consumer `gone(name)` says is dead (or idle past `idle_ms`,
+    a safety net), now this consumer's: (entry id, entry)."""
+    claimed = []
+    for pending in connection.xpending_range(STREAM, GROUP, "-", "+", count):
+        owner = _text(pending["consumer"])
+        if owner == consumer or (pending["time_since_delivered"] < idle_ms and not gone(owner)):
+            continue
+        claimed += _unfinished(connection, connection.xclaim(STREAM, GROUP, consumer, 0, [pending["message_id"]]))
+    return claimed
+
+
+def waiting(connection: redis.Redis) -> dict:
+    """Entries not yet finished, and how many of them a consumer holds."""
+    try:
+        pending = connection.xpending(STREAM, GROUP)["pending"]
+    except redis.ResponseError:  # no group yet
+        pending = 0
+    return {"inbox": connection.xlen(STREAM), "taken": pending}
+
+
+def state(connection: redis.Redis, job_id: str) -> str:
+    """Where a lead without a job of its own stands: "finished" (done in a batch),
+    "queued" (still in the inbox) or "not found". It reads the whole inbox: for the
+    command line, not for a hot path."""
+    if not connection.exists(SEEN + job_id):
+        return "not found"
+    for _, fields in connection.xrange(STREAM):
+        if json.loads(fields[b"e"])["id"] == job_id:
+            return "queued"
+    return "finished"
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,243 @@
+"""What the receiver does with a delivery, for every source alike: verify, parse, turn
+items into job arguments, dedupe and enqueue durably, record what is not sent."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Mapping
+
+import redis
+from rq import Queue
+
+from workers.common import counters, logs
+from workers.common.queues import job_id, redis_key
+from workers.common.refusals import BadSignature, QueueUnavailable
+from workers.config.routing import Routes
+from workers.config.settings import Settings
+from workers.events import accuracy
+from workers.intake import forms, inbox
+from workers.sources import FORM, Source
+
+if TYPE_CHECKING:
+    from workers.intake.requestredis import Lane
+
+IGNORED = redis_key("ignored")
+IGNORED_KEEP = 1000
+log = logs.get(__name__)
+HELD = redis_key("held")  # leadgen id -> a Lead Ads change from a Page not (yet) in the mapping file
+
+
+def receive(
+    source: Source,
+    body: bytes,
+    headers: Mapping[str, str],
+    settings: Settings,
+    mapping: dict,
+    queue: Queue,
+    request_id: str | None = None,
+    lane: Lane | None = None,
+) -> dict:
+    """Verify, parse, prepare and enqueue one delivery; counts, new job ids and what was skipped.
+
+    `mapping` is the mapping file as `mappingfile.validate` reads it; `lane`, the
+    receiver's connections for the enqueue (workers/intake/requestredis.py), else the queue's client.
+
+    Raises:
+        BadSignature, MalformedBody: see the source's verify and parse; `source_disabled`
+            when it has no secret and unsigned delivery is not allowed for it.
+        QueueUnavailable: Redis could not be reached or refused the write.
+    """
+    _verify(source, body, headers, settings)
+    parsed = source.parse(body)
+    processing = mapping["processing"].get(source.name)
+    if source.kind == FORM:
+        jobs, not_sent = _form_jobs(
+            source, parsed["leads"], mapping["forms"][source.name], settings, mapping["routes"], processing
+        )
+        held = []
+    else:
+        jobs, held = lead_jobs(source, parsed["leads"], mapping["routes"], processing)
+        not_sent = [
+            {
+                "reason": item["reason"],
+                "leadgen_id": item["leadgen_id"],
+                "page_id": item["page_id"],
+                "form_id": item["form_id"],
+            }
+            for item in held
+        ]
+    via_webhook = source.kind != FORM
+    counts = enqueue_new(queue, source, jobs, request_id, via="webhook" if via_webhook else None, lane=lane)
+    unusable, known = counts.pop("unusable"), counts.pop("known")
+    # New Lead Ads leads are marked "came by webhook" by the drain job that takes them (the
+    # accuracy figures): this request's one write stays one. What needs another write is
+    # rare: a redelivery (its lead may have come by the sweep first), or items not sent.
+    # After the enqueue: a delivery answered 503 records nothing, so its retry does not
+    # record the same items twice.
+    record_ignored(
+        queue.connection,
+        source.name,
+        not_sent + unusable,
+        held,
+        arrived=[jobs[i][1] for i in known] if via_webhook else [],
+    )
+    return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
+
+
+def lead_jobs(
+    source: Source, items: list[dict], routes: Routes, processing: dict | None
+) -> tuple[list[tuple[str, dict]], list[dict]]:
+    """Lead Ads changes to (lead key, job argument), each with its route; those no route
+    takes (a Page not in the file) are returned apart, with their reason, to be held.
+
+    The route (and the Limited Data Use fields: the dataset's, else the source's) is
+    decided when the lead arrives, so a later change of the file never reaches it."""
+    jobs, held = [], []
+    for item in items:
+        route, reason = routes.lead(item.get("page_id"), item.get("form_id"))
+        if route is None:
+            held.append({**item, "reason": reason})
+            continue
+        fields = routes.datasets[route["dataset"]].processing or processing
+        jobs.append((source.lead_key(item), {**item, "route": route, **({"processing": fields} if fields else {})}))
+    return jobs, held
+
+
+def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings) -> None:
+    """Fail closed: a form source without a secret refuses deliveries, unless the
+    operator allowed unsigned delivery for it (LEADRELAY_ALLOW_UNSIGNED)."""
+    secrets = settings.source_secrets.get(source.name)
+    if secrets:
+        source.verify(body, headers, secrets)
+    elif source.name not in settings.allow_unsigned:
+        raise BadSignature(
+            f"no secret is configured for {source.name} and unsigned delivery is not allowed", reason="source_disabled"
+        )
+
+
+def _form_jobs(
+    source: Source, items: list[dict], configured: dict, settings: Settings, routes: Routes, processing: dict | None
+) -> tuple[list[tuple[str, dict]], list[dict]]:
+    """Form submissions to (lead key, hashed job argument), each with its route; what is
+    not sent, with its reason."""
+    jobs, not_sent = [], []
+    for item in items:
+        route, reason = routes.form(source.name, item["form_id"])
+        if item["test"]:
+            reason = "test_delivery"  # never to a production dataset
+        elif configured and item["form_id"] not in configured:
+            reason = "unknown_form"
+        elif route is not None:
+            lead_key = source.lead_key(item)
+            payload, reason = forms.prepare(
+                item,
+                configured.get(item["form_id"]),
+                settings.default_region,
+                lead_key,
+                routes.datasets[route["dataset"]].processing or processing,
+            )
+            if payload:
+                jobs.append((lead_key, {**payload, "route": route}))
+                continue
+        not_sent.append({"reason": reason, "form_id": item["form_id"], "submission_id": item["submission_id"]})
+    return jobs, not_sent
+
+
+def enqueue_new(
+    queue: Queue,
+    source: Source,
+    jobs: list[tuple[str, dict]],
+    request_id: str | None = None,
+    via: str | None = None,
+    lane: Lane | None = None,
+) -> dict:
+    """Put each (lead key, job argument) not seen before into the inbox, in one atomic
+    Redis call (inbox.admit), and wake a drain job if none is awake; counts, the new
+    leads' job ids, and `known`: the indexes in `jobs` of the leads already known.
+    `via`: how they came ("webhook", "sweep"), for the accuracy figures.
+
+    A lead is either stored with its dedupe record or not at all, never marked seen
+    without being stored. The dedupe record outlives Meta's 36-hour redelivery window
+    and the sweep's 7 days (policy.SEEN_TTL).
+
+    Raises:
+        QueueUnavailable: Redis could not be reached or refused the write.
+    """
+    entries, positions, unusable = [], [], []
+    function = source.job
+    for position, (lead_key, argument) in enumerate(jobs):
+        new_id = job_id("lead", source.name, lead_key)
+        try:
+            entries.append((new_id, inbox.entry(new_id, function, argument, request_id, via)))
+            positions.append(position)
+        except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
+            unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
+    try:
+        new, woken = inbox.admit(lane or queue.connection, entries, inbox.SLOTS)
+    except redis.RedisError as err:
+        raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
+    try:
+        inbox.wake(queue, woken)
+    except redis.RedisError as err:  # the leads are stored: a worker's maintenance pass wakes a drain job
+        log.warning("drain_wake_failed", error=type(err).__name__, slots=woken)
+    fresh = set(new)
+    return {
+        "accepted": len(new),
+        "duplicates": len(entries) - len(new),
+        "job_ids": [entries[i][0] for i in new],
+        "unusable": unusable,
+        "known": [positions[i] for i in range(len(entries)) if i not in fresh],
+    }
+
+
+def record_ignored(
+    connection: redis.Redis, source: str, skipped: list[dict], held: list[dict] = (), arrived: list[dict] = ()
+) -> None:
+    """Keep what was acknowledged but not sent (unknown form or Page, no consent, test
+    delivery, negative stages), newest first, for `leadrelay ignored`, and count it by
+    reason. Ids and reasons only. `held`: Lead Ads changes no route took, kept whole
+    (they are ids too) until `release_held` sends them. `arrived`: the Lead Ads leads a
+    webhook brought, for the accuracy figures.
+
+    Raises:
+        QueueUnavailable: Redis could not be reached.
+    """
+    if not skipped and not arrived:
+        return
+    now = int(time.time())
+    try:
+        with connection.pipeline() as pipe:
+            for item in skipped:
+                pipe.lpush(IGNORED, json.dumps({"source": source, "at": now, **item}, sort_keys=True))
+                counters.count(pipe, counters.IGNORED, source, item.get("reason") or "unknown")
+            pipe.ltrim(IGNORED, 0, IGNORED_KEEP - 1)
+            for item in held:
+                pipe.hset(HELD, item["leadgen_id"], json.dumps({**item, "held_at": now}, sort_keys=True))
+            accuracy.mark(pipe, "webhook", arrived, now)
+            pipe.execute()
+    except redis.RedisError as err:
+        raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
+
+
+def held(connection: redis.Redis) -> list[dict]:
+    """Lead Ads changes held for want of a route, oldest first."""
+    return sorted((json.loads(raw) for raw in connection.hvals(HELD)), key=lambda item: item["held_at"])
+
+
+def release_held(queue: Queue, source: Source, routes: Routes, processing: dict | None = None) -> dict:
+    """Route the held leads again with the current mapping file and enqueue those that now
+    have a route (deduped like a webhook); the rest stay held. Counts."""
+    waiting = held(queue.connection)
+    jobs, still = lead_jobs(source, waiting, routes, processing)
+    counts = enqueue_new(
+        queue, source, [(key, {k: v for k, v in arg.items() if k not in ("reason", "held_at")}) for key, arg in jobs]
+    )
+    if jobs:
+        queue.connection.hdel(HELD, *(key for key, _ in jobs))
+    return {
+        "held": len(waiting),
+        "released": counts["accepted"],
+        "already_known": counts["duplicates"],
+        "still_held": len(still),
+    }

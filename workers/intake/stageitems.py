@@ -1,0 +1,308 @@
+"""Funnel stage changes from a CRM or a sheet: checked, hashed on arrival, queued.
+
+`accept` checks each item (who, which stage, when, value) against the StageMap
+(stagemap.py) and answers per item; the accepted ones become one job's plain-JSON
+argument with hashed identifiers only.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pycountry
+import redis
+
+from workers import jobnames
+from workers.common import logs, policy, times
+from workers.common.queues import redis_key
+from workers.config import ldu
+from workers.config.routing import DEFAULT, Client, Routes, dataset_of
+from workers.config.stagemap import StageMap
+from workers.events import conversions, profiles
+from workers.graphapi import capi
+from workers.identity import userdata
+from workers.intake import receiver
+
+log = logs.get(__name__)
+
+MAX_ITEMS = 1000
+CLOCK_SKEW_SECONDS = 300  # a CRM clock a little ahead is not "the future"
+
+
+class Rejected(Exception):
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
+class Negative(Exception):
+    """A negative stage (disqualified, junk...): recorded for reporting, never sent."""
+
+    def __init__(self, stage: str, lead: str | None):
+        super().__init__(stage)
+        self.stage, self.lead = stage, lead
+
+
+class Scope:
+    """Which datasets a caller of the stage API may reach: an API client's, or every one
+    (the operator's LEADRELAY_API_TOKEN, the CLI). A lead outside it is treated as unknown,
+    so a client learns nothing about another's leads; the attempt is logged."""
+
+    def __init__(self, routes: Routes, client: Client | None = None):
+        self.routes, self.client = routes, client
+        self.datasets = sorted(client.datasets if client else routes.datasets)
+
+    def holds(self, profile: dict) -> bool:
+        if dataset_of(profile) in self.datasets:
+            return True
+        log.warning(
+            "stage_lead_out_of_scope",
+            client=self.client.name if self.client else None,
+            source=profile.get("source"),
+            dataset=dataset_of(profile),
+        )
+        return False
+
+    def route(self, item: dict, profile: dict | None) -> dict:
+        """Where the stage event goes: where its lead went, else the dataset the item names,
+        else the caller's only (or default) dataset.
+
+        Raises:
+            Rejected: `unknown_dataset` (also for another client's), `no_dataset`.
+        """
+        if profile:
+            return {
+                "dataset": dataset_of(profile),
+                "dataset_id": profile.get("dataset_id"),
+                "page_id": profile.get("page_id"),
+            }
+        name = item.get("dataset")
+        if name is not None and (not isinstance(name, str) or name not in self.datasets):
+            if self.client:
+                log.warning("stage_dataset_out_of_scope", client=self.client.name)
+            raise Rejected("unknown_dataset", f"no dataset named {str(name)[:40]!r}")
+        if name is None:
+            name = (
+                self.datasets[0]
+                if len(self.datasets) == 1
+                else (self.routes.default if self.routes.default in self.datasets else None)
+            )
+        route = self.routes.named(name)
+        if route is None:
+            raise Rejected("no_dataset", f"give `dataset`: one of {', '.join(self.datasets)}")
+        return route
+
+
+def _identify(connection: redis.Redis, item: dict, region: str, scope: Scope) -> tuple[dict | None, dict]:
+    """The lead profile the item refers to (if known to this caller) and the hashed
+    identifiers it gave."""
+    given, _ = userdata.build(
+        {"em": item.get("email") or [], "ph": item.get("phone") or [], "external_id": item.get("external_id") or []},
+        region,
+    )
+    if item.get("leadgen_id"):
+        found = profiles.load(connection, "meta", str(item["leadgen_id"]).strip())
+        if found and scope.holds(found):
+            return found, given
+    if item.get("submission_id"):
+        source, _, rest = str(item["submission_id"]).partition(":")
+        found = profiles.load(connection, source, rest) if rest else None
+        if found and scope.holds(found):
+            return found, given
+    for dataset in scope.datasets:
+        for match_key in profiles.LOOKUP_KEYS:
+            for hashed in given.get(match_key, []):
+                found = profiles.find(connection, match_key, hashed, dataset)
+                if found:
+                    return found, given
+    return None, given
+
+
+def check(
+    connection: redis.Redis, item, stage_map: StageMap, region: str, scope: Scope, now: float | None = None
+) -> dict:
+    """One stage change, checked and hashed, as a plain dict ready to send.
+
+    Raises:
+        Rejected: with a reason a person can act on.
+    """
+    now = time.time() if now is None else now
+    if not isinstance(item, dict):
+        raise Rejected("malformed_item", "each item must be a JSON object")
+    stage = item.get("stage") or item.get("event_name")
+    if not stage or not isinstance(stage, str):
+        raise Rejected("missing_stage", "give `stage`: a CRM stage name or a Meta event name")
+    event_name, problem = stage_map.resolve(stage)
+    if problem == "negative_stage":
+        profile, _ = _identify(connection, item, region, scope)
+        raise Negative(stage, f"{profile['source']}:{profile['key']}" if profile else None)
+    if event_name is None:
+        reason, _, detail = problem.partition(": ")
+        raise Rejected(reason, detail or f"{stage!r} is a negative stage: recorded, not sent")
+    occurred = times.unix_time(item.get("occurred_at") if item.get("occurred_at") is not None else item.get("time"))
+    if occurred is None:
+        raise Rejected("missing_time", "give `occurred_at`: when the stage changed (ISO 8601 or unix seconds)")
+    if occurred > now + CLOCK_SKEW_SECONDS:
+        raise Rejected("future_time", "occurred_at is in the future")
+    if occurred < conversions.oldest_acceptable(now):
+        raise Rejected(
+            "too_old",
+            "occurred_at is more than 7 days ago (less an hour of margin): Meta refuses "
+            "such events (2804003); backfills cannot be sent",
+        )
+    value = item.get("value", stage_map.values.get(event_name))
+    currency = item.get("currency") or (stage_map.currency if value is not None else None)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) >= 1e15
+    ):
+        raise Rejected("bad_value", "value must be a number (finite, under 10^15)")
+    if currency is not None and (
+        not isinstance(currency, str) or pycountry.currencies.get(alpha_3=currency.upper()) is None
+    ):
+        raise Rejected("bad_currency", "currency must be an ISO 4217 code such as EUR")
+    if event_name == "Purchase" and (value is None or currency is None):
+        raise Rejected("purchase_needs_value", "Purchase needs value and currency")
+    source_name = item.get("lead_event_source")
+    if source_name is not None and (not isinstance(source_name, str) or not 0 < len(source_name.strip()) <= 100):
+        raise Rejected("bad_lead_event_source", "lead_event_source must be your CRM's name: text, 1-100 characters")
+    try:
+        processing = ldu.from_item(item)
+    except ldu.BadLdu as err:
+        raise Rejected("bad_ldu", str(err)) from None
+    profile, given = _identify(connection, item, region, scope)
+    if profile is None and not given:
+        raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
+    if profile and occurred < profile["created_time"]:
+        raise Rejected("before_lead", "occurred_at is before the lead was created")
+    route = scope.route(item, profile)
+    if profile:
+        source, lead_key = profile["source"], profile["key"]
+    else:
+        lead_key = sorted(v for values in given.values() for v in values)[0][:32]
+        # Two clients may send stages for the same person: their events must not collide.
+        source, lead_key = "crm", lead_key if route["dataset"] == DEFAULT else f"{route['dataset']}:{lead_key}"
+    user_data = {
+        **given,
+        **{k: v for k, v in (profile or {}).get("user_data", {}).items() if k in ("em", "ph", "external_id")},
+    }
+    if profile and profile.get("lead_id"):
+        user_data["lead_id"] = profile["lead_id"]
+    if profile and profile.get("fbc"):
+        user_data["fbc"] = profile["fbc"]
+    lead_first = None
+    if profile and event_name != conversions.LEAD:
+        lead_event_id = conversions.event_id(source, lead_key, conversions.LEAD)
+        if not capi.confirmed(connection, lead_event_id) and profile["created_time"] >= conversions.oldest_acceptable(
+            now
+        ):
+            lead_first = {"event_id": lead_event_id, "event_time": profile["created_time"]}
+    return {
+        "source": source,
+        "key": lead_key,
+        "event_name": event_name,
+        "event_id": conversions.event_id(source, lead_key, event_name),
+        "event_time": min(occurred, int(now)),
+        "user_data": user_data,
+        "value": value,
+        "currency": currency.upper() if currency else None,
+        "lead_event_source": (source_name or "").strip() or scope.routes.datasets[route["dataset"]].lead_event_source,
+        "route": route,
+        "lead_first": lead_first,
+        "stage": stage,
+        "processing": stage_map.processing if processing is None else processing,
+    }
+
+
+def claim(connection: redis.Redis, checked: dict) -> bool:
+    """Each stage is sent once per lead: True the first time, False for a repeat."""
+    return bool(connection.set(redis_key("stage", checked["event_id"]), 1, nx=True, ex=policy.STAGE_SEEN_TTL))
+
+
+def release(connection: redis.Redis, checked: dict) -> None:
+    connection.delete(redis_key("stage", checked["event_id"]))
+
+
+def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, region: str, scope: Scope) -> list[dict]:
+    """Check, claim and queue a list of stage changes; one result per item, in order.
+
+    Accepted items go out together in one job (sent many per Conversions API request).
+
+    Raises:
+        redis.RedisError: Redis failed; nothing was queued and no stage stays claimed (so
+            for anything else that fails part-way).
+    """
+    results, accepted, recorded = [], [], []
+    now = time.time()
+    try:
+        for index, item in enumerate(items):
+            results.append(_accept_one(connection, index, item, stage_map, region, scope, now, accepted, recorded))
+        receiver.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
+        if accepted:
+            queue.enqueue(
+                jobnames.SEND_STAGE_EVENTS,
+                {"events": accepted},
+                result_ttl=policy.STAGE_RESULT_TTL,
+                failure_ttl=policy.FAILURE_TTL,
+                description=f"{len(accepted)} stage events",
+            )
+    except BaseException:
+        # All or nothing: a request that fails part-way keeps none of its claims, so the
+        # CRM's retry sends those stages instead of meeting `duplicate` for good.
+        for checked in accepted:
+            release(connection, checked)
+        raise
+    return results
+
+
+def _accept_one(
+    connection,
+    index: int,
+    item,
+    stage_map: StageMap,
+    region: str,
+    scope: Scope,
+    now: float,
+    accepted: list,
+    recorded: list,
+) -> dict:
+    """One item's result; claimed and added to `accepted` when it is to be sent."""
+    try:
+        checked = check(connection, item, stage_map, region, scope, now)
+    except Rejected as err:
+        return {"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail}
+    except Negative as negative:
+        recorded.append({"reason": "negative_stage", "stage": negative.stage, "lead": negative.lead})
+        return {"index": index, "status": "recorded", "reason": "negative_stage", "stage": negative.stage}
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, UnicodeError) as err:
+        # A shape no check foresaw is this item's problem alone, never its batch's.
+        log.warning("stage_item_unreadable", index=index, error=type(err).__name__)
+        return {
+            "index": index,
+            "status": "rejected",
+            "reason": "unreadable_item",
+            "detail": f"this item could not be read ({type(err).__name__})",
+        }
+    if not claim(connection, checked):
+        return {"index": index, "status": "duplicate", "event_id": checked["event_id"]}
+    accepted.append(checked)
+    return {"index": index, "status": "accepted", "event_name": checked["event_name"], "event_id": checked["event_id"]}
+
+
+SHEET_NUMBERS = ("value",)
+
+
+def from_sheet_row(row: dict) -> dict:
+    """A sheet row to a stage change: empty cells dropped, value as a number."""
+    item = {k.strip(): v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()}
+    if "ldu" in item:
+        item["ldu"] = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(
+            item["ldu"].lower(), item["ldu"]
+        )  # anything else is rejected with bad_ldu
+    for name in SHEET_NUMBERS:
+        if name in item:
+            try:
+                item[name] = float(item[name])
+            except ValueError:
+                pass  # left as text: the check rejects it with bad_value
+    return item

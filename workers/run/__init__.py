@@ -1,0 +1,3 @@
+"""The processes: the RQ worker and `leadrelay run`, the web server command, the embedded
+Redis, doctor, whose Redis it is and whether it keeps what it is given, send-test.
+Imports everything below, workers.jobs included; only the CLI and webhook_app import it."""

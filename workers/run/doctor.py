@@ -1,0 +1,206 @@
+"""`leadrelay doctor`: a checklist of what a working setup needs, with the fix for each
+failure; and `leadrelay subscribe`: install the app on a Page for `leadgen`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import redis
+
+from workers.common.policy import DeliveryError
+from workers.config import mappingfile
+from workers.config.needed import WEB, WHERE, WORKER, ConfigError
+from workers.config.routing import ANY_PAGE, Dataset, Page
+from workers.config.settings import Settings, load
+from workers.graphapi.graph import Graph
+from workers.run import redissafety
+
+REQUIRED_PERMISSION = "leads_retrieval"
+# Marketing API versions (lead reads fall under them) expire about a year after release;
+# the oldest still served, per Meta's Graph API version list
+# (developers.facebook.com/docs/graph-api/changelog/versions), is v25.0 (v24.0 ended 2026-10-06).
+OLDEST_SUPPORTED = (25, 0)
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    client: str = ""  # the dataset (client) whose checklist it belongs to; "" for the installation's
+
+
+def _graph_check(name: str, call, ok_detail, fix: str) -> Check:
+    try:
+        return Check(name, True, ok_detail(call()))
+    except DeliveryError as err:
+        said = f"{err.reason}: code {err.code}/{err.subcode} ({err.detail})" if err.code else err.detail
+        return Check(name, False, said, fix)
+
+
+def run(env=None, page_id: str | None = None) -> list[Check]:
+    """Every check, each reported; one that cannot run for lack of a setting says so. With
+    datasets and Pages in the mapping file, one checklist per dataset: its CAPI token,
+    then each of its Pages' token, permission and subscription."""
+    checks: list[Check] = []
+    problems: list[ConfigError] = []
+    settings: Settings = load(env, role=(WEB, WORKER), found=problems)
+    for problem in problems:
+        name, said = problem.problems[0]
+        checks.append(Check(f"setting {name}", False, said, WHERE.get(name, "see docs/configuration.md")))
+    try:
+        routes = mappingfile.validate(settings, env)["routes"]
+    except ConfigError as err:
+        checks.append(Check("mapping file", False, str(err), "fix the entry named, then run `leadrelay check-config`"))
+        routes = None
+    if not checks:
+        checks.append(
+            Check(
+                "configuration",
+                True,
+                "every required setting is set and well formed" + (" (the local sandbox)" if settings.sandbox else ""),
+            )
+        )
+    if settings.redis_url:
+        checks.extend(_redis_checks(settings.redis_url))
+    version = tuple(int(n) for n in re.findall(r"\d+", settings.api_version))
+    checks.append(
+        Check(
+            "api version",
+            version >= OLDEST_SUPPORTED,
+            settings.api_version,
+            "set META_API_VERSION to a current version (v26.0)",
+        )
+    )
+    if routes is None:
+        return checks
+    graph = Graph(settings)
+    for dataset in routes.datasets.values():
+        group = [_dataset_check(graph, dataset)] if dataset.id else []  # a bad id is reported above
+        for page in routes.pages.values():
+            if page.dataset == dataset.name and page.token:
+                group.extend(_token_checks(graph, page))
+                wanted = page_id if page.id == ANY_PAGE else page.id
+                if wanted and group[-1].ok:
+                    group.append(
+                        _graph_check(
+                            "page subscription" if page.id == ANY_PAGE else f"page {wanted} subscription",
+                            lambda p=page, w=wanted: _subscribed(graph, p.token, w),
+                            lambda fields: "the app receives leadgen for this Page",
+                            f"run `leadrelay subscribe --page-id {wanted}`"
+                            if page.id == ANY_PAGE
+                            else "run `leadrelay subscribe --all`",
+                        )
+                    )
+        checks.extend(Check(**{**c.__dict__, "client": dataset.name}) for c in group)
+    return checks
+
+
+def _dataset_check(graph: Graph, dataset: Dataset) -> Check:
+    if dataset.dry_run:
+        return Check("dataset", True, f"{dataset.id}: dry-run, no {dataset.token_env}: events are kept, not sent")
+    return _graph_check(
+        "dataset",
+        lambda: graph.call("GET", dataset.id, dataset.token, params={"fields": "id,name"}, probe=True),
+        lambda ds: f"{ds.get('name') or ds.get('id')} ({dataset.id}) reachable with {dataset.token_env}",
+        f"check the dataset id and that {dataset.token_env} belongs to that dataset",
+    )
+
+
+def _redis_checks(url: str) -> list[Check]:
+    checks = []
+    connection = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        connection.ping()
+        checks.append(Check("redis", True, "reachable"))
+        aof, policy = redissafety.state(connection)
+        refused = f"; until then web and worker refuse to start (unless {redissafety.ALLOW}=1)"
+        checks.append(
+            Check(
+                "redis persistence",
+                aof,
+                f"appendonly {'yes' if aof else 'no'}",
+                "set `appendonly yes`: otherwise a restart loses the queue" + refused,
+            )
+        )
+        checks.append(
+            Check(
+                "redis eviction",
+                policy == "noeviction",
+                f"maxmemory-policy {policy}",
+                "set `maxmemory-policy noeviction`: an evicted job is a lost lead" + refused,
+            )
+        )
+    except redis.RedisError as err:
+        checks.append(
+            Check(
+                "redis",
+                False,
+                f"unreachable ({type(err).__name__})",
+                "start leadrelay (`make run`), or check REDIS_URL",
+            )
+        )
+    return checks
+
+
+def _token_checks(graph: Graph, page: Page) -> list[Check]:
+    token, where = page.token, "" if page.id == ANY_PAGE else f"page {page.id} "
+    checks = [
+        _graph_check(
+            f"{where}page token",
+            lambda: graph.call("GET", "me", token, params={"fields": "id,name"}, probe=True),
+            lambda me: f"valid ({me.get('name') or me.get('id')}, {page.token_env})",
+            f"create a new Page or system-user token and set {page.token_env}",
+        )
+    ]
+    if checks[-1].ok:
+        name = f"{where}permission {REQUIRED_PERMISSION}"
+        try:
+            granted = {
+                p["permission"]
+                for p in graph.call("GET", "me/permissions", token, probe=True).get("data", [])
+                if p.get("status") == "granted"
+            }
+            checks.append(
+                Check(
+                    name,
+                    REQUIRED_PERMISSION in granted,
+                    "granted"
+                    if REQUIRED_PERMISSION in granted
+                    else f"missing (granted: {', '.join(sorted(granted)) or 'none'})",
+                    f"grant {REQUIRED_PERMISSION} to the app and issue a new token",
+                )
+            )
+        except DeliveryError:
+            checks.append(Check(name, True, "not listable with this kind of token; the lead reads will tell"))
+    return checks
+
+
+class NotSubscribed(DeliveryError):
+    pass
+
+
+def _subscribed(graph: Graph, token: str, page_id: str) -> list:
+    apps = graph.call("GET", f"{page_id}/subscribed_apps", token, probe=True).get("data", [])
+    fields = [f for app in apps for f in app.get("subscribed_fields", [])]
+    if "leadgen" not in fields:
+        raise NotSubscribed("invalid", "the Page is not subscribed to the app for leadgen")
+    return fields
+
+
+def subscribe(settings: Settings, page_id: str, token: str | None = None) -> None:
+    """Install the app on the Page for `leadgen` (Meta sends no lead webhooks before),
+    with the Page's token (the environment's unless given).
+
+    Raises:
+        DeliveryError: Meta refused (a Page token with pages_manage_metadata is needed).
+    """
+    Graph(settings).call(
+        "POST",
+        f"{page_id}/subscribed_apps",
+        token or settings.page_access_token,
+        params={"subscribed_fields": "leadgen"},
+        probe=True,
+    )

@@ -1,0 +1,285 @@
+"""Running the processes: the RQ worker, and `leadrelay run` (web + worker + Redis)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import redis
+from rq import SimpleWorker
+
+from workers import jobs
+from workers.common import clock, logs
+from workers.common.policy import DeliveryError, Paused
+from workers.common.queues import SERIALIZER, connect, queue
+from workers.config import environment, sandbox
+from workers.config.needed import ConfigError
+from workers.config.settings import Settings
+from workers.engine import recovery
+from workers.failures import retention
+from workers.graphapi import capi
+from workers.intake import inbox
+from workers.run import redisowner, redissafety, webserver
+from workers.run.embedded_redis import EmbeddedRedis
+from workers.sweep import sweeper
+
+log = logs.get(__name__)
+
+
+class LeadrelayWorker(SimpleWorker):
+    """RQ's worker, plus our recovery sweep, and one log line (ours) per expected failure.
+
+    Jobs run in the worker process itself (RQ's SimpleWorker) rather than in a forked
+    work horse per job: a job is two short HTTP calls, and forking for each cost about
+    a hundred milliseconds and the keep-alive connection to Meta (measured: 8 jobs/s
+    forking, 65 without, one worker against the stand-in). Job timeouts still apply;
+    a worker that dies takes only its current job, which recovery requeues.
+    """
+
+    def handle_exception(self, job, *exc_info):
+        if isinstance(exc_info[1], (DeliveryError, Paused)):
+            return  # attempts.attempt already logged it, with the outcome; no traceback needed
+        super().handle_exception(job, *exc_info)
+
+    def run_maintenance_tasks(self):
+        """RQ's own, then ours; each on its own: one that fails (Redis full, a race with
+        another worker) is logged and tried again next pass, and the worker stays up."""
+        days = self.settings.dead_letter_retention_days
+        tasks = [("clock", lambda: clock.check(self.connection)), ("rq", super().run_maintenance_tasks)]
+        for q in self.queues:
+            # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
+            tasks += [
+                ("sweep_schedule", lambda q=q: sweeper.schedule(q, self.settings.sweep_seconds)),
+                ("recovery", lambda q=q: recovery.recover(self.connection, q)),
+                ("inbox_revive", lambda q=q: inbox.revive(q)),
+                ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
+                ("prune", lambda q=q: retention.prune(self.connection, q)),
+            ]
+        tasks.append(("drop_held", lambda: retention.drop_held(self.connection)))
+        tasks.append(("redis_safety", self._say_if_redis_unsafe))
+        for name, task in tasks:
+            try:
+                task()
+            except redis.ConnectionError:
+                raise  # RQ's loop waits for Redis; so does ours (work)
+            except Exception as err:  # noqa: BLE001 -- maintenance must never stop delivery
+                log.error("maintenance_failed", task=name, error=type(err).__name__, detail=str(err)[:200])
+
+    def _say_if_redis_unsafe(self) -> None:
+        """Each pass, as at start: a Redis switched to losing writes is said loudly."""
+        found = redissafety.problems(self.connection)
+        if found:
+            (log.warning if self.settings.allow_unsafe_redis else log.error)(
+                "redis_unsafe", process="worker", problems=found
+            )
+
+
+# RQ blocks on an empty queue for worker_ttl - 15 s (405 s by default) before it looks
+# at maintenance again; scheduled retries then sit idle if the worker holding the
+# scheduler lock died. Shorter: a dead scheduler is replaced within about a minute.
+MAINTENANCE_SECONDS = 30
+WORKER_TTL_SECONDS = 35
+
+
+def work(settings: Settings, burst: bool = False) -> bool:
+    """Run an RQ worker with its scheduler (retries are scheduled jobs) on our queue.
+
+    When Redis goes away (a restart, a failover: RQ's worker then quits), the worker
+    waits for it and starts again, as a new RQ worker: what the old one held is
+    recovered like a dead worker's once its record expires. A burst worker just fails.
+    """
+    refusals = 0
+    while True:
+        try:
+            return _work(settings, burst)
+        except (redis.ConnectionError, redis.TimeoutError) as err:  # BusyLoadingError too: Redis reads its file
+            if burst:
+                raise
+            # The RQ worker that lost Redis has quit, but its signal handlers are still in
+            # place and would raise out of the wait below as a traceback. Nothing is held
+            # while waiting: a stop signal simply ends the process (the next worker's start
+            # installs its own handlers).
+            _on_stop_signal(_stopped_while_waiting)
+            log.error("redis_lost", error=type(err).__name__, detail="the worker starts again once Redis answers")
+            _wait_for_redis(settings.redis_url)
+        except redis.RedisError as err:
+            # Redis answers but refuses (full: OutOfMemoryError; a replica after a failover:
+            # ReadOnlyError): the worker waits, longer each time up to a minute, and starts
+            # again; nothing it held is lost (recovery and the inbox take it back).
+            if burst:
+                raise
+            refusals += 1
+            _on_stop_signal(_stopped_while_waiting)
+            delay = min(60, 2**refusals)
+            log.error("redis_refused", error=type(err).__name__, detail=str(err)[:200], retry_in_seconds=delay)
+            time.sleep(delay)
+
+
+def _on_stop_signal(handler) -> None:
+    """TERM (a supervisor, a deploy) and INT (Ctrl-C) both mean: stop."""
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def _stopped_while_redis_away() -> None:
+    log.info("worker_stopped", redis="unreachable")
+
+
+def _stopped_while_waiting(signum, frame):
+    _stopped_while_redis_away()
+    sys.exit(0)
+
+
+def _wait_for_redis(url: str, every: float = 1.0) -> None:
+    while True:
+        time.sleep(every)
+        try:
+            if connect(url).ping():
+                return
+        except redis.ConnectionError:
+            continue
+
+
+def _work(settings: Settings, burst: bool) -> bool:
+    connection = connect(settings.redis_url)
+    clock.check(connection)  # before anything is decided or scheduled
+    q = queue(connection, settings.queue_name)
+    worker = LeadrelayWorker(
+        [q],
+        connection=connection,
+        serializer=SERIALIZER,
+        maintenance_interval=MAINTENANCE_SECONDS,
+        worker_ttl=WORKER_TTL_SECONDS,
+    )
+    worker.settings = settings
+    ctx = jobs.install(settings)  # the jobs this process runs use these settings, read once
+    capi.warn_at_start(ctx.routes.datasets.values(), "worker")
+    sweeper.schedule(q, settings.sweep_seconds)  # one job per time slot, whoever schedules it
+    swept = recovery.recover(connection, q)
+    inbox.revive(q)
+    if any(swept.values()):
+        log.warning("recovery_sweep", **swept)
+    # RQ's own lines ("Job OK", "Result is kept for 604800 seconds", one set per job) say
+    # what our one job_attempt line already says: shown only at DEBUG.
+    rq_level = "DEBUG" if settings.log_level == "DEBUG" else "WARNING"
+    logging.getLogger("rq").setLevel(rq_level)
+    log.info("worker_started", queue=q.name, pid=os.getpid())
+    _stop_softly_while_starting(worker)
+    try:
+        return worker.work(burst=burst, with_scheduler=True, logging_level=rq_level)
+    except redis.ConnectionError:
+        if worker._stop_requested or worker._shutdown_requested_date:
+            # Asked to stop while Redis was away (RQ retries it inside its loop, where a
+            # stop signal still reaches it): its goodbye could not be written, and its
+            # record lapses after WORKER_TTL_SECONDS. Nothing to wait for.
+            _stopped_while_redis_away()
+            return False
+        raise
+
+
+def _stop_softly_while_starting(worker: LeadrelayWorker) -> None:
+    """RQ installs its TERM and INT handlers only after the worker has registered itself
+    and started its scheduler; a signal in between (a deploy replacing a worker that was
+    just starting) killed the process outright and left its record behind for
+    WORKER_TTL_SECONDS, counted as a live worker. Until RQ's handlers take over, a
+    signal asks for the warm stop they would: RQ's loop sees it first thing, then
+    unregisters the worker and stops its scheduler."""
+
+    def stop(signum, frame):
+        worker._stop_requested = True  # what RQ's own handler sets for a busy worker
+
+    _on_stop_signal(stop)
+
+
+WEB_URL_FILE = "web.url"  # where `leadrelay send-test` finds the running web process
+
+
+def _say_where(base: str, settings: Settings) -> None:
+    """One line with the addresses a person starting `make run` looks for."""
+    log.info(
+        "serving",
+        webhooks=f"{base}/webhooks/meta",
+        metrics=f"{base}/metrics",
+        admin=f"{base}/admin" if settings.admin_token else "off (set LEADRELAY_ADMIN_TOKEN)",
+        stage_api=f"{base}/api/v1/stage-events" if settings.api_token else "off (set LEADRELAY_API_TOKEN)",
+    )
+
+
+def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
+    """Web and worker together, on an embedded Redis unless REDIS_URL is set; in the
+    sandbox, with the Graph stand-in in this process.
+
+    Ctrl-C (or SIGTERM) stops the web and worker, then Redis; if either process
+    dies, the others are stopped too and the exit status is non-zero.
+    """
+    if webserver.taken(bind):
+        raise RuntimeError(
+            f"{bind} is in use (another leadrelay?); listen elsewhere with "
+            f"`leadrelay run --bind 127.0.0.1:8001`, or LEADRELAY_BIND=127.0.0.1:8001 make run"
+        )
+    embedded = standin = None
+    # The children read this process's settings and data folder, from any working folder.
+    env = {**os.environ, "LEADRELAY_BIND": bind, environment.DATA_DIR: str(environment.base_dir())}
+    if not settings.redis_url:
+        embedded = EmbeddedRedis(data_dir)
+        env["REDIS_URL"] = embedded.start()
+        log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
+    try:
+        connection = connect(env["REDIS_URL"])
+        redisowner.usable(connection, settings, str(data_dir), "run")
+    except ConfigError:
+        if embedded:
+            embedded.stop()
+        raise
+    if settings.sandbox:
+        from workers.standin.server import GraphStandin  # the sandbox's alone: no worker loads it
+
+        standin = GraphStandin(any_lead=True)  # leads survive a restart of the sandbox as sample leads
+        standin.start(sandbox.standin_port(env))
+    base = webserver.base_url(bind)
+    (data_dir / WEB_URL_FILE).write_text(base + "\n")
+    # Children get their own sessions so a terminal's Ctrl-C reaches only us; we then
+    # stop them in order (web and worker gracefully, Redis last).
+    children = [
+        subprocess.Popen([webserver.script("leadrelay"), role], env=env, start_new_session=True)
+        for role in ("web", "worker")
+    ]
+    _say_where(base, settings)
+    if settings.sandbox and webserver.healthy(base, children):
+        print(sandbox.banner(env, base, env["REDIS_URL"], data_dir), flush=True)
+    stopping = False
+
+    def _stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    _on_stop_signal(_stop)
+    status = 0
+    try:
+        while not stopping:
+            exited = [c for c in children if c.poll() is not None]
+            if exited:
+                status = exited[0].returncode or 1
+                log.error("process_exited", pid=exited[0].pid, status=exited[0].returncode)
+                break
+            time.sleep(0.2)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)  # gunicorn and RQ both shut down gracefully on TERM
+        for child in children:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        if standin:
+            standin.stop()
+        if embedded:
+            embedded.stop()
+        log.info("stopped", status=status)
+    return status

@@ -1,0 +1,247 @@
+"""`leadrelay send-test`: correctly signed samples sent to the running service, so a person
+sees the whole path (and its failures) without writing code. Times are relative to now.
+
+In the sandbox, a Lead Ads sample is two steps, as with Meta: the lead is created in
+the stand-in (with the failure asked for), then the signed `leadgen` notification naming
+it is posted to the service. Against a real Meta app, Meta's test-leads API creates the
+lead and Meta sends the notification itself.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import datetime, timezone
+
+import requests
+
+from workers.config import sandbox
+from workers.config.settings import Settings
+from workers.graphapi.graph import Graph
+from workers.sources import SOURCES
+
+FAILURES = ("auth", "invalid", "transient", "expired")
+# What each failure shows, and what to do next.
+AFTER = {
+    None: "the worker reads the lead and keeps its Lead event: `leadrelay dry-run` shows it, with lead_id",
+    "auth": "the stand-in refuses the token (190) for 10 s: the first lead is dead-lettered `auth` and the token "
+    "paused; the second waits on it (admin page, `leadrelay resume`). After 10 s, `leadrelay replay --reason "
+    "auth` lifts the pause and runs both within seconds",
+    "invalid": "the lead read is refused (100): the job is dead-lettered `invalid`. `leadrelay dead-letters list`, "
+    "then `leadrelay replay JOB_ID` (the stand-in answers the second read)",
+    "transient": "the lead read fails once (code 2): the job retries (LEADRELAY_RETRY_BASE_SECONDS, 30 s by "
+    "default, with jitter) and then succeeds",
+    "expired": "the lead is 8 days old, past Meta's 7-day window: dead-lettered `expired`, with no replay",
+}
+EXPIRED_AGE = 8 * 86400
+
+
+def _fields(tag: str) -> list[dict]:
+    return [
+        {"name": "email", "values": [f"sample.lead+{tag}@example.com"]},
+        {"name": "full_name", "values": ["Sam Sample"]},
+        {"name": "phone_number", "values": ["+1 650 555 1212"]},
+        {"name": "city", "values": ["Menlo Park"]},
+    ]
+
+
+def _post(url: str, body: bytes, headers: dict) -> requests.Response:
+    return requests.post(url, data=body, headers={"Content-Type": "application/json", **headers}, timeout=10)
+
+
+def _signed(source: str, settings: Settings, body: bytes) -> dict:
+    """The source's signature header over `body`, with its first secret (none without one)."""
+    secrets = settings.source_secrets.get(source)
+    module = SOURCES[source].module
+    return {module.SIGNATURE_HEADER: module.signature(secrets[0], body)} if secrets else {}
+
+
+def _answer(response: requests.Response) -> dict:
+    try:
+        return response.json()
+    except ValueError:
+        return {"text": response.text[:200]}
+
+
+def meta_lead(settings: Settings, web: str, fail: str | None = None) -> dict:
+    """Sandbox: a lead in the stand-in, then its signed leadgen notification."""
+    created = int(time.time()) - (EXPIRED_AGE if fail == "expired" else 0)
+    tag = uuid.uuid4().hex[:8]
+    lead = requests.post(
+        f"{settings.graph_url}/_standin/leads",
+        timeout=10,
+        json={
+            "created_time": created,
+            "fail": None if fail == "expired" else fail,
+            "field_data": _fields(tag),
+            "form_id": sandbox.FORM_ID,
+        },
+    ).json()
+    body = json.dumps(
+        {
+            "object": "page",
+            "entry": [
+                {
+                    "id": sandbox.PAGE_ID,
+                    "time": int(time.time()),
+                    "changes": [
+                        {
+                            "field": "leadgen",
+                            "value": {
+                                "leadgen_id": lead["id"],
+                                "page_id": sandbox.PAGE_ID,
+                                "form_id": sandbox.FORM_ID,
+                                "ad_id": "777",
+                                "adgroup_id": "777",
+                                "created_time": created,
+                            },
+                        }
+                    ],
+                }
+            ],
+        }
+    ).encode()
+    response = _post(f"{web}/webhooks/meta", body, _signed("meta", settings, body))
+    return {
+        "source": "meta",
+        "leadgen_id": lead["id"],
+        "status": response.status_code,
+        "answer": _answer(response),
+        "next": AFTER[fail],
+    }
+
+
+def meta_test_lead(settings: Settings, form_id: str) -> dict:
+    """A real Meta app: replace the form's one test lead; Meta then sends the webhook.
+
+    Raises:
+        DeliveryError: Meta refused (the Page token needs leads_retrieval and
+            pages_manage_ads on the form's Page).
+    """
+    graph = Graph(settings)
+    token = settings.page_access_token
+    deleted = 0
+    for old in graph.call("GET", f"{form_id}/test_leads", token, probe=True).get("data", []):
+        graph.call("DELETE", str(old["id"]), token, probe=True)  # Meta allows one test lead per form
+        deleted += 1
+    made = graph.call(
+        "POST",
+        f"{form_id}/test_leads",
+        token,
+        probe=True,
+        params={"field_data": json.dumps(_fields(uuid.uuid4().hex[:8]))},
+    )
+    return {
+        "source": "meta",
+        "leadgen_id": made.get("id"),
+        "deleted_test_leads": deleted,
+        "next": "Meta sends the leadgen webhook within seconds; then `leadrelay dry-run` (or Events "
+        "Manager's Test Events with META_TEST_EVENT_CODE)",
+    }
+
+
+def _iso(seconds_ago: int = 0) -> str:
+    return datetime.fromtimestamp(time.time() - seconds_ago, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def typeform_submission(settings: Settings, web: str) -> dict:
+    tag = uuid.uuid4().hex[:8]
+    body = json.dumps(
+        {
+            "event_id": uuid.uuid4().hex.upper(),
+            "event_type": "form_response",
+            "form_response": {
+                "form_id": "sandboxTF",
+                "token": tag,
+                "landed_at": _iso(90),
+                "submitted_at": _iso(),
+                "hidden": {"fbclid": f"IwAR{tag}"},
+                "definition": {"id": "sandboxTF", "title": "Book a demo", "fields": []},
+                "answers": [
+                    {
+                        "type": "email",
+                        "email": f"sample.form+{tag}@example.com",
+                        "field": {"id": "em", "type": "email", "ref": "email"},
+                    },
+                    {
+                        "type": "phone_number",
+                        "phone_number": "+16505551212",
+                        "field": {"id": "ph", "type": "phone_number", "ref": "phone"},
+                    },
+                ],
+            },
+        }
+    ).encode()
+    response = _post(f"{web}/webhooks/typeform", body, _signed("typeform", settings, body))
+    return {
+        "source": "typeform",
+        "status": response.status_code,
+        "answer": _answer(response),
+        "next": "a Lead event with action_source website; `leadrelay dry-run`",
+    }
+
+
+def tally_submission(settings: Settings, web: str) -> dict:
+    tag = uuid.uuid4().hex[:8]
+    body = json.dumps(
+        {
+            "eventId": str(uuid.uuid4()),
+            "eventType": "FORM_RESPONSE",
+            "createdAt": _iso(),
+            "data": {
+                "responseId": tag,
+                "submissionId": tag,
+                "formId": "sandboxTL",
+                "formName": "Book a demo",
+                "createdAt": _iso(),
+                "fields": [
+                    {
+                        "key": "question_em",
+                        "label": "Email",
+                        "type": "INPUT_EMAIL",
+                        "value": f"sample.tally+{tag}@example.com",
+                    },
+                    {
+                        "key": "question_ph",
+                        "label": "Phone number",
+                        "type": "INPUT_PHONE_NUMBER",
+                        "value": "+16505551212",
+                    },
+                ],
+            },
+        }
+    ).encode()
+    response = _post(f"{web}/webhooks/tally", body, _signed("tally", settings, body))
+    return {
+        "source": "tally",
+        "status": response.status_code,
+        "answer": _answer(response),
+        "next": "a Lead event; `leadrelay dry-run`",
+    }
+
+
+STAGES = (("marketing qualified", None), ("meeting booked", None), ("won", 1200))  # CRM names, mapped by default
+
+
+def stage_events(settings: Settings, web: str, leadgen_id: str) -> dict:
+    """The lead's next stages, just now, through the stage API."""
+    items = [
+        {
+            "leadgen_id": leadgen_id,
+            "stage": stage,
+            "occurred_at": int(time.time()),
+            **({"value": value, "currency": "USD"} if value else {}),
+        }
+        for stage, value in STAGES
+    ]
+    response = requests.post(
+        f"{web}/api/v1/stage-events", json=items, timeout=10, headers={"Authorization": f"Bearer {settings.api_token}"}
+    )
+    return {
+        "source": "crm",
+        "leadgen_id": leadgen_id,
+        "status": response.status_code,
+        "answer": _answer(response),
+        "next": "QualifiedLead, Schedule and Purchase events with the lead's lead_id; `leadrelay dry-run`",
+    }
