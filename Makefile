@@ -31,7 +31,7 @@ run: $(STAMP)
 	$(BIN)/leadrelay run
 
 # Meta's Python SDK ships its normalisation tests only in its source archive: the SDK
-# vectors test (tests/identity/test_sdk_vectors.py) reads them from there.
+# vectors test (tests/identity/test_userdata_sdk.py) reads them from there.
 SDK_VECTORS := $(VENV)/sdk/.downloaded
 $(SDK_VECTORS): $(TEST_STAMP)
 	$(BIN)/pip download --quiet --no-deps --no-binary :all: -d $(VENV)/sdk \

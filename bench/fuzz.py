@@ -1,4 +1,4 @@
-"""The hostile-input fuzzers of tests/test_hostile.py, run for as many cases as asked, then
+"""The hostile-input fuzzers of tests/feature/test_hostile.py, run for as many cases as asked, then
 everything they got admitted worked off by two real workers against the Graph stand-in.
 
 Signed bodies for every source and the stage API, built from the same strategies, against

@@ -6,7 +6,7 @@ signed leadgen notification. Prints requests/s, p50/p99 and the ratios. Goal: le
 at >= 75% of the bare figure with wrk 2 threads x 32 connections, p99 under 20 ms.
 
 Three references: `bare` (bench/bare_app.py) reads the body and answers 200; `limit`
-(bench/limit_app.py) is the issue's limit for a receiver, bare Flask plus a signature
+(bench/limit_app.py) is the limit for a receiver, bare Flask plus a signature
 check, a JSON parse and one Redis round trip through redis-py's client; `roundtrip` is
 the floor under any receiver that writes to Redis, bare Flask plus one round trip on a
 plain socket and nothing else.

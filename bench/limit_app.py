@@ -1,5 +1,5 @@
 """bench/ingest.py's references besides bare Flask, served by the same gunicorn config:
-the issue's limit for a receiver (a bare Flask endpoint plus a signature check, a JSON
+the limit for a receiver (a bare Flask endpoint plus a signature check, a JSON
 parse and one Redis round trip: a SET NX with a TTL for the lead, through redis-py's
 client), and the floor under it (bare Flask plus one round trip on a plain socket)."""
 

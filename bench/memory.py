@@ -77,7 +77,6 @@ def main() -> None:
         from workers.common import logs
         from workers.common.queues import connect, queue
         from workers.config.settings import load
-        from workers.engine import inboxdrain
         from workers.intake.receiver import enqueue_new
         from workers.sources import SOURCES
 
@@ -100,7 +99,7 @@ def main() -> None:
                 via="webhook",
             )
         q.empty()  # the drain jobs the intake queued: this process drains instead
-        inboxdrain.drain(0)
+        jobs.drain(0)
         assert len({e["event_id"] for e in graph.events}) == args.leads, len(graph.events)
         connection.delete(*connection.keys("rq:*"))  # queue bookkeeping, not kept per lead
         after = connection.info("memory")["used_memory"]

@@ -81,7 +81,7 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
         "META_DATASET_ID": DATASET_ID,
         "META_GRAPH_URL": graph.url,
         "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "1",
-        # No scheduled sweep among the jobs a test counts; tests/test_sweep.py runs sweeps itself.
+        # No scheduled sweep among the jobs a test counts; tests/sweep/test_sweeper.py runs sweeps itself.
         "LEADRELAY_SWEEP_SECONDS": "0",
         "TYPEFORM_SECRET": f"{TYPEFORM_SECRET},{OLD_FORM_SECRET}",
         "TALLY_SIGNING_SECRET": TALLY_SECRET,

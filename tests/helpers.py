@@ -177,8 +177,8 @@ def leadrelay(*args: str, clock: Callable[[], float] | None = None) -> Ran:
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
-# An agency with three clients (and a fourth, Delta, to add later): tests/test_routing.py,
-# tests/test_agency.py; the `agency` fixture (conftest.py) sets them up.
+# An agency with three clients (and a fourth, Delta, to add later): tests/config/test_routing.py,
+# tests/feature/test_agency.py; the `agency` fixture (conftest.py) sets them up.
 # page id -> (page token variable, token), dataset name -> (id, CAPI token variable, token)
 PAGES = {
     "101": ("ACME_PAGE_TOKEN", "acme-page-token"),

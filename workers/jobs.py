@@ -188,12 +188,12 @@ def _deliver(ctx: Context, event: dict, dataset) -> dict:
 
 
 def drain(slot: int) -> dict:
-    return inboxdrain.drain(slot)
+    return inboxdrain.drain(context(), slot)
 
 
 def retry_batch(batch: dict) -> dict:
-    return inboxdrain.retry_batch(batch)
+    return inboxdrain.retry_batch(context(), batch)
 
 
 def run_sweep(arguments: dict) -> dict:
-    return sweeper.run_sweep(arguments)
+    return sweeper.run_sweep(context(), arguments)

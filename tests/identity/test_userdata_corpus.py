@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 
 import pytest
 
+from helpers import FIXTURES
 from workers.identity.matchkeys import HASHED as HASHED_KEYS
 from workers.identity.userdata import Unusable, build, hash_value
 
-CORPUS = Path(__file__).parent.parent / "fixtures" / "userdata"
+CORPUS = FIXTURES / "userdata"
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\n|\\t")
 HEX = re.compile(r"[0-9a-f]{64}|[0-9a-f]{32}")
 

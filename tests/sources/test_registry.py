@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import FIXTURES
 from workers.sources import SOURCES
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _deliveries(name: str) -> list[Path]:

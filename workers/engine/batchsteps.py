@@ -1,9 +1,8 @@
-"""The steps of one batch (batches.process): what needs nothing more, the Graph batch
-reads, the profiles and events built, the events sent many per request."""
+"""The steps of one batch (inboxdrain.process), each returning what it produced: what
+needs nothing more, the Graph batch reads, the profiles and events built, the events
+sent many per request."""
 
 from __future__ import annotations
-
-from collections import Counter
 
 from rq.job import Job
 
@@ -11,7 +10,8 @@ from workers.common import logs
 from workers.common.policy import AUTH, INVALID, DeliveryError, Paused
 from workers.common.queues import redis_key
 from workers.engine import sending
-from workers.engine.handoff import Lead
+from workers.engine.context import Context
+from workers.engine.inflight import Built, Failed, Lead, failed
 from workers.events import leadevents
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.graphapi.pauses import fingerprint
@@ -34,15 +34,16 @@ def already_done(connection, leads: list[Lead]) -> list[str | None]:
     ]
 
 
-def read(ctx, leads: list[Lead], failed: list) -> dict[str, dict]:
-    """Read Lead Ads leads in Graph batches, one per Page token; job id -> the lead read.
-    A lead whose read failed goes to `failed` with its error."""
+def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]]:
+    """Read Lead Ads leads in Graph batches, one per Page token: (job id -> the lead
+    read, the leads whose read failed)."""
     by_token: dict[str, list[Lead]] = {}
+    unread: list[Failed] = []
     for lead in leads:
         try:
-            by_token.setdefault(ctx.routes.page_token(lead.argument.get("route")), []).append(lead)
+            by_token.setdefault(ctx.routes.page_token(lead.route), []).append(lead)
         except DeliveryError as err:  # its Page left the mapping file
-            failed.append((lead, err, lead.argument.get("created_time")))
+            unread.append(failed(lead, err, lead.args.get("created_time")))
     reads = {}
     for token, group in by_token.items():
         for start in range(0, len(group), BATCH_LIMIT):
@@ -50,76 +51,73 @@ def read(ctx, leads: list[Lead], failed: list) -> dict[str, dict]:
             try:
                 answers = ctx.graph.read_leads([lead.key for lead in chunk], token)
             except (DeliveryError, Paused) as err:
-                answers = dict(zip((lead.key for lead in chunk), shared(err, token, len(chunk))))
+                answers = dict(zip((lead.key for lead in chunk), each_lead_error(err, token, len(chunk))))
             for lead in chunk:
                 answer = answers[lead.key]
                 if isinstance(answer, Exception):
-                    failed.append((lead, answer, lead.argument.get("created_time")))
+                    unread.append(failed(lead, answer, lead.args.get("created_time")))
                 else:
                     reads[lead.job_id] = answer
-    return reads
+    return reads, unread
 
 
-def build(ctx, leads: list[Lead], reads: dict, failed: list, profiles_only: list) -> list[tuple]:
-    """(lead, profile, event, dataset) for each lead read (or a form submission); the
-    profiles of leads whose event cannot be built go to `profiles_only`."""
-    built = []
+def build(ctx: Context, leads: list[Lead], reads: dict[str, dict]) -> tuple[list[Built], list[Failed]]:
+    """Each lead's profile and event (a Lead Ads lead from its read, a form submission
+    from its argument): (those built, those that could not be)."""
+    built: list[Built] = []
+    unbuilt: list[Failed] = []
     for lead in leads:
         if lead.source == "meta" and lead.job_id not in reads:
             continue  # its read failed
         profile = None
         try:
-            dataset = ctx.routes.dataset(lead.argument.get("route"))
+            dataset = ctx.routes.dataset(lead.route)
             if lead.source == "meta":
                 profile, user_data = leadevents.lead_ads_profile(
-                    lead.argument, reads[lead.job_id], dataset, ctx.settings.default_region
+                    lead.args, reads[lead.job_id], dataset, ctx.settings.default_region
                 )
-                event = leadevents.lead_ads_event(profile, user_data, lead.argument, dataset)
+                event = leadevents.lead_ads_event(profile, user_data, lead.args, dataset)
             else:
-                profile = leadevents.form_profile(lead.argument, dataset)
-                event = leadevents.form_event(lead.argument)
+                profile = leadevents.form_profile(lead.args, dataset)
+                event = leadevents.form_event(lead.args)
         except DeliveryError as err:  # too old, or its dataset left the mapping file
-            failed.append((lead, err, profile["created_time"] if profile else None))
-            if profile:
-                profiles_only.append(profile)  # kept all the same: its later stages can still go
+            # Its profile is kept all the same: its later stages can still go.
+            unbuilt.append(failed(lead, err, profile["created_time"] if profile else None, profile))
             continue
         except _DATA_ERRORS as err:  # what no check foresaw: this lead alone is a dead letter
             log.error("job_data_unusable", job_id=lead.job_id, error=type(err).__name__, where=logs.where(err))
-            failed.append(
-                (lead, DeliveryError(INVALID, f"the job's data could not be used ({type(err).__name__})"), None)
-            )
+            unusable = DeliveryError(INVALID, f"the job's data could not be used ({type(err).__name__})")
+            unbuilt.append(failed(lead, unusable, None))
             continue
-        built.append((lead, profile, event, dataset))
-    return built
+        built.append(Built(lead, profile, event, dataset))
+    return built, unbuilt
 
 
-def deliver(ctx, built: list[tuple], failed: list, outcomes: Counter) -> list[tuple]:
-    """Send the events many per request, per dataset; what was delivered (or kept, in
-    dry run). Refused events, and whole requests that failed, go to `failed`."""
-    by_dataset: dict[str, list[tuple]] = {}
+def send(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Failed]]:
+    """Send the events many per request, per dataset: (what was delivered, or kept in dry
+    run; what Meta refused, alone or with its whole request)."""
+    by_dataset: dict[str, list[Built]] = {}
     for item in built:
-        by_dataset.setdefault(item[3].id or item[3].name, []).append(item)
-    delivered = []
+        by_dataset.setdefault(item.dataset.id or item.dataset.name, []).append(item)
+    delivered: list[Built] = []
+    unsent: list[Failed] = []
     for group in by_dataset.values():
-        dataset = group[0][3]
-        pairs = [(event, item) for item in group for event in [item[2]]]
+        dataset = group[0].dataset
         try:
-            _, refused = sending.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
+            _, refused = sending.deliver_isolating(
+                ctx.graph, ctx.connection, ctx.settings, [(item.event, item) for item in group], dataset
+            )
         except (DeliveryError, Paused) as err:
-            failed += [
-                (item[0], one, item[1]["created_time"])
-                for item, one in zip(group, shared(err, dataset.token, len(group)))
-            ]
+            errors = each_lead_error(err, dataset.token, len(group))
+            unsent += [failed(item.lead, one, item.profile["created_time"]) for item, one in zip(group, errors)]
             continue
+        unsent += [failed(item.lead, err, item.profile["created_time"]) for item, err in refused]
         refused_ids = {id(item) for item, _ in refused}
-        failed += [(item[0], err, item[1]["created_time"]) for item, err in refused]
-        kept = [item for item in group if id(item) not in refused_ids]
-        outcomes["dry_run" if dataset.dry_run else "delivered"] += len(kept)
-        delivered += kept
-    return delivered
+        delivered += [item for item in group if id(item) not in refused_ids]
+    return delivered, unsent
 
 
-def shared(err: Exception, token: str | None, count: int) -> list[Exception]:
+def each_lead_error(err: Exception, token: str | None, count: int) -> list[Exception]:
     """One request failed for `count` leads: each lead's error. Meta refused the token
     (which is now paused): the first lead carries the refusal (its dead letter says what
     to fix) and the others wait for the token, as jobs after a refusal do."""

@@ -6,7 +6,7 @@ lone lead is read and sent at once. Each lead keeps its own outcome. A lead whos
 failed, or whose event Meta refused (isolated by halving, as stage events are), is
 handed to its own RQ job (handoff.py), which retries or dead-letters it alone. When a
 whole request failed for a passing reason (a 5xx, throttling, a paused token), its
-leads stay together: one RQ job retries them as a batch later (handoff.later), so a
+leads stay together: one RQ job retries them as a batch later (handoff.retry_together), so a
 Meta outage or a token outage ends in batches, not in thousands of single jobs. The
 others are delivered.
 
@@ -29,12 +29,15 @@ from rq import get_current_job
 from workers.common import counters, logs
 from workers.common.policy import DeliveryError, Paused
 from workers.common.queues import queue as make_queue
-from workers.engine import batchsteps, context, quarantine, recovery
-from workers.engine.handoff import Lead, hand_off, later
+from workers.engine import batchsteps, quarantine, recovery
+from workers.engine.context import Context
+from workers.engine.handoff import hand_off, retry_together
+from workers.engine.inflight import Lead
 from workers.events import accuracy, profiles
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.intake import inbox
 
+Entries = list[tuple[str | None, dict]]  # (the inbox entry's id, None in a retry batch; the entry)
 DRAIN_SECONDS = 20  # then a fresh drain job takes over: other jobs get their turn meanwhile
 log = logs.get(__name__)
 
@@ -50,10 +53,10 @@ def pacing(usage: float) -> tuple[int, float]:
     return 1, 10.0
 
 
-def drain(slot: int) -> dict:
-    """The RQ job: take inbox entries and finish them, batch after batch, until the inbox
-    is empty (or DRAIN_SECONDS passed: then a fresh drain job for the same slot goes on)."""
-    ctx = context.context()
+def drain(ctx: Context, slot: int) -> dict:
+    """The drain job (jobs.drain): take inbox entries and finish them, batch after batch,
+    until the inbox is empty (or DRAIN_SECONDS passed: then a fresh drain job for the same
+    slot goes on)."""
     job = get_current_job()
     connection = ctx.connection
     queue = make_queue(connection, job.origin if job else ctx.settings.queue_name)
@@ -97,7 +100,9 @@ def drain(slot: int) -> dict:
             time.sleep(rest)
 
 
-def _taken_up(ctx, queue, outcomes: Counter, event: str, taken: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+def _taken_up(
+    ctx: Context, queue, outcomes: Counter, event: str, taken: list[tuple[str, dict]]
+) -> list[tuple[str, dict]]:
     """Say which leads a drain job takes up from another: `inbox_reclaimed`, a dead one's;
     `inbox_resumed`, an earlier one's in this process, stopped half-way (cut off from
     Redis, say). What Meta confirmed is skipped; the rest is sent now, with its event_ids.
@@ -116,7 +121,7 @@ def _taken_up(ctx, queue, outcomes: Counter, event: str, taken: list[tuple[str, 
     return [item for item, tried in zip(taken, tries) if tried <= quarantine.MAX_TRIES]
 
 
-def settle(ctx, queue, taken: list[tuple[str | None, dict]]) -> Counter:
+def settle(ctx: Context, queue, taken: Entries) -> Counter:
     """`process`, with each entry its own failure domain: when the batch raises something
     no step foresaw, its entries are settled one by one (what Meta confirmed meanwhile is
     skipped, as for a reclaimed batch), and one that raises alone is set aside as an
@@ -136,7 +141,7 @@ def settle(ctx, queue, taken: list[tuple[str | None, dict]]) -> Counter:
         return outcomes
 
 
-def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
+def process(ctx: Context, queue, taken: Entries) -> Counter:
     """Finish these inbox entries: each lead delivered, skipped (already done) or handed
     to its own job; then acknowledge them all. Outcomes counted."""
     started = time.monotonic()
@@ -151,40 +156,38 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
                 confirmed.append((lead, skip))  # counted as a lead's own job counts it
         else:
             todo.append(lead)
-    failed: list[tuple[Lead, Exception, int | None]] = []  # each with its own job, or together
-    reads = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"], failed)
-    profiles_only: list[dict] = []
-    built = batchsteps.build(ctx, todo, reads, failed, profiles_only)
+    reads, failed = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"])
+    built, unbuilt = batchsteps.build(ctx, todo, reads)
     with connection.pipeline(transaction=False) as pipe:
-        for profile in profiles_only + [profile for _, profile, _, _ in built]:
+        for profile in [item.profile for item in built] + [f.profile for f in unbuilt if f.profile]:
             profiles.write(pipe, profile, ctx.settings.profile_retention_days)
         pipe.execute()
-    delivered = batchsteps.deliver(ctx, built, failed, outcomes)
-    unsent = {lead.job_id for lead, _, _ in failed}
-    together = [item for item in failed if _passing(item[1])]
-    for lead, err, event_time in failed:
-        if not _passing(err):
-            outcomes[hand_off(ctx, queue, lead, err, event_time, started)] += 1
-    for outcome, count in later(ctx, queue, together, started).items():
-        outcomes[outcome] += count
+    delivered, refused = batchsteps.send(ctx, built)
+    failed += unbuilt + refused
+    outcomes.update(item.outcome for item in delivered)
+    for failure in failed:  # each with its own job, or (a request that failed as a whole) together
+        if not _passing(failure.error):
+            outcomes[hand_off(ctx, queue, failure, started)] += 1
+    outcomes.update(retry_together(ctx, queue, [f for f in failed if _passing(f.error)], started))
+    unsent = {failure.lead.job_id for failure in failed}
     with connection.pipeline() as pipe:  # all or nothing, as capi's ledger write: a kill mid-send applies no prefix
         # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
         # stage event to send first; one Meta has is not (jobs._deliver, the same rule).
-        for lead, _, event, dataset in built:
-            if lead.job_id in unsent or dataset.dry_run:
-                profiles.keep_lead_event(pipe, event)
+        for item in built:
+            if item.lead.job_id in unsent or item.dataset.dry_run:
+                profiles.keep_lead_event(pipe, item.event)
         accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
         accuracy.mark(
             pipe,
             "confirmed",
             [
-                {**lead.argument, "created_time": profile["created_time"]}
-                for lead, profile, _, _ in delivered
-                if lead.source == "meta"
+                {**item.lead.args, "created_time": item.profile["created_time"]}
+                for item in delivered
+                if item.lead.source == "meta"
             ],
         )
         for (source, outcome), count in Counter(
-            (lead.source, outcome) for lead, outcome in _outcomes(delivered) + confirmed
+            (lead.source, outcome) for lead, outcome in [(item.lead, item.outcome) for item in delivered] + confirmed
         ).items():
             counters.count(pipe, counters.JOBS, source, outcome, by=count)
         inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])
@@ -195,18 +198,17 @@ def process(ctx, queue, taken: list[tuple[str, dict]]) -> Counter:
         "batch_done",
         leads=len(leads),
         elapsed_ms=round((time.monotonic() - started) * 1000, 1),
-        job_ids=[item[0].job_id for item in delivered],
+        job_ids=[item.lead.job_id for item in delivered],
         request_ids=sorted({lead.request_id for lead in leads if lead.request_id}),
         **dict(outcomes),
     )
     return outcomes
 
 
-def retry_batch(batch: dict) -> dict:
-    """The RQ job that tries again leads whose request failed as a whole: `{"entries":
-    [inbox entries, each with "n", its attempts so far]}`. They are finished exactly as a
-    drain job finishes inbox entries."""
-    ctx = context.context()
+def retry_batch(ctx: Context, batch: dict) -> dict:
+    """The batch retry job (jobs.retry_batch): leads whose request failed as a whole,
+    `{"entries": [inbox entries, each with "n", its attempts so far]}`, finished exactly
+    as a drain job finishes inbox entries."""
     job = get_current_job()
     queue = make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name)
     return dict(settle(ctx, queue, [(None, entry) for entry in batch["entries"]]))
@@ -214,7 +216,3 @@ def retry_batch(batch: dict) -> dict:
 
 def _passing(err: Exception) -> bool:
     return isinstance(err, Paused) or isinstance(err, DeliveryError) and err.retryable
-
-
-def _outcomes(delivered: list[tuple]):
-    return [(item[0], "dry_run" if item[3].dry_run else "delivered") for item in delivered]

@@ -6,7 +6,7 @@ work the same way, so attempts, dead letters, logs and counters read one shape.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from workers.common.policy import DeliveryError
 
@@ -43,7 +43,8 @@ def dead_letter(
 ) -> dict:
     """The one shape of a dead-letter record: what the job was doing, why it stopped,
     Meta's own words when Meta refused, and the attempts it took."""
-    record = {name: value for name, value in asdict(work).items() if name != "request_id"}
+    # Work's own fields only: a drain job's Lead is a Work with more besides.
+    record = {f.name: getattr(work, f.name) for f in fields(Work) if f.name != "request_id"}
     record.update(
         reason=reason,
         detail=detail,

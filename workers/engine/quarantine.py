@@ -25,7 +25,9 @@ from rq.timeouts import JobTimeoutException
 from workers.common import counters, jsonbody, logs
 from workers.common.policy import FAILURE_TTL, INVALID, DeliveryError
 from workers.common.queues import redis_key
-from workers.engine.handoff import Lead, hand_off
+from workers.engine.context import Context
+from workers.engine.handoff import hand_off
+from workers.engine.inflight import Lead, failed
 from workers.engine.jobwork import Work, dead_letter
 from workers.failures import deadletters
 from workers.intake import inbox
@@ -56,10 +58,10 @@ def where(err: BaseException) -> str:
     return f"{type(err).__name__} at {last.filename.rsplit('/workers/', 1)[1]}:{last.lineno} in {last.name}"
 
 
-def set_aside(ctx, queue, entry_id: str | None, entry: dict, cause: str) -> Counter:
+def set_aside(ctx: Context, queue, entry_id: str | None, entry: dict, cause: str) -> Counter:
     """Dead-letter one inbox entry as `invalid` (`cause` says why), then acknowledge it.
 
-    The dead letter is the lead's own job, parked in RQ's failed registry as any handed-off
+    The dead letter is the lead's own job, stored in RQ's failed registry as any handed-off
     lead's is: listed, counted and replayable. An entry too broken even to be a lead's job
     is kept whole in `leadrelay:quarantine`, with a dead-letter record that says so.
     """
@@ -67,7 +69,7 @@ def set_aside(ctx, queue, entry_id: str | None, entry: dict, cause: str) -> Coun
     clean = jsonbody.without_surrogates(json.loads(json.dumps(entry)))  # a copy any encoder takes
     try:
         lead = Lead.of_entry(entry_id, clean)
-        outcome = hand_off(ctx, queue, lead, err, None, time.monotonic())
+        outcome = hand_off(ctx, queue, failed(lead, err, None), time.monotonic())
         source = lead.source
     except Exception as failure:  # noqa: BLE001 -- the last resort must not fail for the same reason
         if not_the_entries(failure):

@@ -1,6 +1,6 @@
 """Events sent in batches with isolation, one invalid event must not sink the other 999:
 stage events (a stage batch job) and new leads' Lead events (a drain job) alike. A
-refused stage event is parked as a job of its own (`dead_letter_one`)."""
+refused stage event is dead-lettered as a job of its own (`dead_letter_one`)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err
             batch_job=parent.id if parent else None,
         ),
     )
-    deadletters.park(queue, job, f"{err.reason}: {err.detail}")
+    deadletters.store(queue, job, f"{err.reason}: {err.detail}")
     log.warning("event_isolated", event_id=item["event_id"], reason=err.reason, code=err.code, subcode=err.subcode)
 
 

@@ -84,7 +84,7 @@ def get(connection: redis.Redis, job_id: str) -> dict | None:
     return json.loads(raw) if raw else None
 
 
-def park(queue: Queue, job: Job, failure: str) -> None:
+def store(queue: Queue, job: Job, failure: str) -> None:
     """Put a job that never ran on its own (a refused stage event, a lead a batch handed
     off) in RQ's failed registry, as RQ leaves a job it ran and failed: `rq info`, the
     dead-letter list and replay then see it like any other. `failure`: the reason line."""

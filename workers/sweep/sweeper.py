@@ -33,7 +33,7 @@ from workers.common import logs
 from workers.common.policy import THROTTLED, TRANSIENT, DeliveryError, Paused
 from workers.common.queues import SERIALIZER, job_id, redis_key
 from workers.config.routing import ANY_PAGE
-from workers.engine import context
+from workers.engine.context import Context
 from workers.events import accuracy, conversions
 from workers.intake import receiver
 from workers.sources import SOURCES, meta
@@ -68,9 +68,9 @@ def schedule(queue: Queue, interval: int, delay: float | None = None, now: float
     return sweep_id
 
 
-def run_sweep(_: dict) -> dict:
-    """The RQ job: one sweep, then the next one scheduled (later after a rate limit)."""
-    ctx = context.context()
+def run_sweep(ctx: Context, _: dict) -> dict:
+    """The sweep job (jobs.run_sweep): one sweep, then the next one scheduled (later after
+    a rate limit)."""
     job = get_current_job()
     queue = Queue(job.origin if job else ctx.settings.queue_name, connection=ctx.connection, serializer=SERIALIZER)
     result = {"outcome": "not_run"}
@@ -82,7 +82,7 @@ def run_sweep(_: dict) -> dict:
     return result
 
 
-def pages(ctx) -> list[tuple[str, str]]:
+def pages(ctx: Context) -> list[tuple[str, str]]:
     """(Page id, token) for every Page to sweep: the mapping file's, and without Pages in
     the file, the Pages leads have come from (the environment's token reads them all)."""
     listed = [(p.id, p.token) for p in ctx.routes.pages.values() if p.id != ANY_PAGE]
@@ -92,7 +92,7 @@ def pages(ctx) -> list[tuple[str, str]]:
     return [(page, ctx.routes.pages[ANY_PAGE].token) for page in sorted(seen - {accuracy.NONE})]
 
 
-def sweep(ctx, queue: Queue, now: float | None = None) -> dict:
+def sweep(ctx: Context, queue: Queue, now: float | None = None) -> dict:
     """Read every Page's forms' new leads and enqueue those not known; counts per form.
     Returns `retry_in` after a rate limit (the next sweep waits that long)."""
     now = time.time() if now is None else now
@@ -149,7 +149,7 @@ def sweep(ctx, queue: Queue, now: float | None = None) -> dict:
     return {"outcome": "swept", "recovered": recovered, "forms": forms, "failed_pages": failed}
 
 
-def _sweep_form(ctx, queue: Queue, page_id: str, token: str, form_id: str, now: float, forms: dict) -> dict:
+def _sweep_form(ctx: Context, queue: Queue, page_id: str, token: str, form_id: str, now: float, forms: dict) -> dict:
     """Read one form's leads in (since, until], page by page, keeping after each page where
     the read stands, so an interrupted read goes on from there next time; the form's
     cursor moves to `until` once the read is whole. Counts go into `forms` as they come."""
@@ -179,13 +179,13 @@ def _sweep_form(ctx, queue: Queue, page_id: str, token: str, form_id: str, now: 
     return counts
 
 
-def _lock_seconds(ctx) -> int:
+def _lock_seconds(ctx: Context) -> int:
     """Long enough for a few Graph calls, short enough that a sweep killed with its worker
     does not hold the others back for long (the lock is renewed after each page read)."""
     return int(max(3 * ctx.settings.graph_timeout_seconds, 30))
 
 
-def _take(ctx, queue: Queue, pipe, page_id: str, form_id: str, items: list[dict], now: float) -> dict:
+def _take(ctx: Context, queue: Queue, pipe, page_id: str, form_id: str, items: list[dict], now: float) -> dict:
     """Enqueue one page of a form's leads that no webhook brought; mark them all for the
     accuracy figures (in `pipe`); counts."""
     listed = [as_change(lead, page_id, form_id) for lead in items]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WEB_STACK = ("flask", "jinja2", "werkzeug", "prometheus_client", "webhook_app")
 
 
@@ -65,7 +65,7 @@ def test_the_command_line_loads_the_engine_only_when_a_command_runs():
 
 def test_no_test_module_imports_another():
     """What tests share lives in tests/helpers.py (and fixtures in conftest.py)."""
-    tests = Path(__file__).resolve().parent
+    tests = ROOT / "tests"
     offenders = {
         str(path.relative_to(ROOT)): sorted(
             n for n in _imports(path) if n.split(".")[0].startswith("test_") or n == "conftest"
@@ -213,3 +213,32 @@ def test_identity_imports_nothing_of_ours_outside_itself():
         if module.startswith("workers.identity")
     }
     assert len(outside) >= 6 and {module: names for module, names in outside.items() if names} == {}
+
+
+# Test modules named for what a package holds as a whole rather than one module.
+WHOLE_PACKAGE = {
+    "tests/sources/test_registry.py",  # workers/sources/__init__.py: the registry
+    "tests/sources/test_fixtures.py",  # every source's fixtures folder
+    "tests/cli/test_cli_conventions.py",  # what every command does alike
+}
+# Test folders whose code is not workers/<folder>/ (no folder is named like a package, so
+# a test folder on sys.path can never stand in for the package).
+CODE_OF = {"web": ROOT / "webhook_app", "jobs": ROOT / "workers"}
+
+
+def test_tests_mirror_the_packages():
+    """tests/<package>/test_<module>[_<aspect>].py tests that module of workers/<package>/
+    (tests/web/: webhook_app; tests/jobs/: workers/jobs.py and jobnames.py); scenarios
+    that cross packages live in tests/feature/."""
+    tests = ROOT / "tests"
+    strays = []
+    for path in sorted(tests.rglob("test_*.py")):
+        rel = path.relative_to(tests)
+        if rel.parts[0] == "feature" or str(path.relative_to(ROOT)) in WHOLE_PACKAGE:
+            continue
+        package = CODE_OF.get(rel.parts[0], ROOT / "workers" / rel.parts[0])
+        modules = {p.stem for p in package.glob("*.py")} if len(rel.parts) == 2 else set()
+        stem = path.stem.removeprefix("test_")
+        if not any(stem == m or stem.startswith(m + "_") for m in modules):
+            strays.append(str(rel))
+    assert strays == [] and not (tests / "workers").exists() and not (tests / "webhook_app").exists()

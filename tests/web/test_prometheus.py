@@ -5,11 +5,10 @@ import json
 import re
 import subprocess
 import time
-from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from helpers import BIN, CAPI_TOKEN, clean_env, fast_forward, fixture, leadgen_body, sign, typeform_sig, wait_for
+from helpers import BIN, CAPI_TOKEN, ROOT, clean_env, fast_forward, fixture, leadgen_body, sign, typeform_sig, wait_for
 from webhook_app import create_app
 from workers import jobs
 from workers.common.queues import queue
@@ -268,7 +267,7 @@ def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta,
     graph.add_lead("1234567890123458")  # no webhook: the sweep finds it and flags the Page silent
     sweeper.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=time.time() + 700)
     served = {name for name, _ in scrape(client)}
-    rules = (Path(__file__).parent.parent / "docs" / "prometheus-alerts.yml").read_text()
+    rules = (ROOT / "docs" / "prometheus-alerts.yml").read_text()
     used = set(re.findall(r"\bleadrelay_[a-z_]+", rules))
     assert used and used <= served, used - served
 

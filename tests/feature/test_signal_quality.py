@@ -207,13 +207,16 @@ def test_a_late_lead_is_the_same_event_it_would_have_been(configured, work, grap
     assert {k: lead[k] for k in LDU} == LDU
 
 
-def test_a_test_event_code_is_announced_by_every_process_and_on_the_admin_page(env, monkeypatch, capfd, work):
+def test_a_test_event_code_is_announced_by_every_process_and_on_the_admin_page(env, monkeypatch, capfd, work, tmp_path):
     """The worker says it at start; the web process says it once, in gunicorn's master
     (the gunicorn settings' on_starting), not once per web process."""
     import runpy
 
     monkeypatch.setenv("META_TEST_EVENT_CODE", "TEST4242")
     monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token")
+    # Else the settings file makes a metrics folder of its own, in this process's
+    # environment for good: the /metrics of every later test would read it.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     client = create_app().test_client()
     work()
     runpy.run_module("webhook_app.gunicorn_conf")["on_starting"](None)

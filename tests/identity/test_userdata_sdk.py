@@ -4,7 +4,7 @@ The vectors are read from the SDK's `normalize_test.py` in its source archive (`
 downloads it into .venv/sdk): each `assertEqual(Normalize.normalize_field(key, data), ...)`,
 each `assertRaisesRegex(...)` block, and each loop over a list of inputs becomes a case.
 Keys leadrelay never sends (Meta's SDK normalises some that the Conversions API takes
-only from its own SDK) are listed in NOT_SENT and in docs/decisions.md's table of differences.
+only from its own SDK) are listed in NOT_SENT and in docs/decisions/sdk-differences.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Every registered source has fixtures, and every fixture parses."""
 
-from pathlib import Path
-
 import pytest
 
+from helpers import FIXTURES
 from workers.sources import SOURCES
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import BIN, PAGE_TOKEN, fast_forward, inbox_entries, kill_worker_during, leadgen_body, leadrelay, wait_for
+from workers import jobs
 from workers.common.queues import queue
 from workers.config.settings import load
 from workers.engine import inboxdrain, recovery
@@ -89,7 +90,7 @@ def test_a_webhook_redelivered_while_its_batch_runs_sends_no_second_event(graph,
     held = threading.Event()
     graph.then({"hold": held}, on="batch")
     post_meta(leadgen_body(IDS[0], created_time=NOW))
-    draining = threading.Thread(target=inboxdrain.drain, args=(0,))  # the drain job's function, run here
+    draining = threading.Thread(target=jobs.drain, args=(0,))  # the drain job's function, run here
     draining.start()
     try:
         wait_for(lambda: graph.calls("batch"))  # the drain job is reading the lead right now
@@ -261,7 +262,7 @@ def test_a_live_drain_job_keeps_its_entries_and_a_failed_one_leaves_none_behind(
     assert redis_conn.keys("rq:worker:*") == []  # ...with no RQ worker record (one lapses in a long job)
     assert inbox.reclaim(redis_conn, "another-host:1", lambda c: inbox.gone(redis_conn, c, pid_alive)) == []
     # That drain job failed half-way (an exception, not a kill): the next one here takes it up.
-    inboxdrain.drain(0)
+    jobs.drain(0)
     assert [e["event_id"] for e in graph.events] == [f"meta:{IDS[0]}:Lead"]
     resumed = [json.loads(line) for line in capsys.readouterr().err.splitlines() if '"inbox_resumed"' in line]
     assert [line["job_ids"] for line in resumed] == [[entry["id"]]]  # said, for whoever counts resends

@@ -11,7 +11,7 @@ import redis
 from rq import Queue, Worker
 from rq.registry import FailedJobRegistry
 
-from helpers import kill_tree, leadgen_body
+from helpers import ROOT, kill_tree, leadgen_body
 from workers.common.queues import SERIALIZER
 from workers.engine import recovery
 from workers.failures import deadletters
@@ -60,7 +60,7 @@ def test_worker_killed_mid_job_and_the_lead_is_delivered_once(graph, post_meta, 
 def test_job_that_keeps_killing_its_worker_is_dead_lettered_as_crashed(env, redis_conn):
     queue = Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER)
     queue.enqueue("crashers.die", {"source": "meta"}, job_id="lead-meta-1")
-    tests_dir = str(Path(__file__).resolve().parent.parent)
+    tests_dir = str(ROOT / "tests")
     worker_env = {**os.environ, "PYTHONPATH": tests_dir}
     for _ in range(recovery.MAX_CRASHES + 2):
         # Each worker dies under the job; the next one's start-up sweep requeues it,

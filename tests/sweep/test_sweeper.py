@@ -134,15 +134,15 @@ def test_a_rate_limit_stops_the_sweep_keeps_its_place_and_waits_longer_each_time
         on="form_leads",
         times=2,
     )
-    first = sweeper.run_sweep({})
+    first = jobs.run_sweep({})
     assert first["outcome"] == "throttled" and first["retry_in"] == 300  # Meta's five minutes
     assert redis_conn.hget(sweeper.CURSORS, FORM) is None  # its place is kept: nothing was read
     [scheduled] = [
         j for j in ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids() if j.startswith("sweep-")
     ]
     assert 235 < scheduled_in(redis_conn, scheduled) <= 300  # the start of the slot five minutes on
-    assert sweeper.run_sweep({})["retry_in"] == 600  # twice as long
-    assert sweeper.run_sweep({})["recovered"] == 2  # Meta answers again: from the same place
+    assert jobs.run_sweep({})["retry_in"] == 600  # twice as long
+    assert jobs.run_sweep({})["recovered"] == 2  # Meta answers again: from the same place
     assert redis_conn.get(sweeper.BACKOFF) is None
     work()
     assert lead_events(graph) == sorted(ids)

@@ -1,0 +1,85 @@
+"""A lead in flight through a drain job, and what became of it at each step.
+
+A drain job reads each inbox entry once into a `Lead`: the same `Work` a job of its
+own would do (so a lead handed off is retried, dead-lettered and replayed exactly as a
+single job is), plus where it came from. Each step then returns what it produced:
+`Built` (the lead with its profile, event and dataset, ready to send) or `Failed` (the
+lead and why, for a job of its own or a retry with others).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from workers.config.routing import Dataset, dataset_of
+from workers.engine.jobwork import Work
+from workers.events import conversions
+
+
+@dataclass
+class Lead(Work):
+    """One inbox entry (or a retry batch's entry) a drain job works on."""
+
+    entry_id: str | None = None  # None: it came in a retry batch, not from the inbox
+    function: str = ""  # the RQ job it runs when it needs a job of its own (jobnames)
+    attempts: int = 0  # tries so far, as part of a batch
+    entry: dict = field(default_factory=dict)  # the inbox entry, as stored
+
+    @classmethod
+    def of_entry(cls, entry_id: str | None, entry: dict) -> Lead:
+        argument = entry["arg"]
+        if "leadgen_id" in argument:  # a Lead Ads lead: its event is known from its id alone
+            source, key = "meta", argument["leadgen_id"]
+            event_name, event_id = conversions.LEAD, conversions.event_id("meta", key, conversions.LEAD)
+        else:  # a form submission, mapped and hashed on arrival
+            source, key = argument["source"], argument["key"]
+            event_name, event_id = argument["event_name"], argument["event_id"]
+        return cls(
+            job_id=entry["id"],
+            source=source,
+            key=key,
+            event_name=event_name,
+            event_id=event_id,
+            event_time=None,
+            args=argument,
+            request_id=entry.get("rid"),
+            dataset=dataset_of(argument.get("route")),
+            entry_id=entry_id,
+            function=entry["fn"],
+            attempts=entry.get("n", 0),
+            entry=entry,
+        )
+
+    @property
+    def route(self) -> dict | None:
+        return self.args.get("route")
+
+
+@dataclass
+class Built:
+    """A lead whose profile and event are built, ready to send to its dataset."""
+
+    lead: Lead
+    profile: dict
+    event: dict
+    dataset: Dataset
+
+    @property
+    def outcome(self) -> str:
+        return "dry_run" if self.dataset.dry_run else "delivered"
+
+
+@dataclass
+class Failed:
+    """A lead that did not reach Meta this time, and why (a DeliveryError, or Paused).
+    `profile`: built all the same, and kept (its later stages can still go)."""
+
+    lead: Lead
+    error: Exception
+    profile: dict | None = None
+
+
+def failed(lead: Lead, error: Exception, event_time: int | None, profile: dict | None = None) -> Failed:
+    """`lead` failed with `error`; `event_time`: what Meta's 7-day window counts from, when known."""
+    lead.event_time = event_time
+    return Failed(lead, error, profile)
