@@ -62,3 +62,37 @@ def test_jobs_queued_under_former_paths_still_run(graph, post_meta, work, redis_
     work()
     assert sorted(e["event_id"] for e in graph.events) == ["meta:8700000000000001:Lead", "meta:8700000000000002:Lead"]
     assert inbox.waiting(redis_conn) == {"inbox": 0, "taken": 0}
+
+
+def test_a_sweep_scheduled_under_its_former_path_runs(env, graph, work, redis_conn):
+    """A sweep an earlier release scheduled at workers.sweep.run_sweep runs when due."""
+    from datetime import datetime, timedelta, timezone
+
+    from rq.job import Job
+
+    from helpers import fast_forward
+    from workers.common.queues import SERIALIZER, queue
+
+    q = queue(redis_conn, "leadrelay")
+    job = q.create_job("workers.sweep.run_sweep", args=({},), job_id="sweep-former")
+    q.schedule_job(job, datetime.now(timezone.utc) + timedelta(minutes=5))
+    assert fast_forward(redis_conn) == 1
+    work()
+    ran = Job.fetch("sweep-former", connection=redis_conn, serializer=SERIALIZER)
+    assert ran.get_status() == "finished" and ran.return_value()["outcome"] == "swept"
+
+
+def test_a_dead_letter_20_days_old_is_listed_and_refused_at_replay_as_expired(client, graph, work, redis_conn):
+    """Dead letters are kept 30 days: one from 20 days ago is still listed, and its replay
+    resolves its job and refuses it for Meta's 7-day window, naming the reason."""
+    import time
+
+    from helpers import invalid_dead_letter, leadrelay
+
+    invalid_dead_letter(client, graph, work, leadgen_id="8700000000000020")
+    later = lambda: time.time() + 20 * 86400  # noqa: E731
+    listing = leadrelay("dead-letters", "list", clock=later)
+    assert listing.returncode == 0 and "lead-meta-8700000000000020" in listing.stdout
+    replay = leadrelay("replay", "--all", clock=later)
+    assert replay.returncode == 1 and "expired (past Meta's 7 days) 1" in replay.stdout
+    assert "lead-meta-8700000000000020: expired" in replay.stdout
