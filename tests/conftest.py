@@ -32,7 +32,7 @@ from helpers import (
 from webhook_app import create_app
 from workers import jobs
 from workers.config.settings import load
-from workers.run import runner
+from workers.run import worker
 from workers.run.embedded_redis import EmbeddedRedis
 from workers.sources import SOURCES
 from workers.standin.server import GraphStandin
@@ -124,7 +124,7 @@ def work(env):
     queue is empty."""
 
     def run():
-        return runner.work(load(), burst=True)
+        return worker.work(load(), burst=True)
 
     return run
 

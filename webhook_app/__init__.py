@@ -26,7 +26,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     from workers.common.queues import connect, queue
     from workers.config import mappingfile, needed
     from workers.config.settings import load
-    from workers.intake.requestredis import Lane
+    from workers.intake.requestredis import RequestRedis
 
     from . import admin, admin_page, api, errors, health, prometheus, webhooks
     from .bodies import WholeBodies
@@ -50,7 +50,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
         "settings": settings,
         "redis": connection,
         "queue": queue(connection, settings.queue_name),
-        "lane": Lane(connection),  # the webhook's one Redis call per request
+        "request_redis": RequestRedis(connection),  # the webhook's one Redis call per request
     }
     app.extensions["leadrelay"].update(mappingfile.validate(settings))
     errors.init_app(app)

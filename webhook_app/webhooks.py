@@ -58,7 +58,7 @@ def receive(name: str):
         body = _body()
         mapping = {"forms": ext["forms"], "processing": ext["processing"], "routes": ext["routes"]}
         counts = receiver.receive(
-            source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id, ext["lane"]
+            source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id, ext["request_redis"]
         )
     except ReceiverError as err:
         prometheus.WEBHOOKS.labels(name, err.outcome).inc()

@@ -16,7 +16,7 @@ from rq import get_current_job
 
 from workers import jobnames
 from workers.common import logs
-from workers.common.policy import DeliveryError
+from workers.common.policy import JobError
 from workers.config.routing import dataset_of
 from workers.engine import inboxdrain, sending
 from workers.engine.attempts import attempt, finished
@@ -50,7 +50,7 @@ def process_meta_lead(leadgen: dict) -> dict:
     the lead's webhook change as workers/sources/meta.py parsed it.
 
     Raises:
-        DeliveryError, Paused: after attempts.attempt set the job to retry, wait or
+        JobError, Paused: after attempts.attempt set the job to retry, wait or
             dead-letter.
     """
     ctx = context()
@@ -87,7 +87,7 @@ def send_form_lead(submission: dict) -> dict:
     keep its profile for later stage events.
 
     Raises:
-        DeliveryError, Paused: after attempts.attempt set the job to retry, wait or
+        JobError, Paused: after attempts.attempt set the job to retry, wait or
             dead-letter.
     """
     ctx = context()
@@ -124,7 +124,7 @@ def send_stage_events(stage_events: dict) -> dict:
     reason on its own job, the rest are delivered.
 
     Raises:
-        DeliveryError, Paused: a failure of the whole batch (transient, auth...), after
+        JobError, Paused: a failure of the whole batch (transient, auth...), after
             attempts.attempt set the job to retry, wait or dead-letter.
     """
     ctx = context()
@@ -151,7 +151,7 @@ def send_stage_events(stage_events: dict) -> dict:
         for route, pairs in sending.by_route(sending.stage_pairs(ctx.connection, items)):
             try:
                 dataset = ctx.routes.dataset(route)
-            except DeliveryError as err:  # its dataset left the file: these events alone wait for a replay
+            except JobError as err:  # its dataset left the file: these events alone wait for a replay
                 isolated += [(item, err) for _, item in pairs]
                 continue
             dry = dry and dataset.dry_run
@@ -179,7 +179,7 @@ def _deliver(ctx: Context, event: dict, dataset) -> dict:
     Meta has it, it is not kept: the confirmed ledger says it went."""
     try:
         result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
-    except DeliveryError:
+    except JobError:
         profiles.keep_lead_event(ctx.connection, event)
         raise
     if result["outcome"] == "dry_run":

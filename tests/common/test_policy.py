@@ -2,7 +2,7 @@
 
 import pytest
 
-from workers.common.policy import AUTH, EXPIRED, INVALID, THROTTLED, TRANSIENT, DeliveryError, backoff, classify, decide
+from workers.common.policy import AUTH, EXPIRED, INVALID, THROTTLED, TRANSIENT, JobError, backoff, classify, decide
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_backoff_jitter_spreads_retries():
 
 
 def err(reason, **kw):
-    return DeliveryError(reason, "test", **kw)
+    return JobError(reason, "test", **kw)
 
 
 NOW = 1_800_000_000.0

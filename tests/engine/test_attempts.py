@@ -91,7 +91,7 @@ def test_lead_read_throttle_waits_for_metas_regain_access_estimate(one_lead, gra
     assert len(graph.calls("lead")) == 2 and delivered_once(graph)
 
 
-def test_expired_token_dead_letters_at_once_and_parks_the_token(graph, post_meta, work, redis_conn):
+def test_expired_token_dead_letters_at_once_and_pauses_the_token(graph, post_meta, work, redis_conn):
     graph.add_lead(LEAD)
     graph.add_lead("1234567890123457")
     graph.revoked.add(CAPI_TOKEN)  # the CAPI token expired on Friday night
@@ -99,7 +99,7 @@ def test_expired_token_dead_letters_at_once_and_parks_the_token(graph, post_meta
     work()
     post_meta(leadgen_body("1234567890123457", created_time=int(time.time())))
     work()
-    assert len(graph.calls("events")) == 1  # the second job never reached Meta with the parked token
+    assert len(graph.calls("events")) == 1  # the second job never reached Meta with the paused token
     assert failed_ids(redis_conn) == [JOB]
     [dead] = deadletters.select(redis_conn, _queue(redis_conn), deadletters.Filter())
     assert dead["reason"] == "auth" and dead["code"] == 190 and dead["subcode"] == 463

@@ -20,7 +20,7 @@ from workers.failures import deadletters
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.graphapi.pauses import Pauses
 from workers.intake import inbox
-from workers.run import runner
+from workers.run import worker
 
 NOW = int(time.time())
 IDS = [str(8100000000000000 + i) for i in range(5)]
@@ -152,7 +152,7 @@ def test_a_lost_wake_is_made_good_by_the_next_worker(graph, post_meta, redis_con
     q = queue(redis_conn, "leadrelay")
     q.empty()  # the receiver died after storing the lead, before its drain job was queued
     redis_conn.delete(inbox.SLOT + "0")  # ...and the slot it claimed has expired
-    runner.work(load(), burst=True)
+    worker.work(load(), burst=True)
     assert [e["event_id"] for e in graph.events] == [f"meta:{IDS[0]}:Lead"]
 
 

@@ -12,7 +12,7 @@ from helpers import BIN, CAPI_TOKEN, leadgen_body, leadrelay
 from workers.common.queues import SERIALIZER
 from workers.failures import deadletters, retention
 
-FRESH = "1000000000000001"  # arrives while the token is parked: waits
+FRESH = "1000000000000001"  # arrives while the token is paused: waits
 EDGE = "1000000000000002"  # inside Meta's window when it failed, past it at replay
 BROKEN = "1000000000000004"  # Meta refused the event (2804016) before the token expired
 
@@ -37,7 +37,7 @@ def weekend(graph, post_meta, work):
         work()
 
 
-def test_dead_letters_list_shows_reasons_and_the_parked_token(graph, post_meta, work, redis_conn):
+def test_dead_letters_list_shows_reasons_and_the_paused_token(graph, post_meta, work, redis_conn):
     weekend(graph, post_meta, work)
     listing = leadrelay("dead-letters", "list")
     assert listing.returncode == 0, listing.stderr

@@ -138,7 +138,7 @@ def test_the_circle_check_sees_a_circle():
 
 def test_a_worker_process_loads_no_stand_in():
     """The Graph stand-in is the sandbox's: `leadrelay run` loads it only then."""
-    code = "import sys, workers.run.runner, workers.cli.service\nprint('workers.standin.server' in sys.modules)"
+    code = "import sys, workers.run.worker, workers.cli.service\nprint('workers.standin.server' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
 

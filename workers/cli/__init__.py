@@ -1,4 +1,4 @@
-"""The `leadrelay` command: a thin layer over the runner and the stores.
+"""The `leadrelay` command: a thin layer over the processes (workers/run) and the stores.
 
 service.py   run, web, worker, check-config, doctor, subscribe
 failures.py  dead-letters (list, show, purge), replay, resume, ignored

@@ -54,14 +54,14 @@ def sweep():
     """Read every Page's Lead Ads forms now and enqueue the leads no webhook brought (what
     the worker does every LEADRELAY_SWEEP_SECONDS), from where the last sweep stopped."""
     from workers import jobs
-    from workers.common.policy import DeliveryError
+    from workers.common.policy import JobError
     from workers.sweep.sweeper import sweep as run
 
     settings = settings_or_exit(WORKER)
     _, q = running_queue()
     try:
         result = run(jobs.install(settings), q)
-    except DeliveryError as err:
+    except JobError as err:
         raise click.ClickException(
             f"Graph refused ({err.reason}: {err.detail}, code {err.code}/{err.subcode})"
         ) from None

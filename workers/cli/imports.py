@@ -71,7 +71,7 @@ def reconcile_command(form_id: str | None, page_id: str | None, everything: bool
     """Enqueue the leads whose webhook never arrived (deduped and routed like webhooks):
     one form's, or with --all every form of every Page the mapping file lists."""
     from workers.common import times
-    from workers.common.policy import DeliveryError
+    from workers.common.policy import JobError
     from workers.config.routing import ANY_PAGE
     from workers.graphapi.graph import Graph
     from workers.sweep.reconcile import reconcile, reconcile_all
@@ -102,7 +102,7 @@ def reconcile_command(form_id: str | None, page_id: str | None, everything: bool
                     Graph(settings), q, routes, form_id, cutoff, page_id, processing, watch=progress(f"form {form_id}")
                 )
             }
-    except DeliveryError as err:
+    except JobError as err:
         raise click.ClickException(
             f"Graph refused the list ({err.reason}: {err.detail}, code {err.code}"
             f"/{err.subcode}, fbtrace_id {err.fbtrace_id})"

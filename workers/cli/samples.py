@@ -39,12 +39,12 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     """
     import requests
 
-    from workers.common.policy import DeliveryError
-    from workers.run import runner, sendtest
+    from workers.common.policy import JobError
+    from workers.run import sendtest, supervisor
 
     settings = settings_or_exit()
     data = environment.data_dir()
-    web_file = data / runner.WEB_URL_FILE
+    web_file = data / supervisor.WEB_URL_FILE
     web = (url or (web_file.read_text().strip() if web_file.is_file() else "http://127.0.0.1:8000")).rstrip("/")
     if fail and (what != "meta" or not settings.sandbox):
         raise click.UsageError("--fail works with `send-test meta` in the sandbox (no Meta settings set)")
@@ -69,7 +69,7 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
         raise click.ClickException(
             f"nothing answers at {web} (or at the Graph stand-in): is `make run` running? (--url names another address)"
         ) from None
-    except DeliveryError as err:
+    except JobError as err:
         raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail})") from None
     # What was made first (a real Meta app's test lead exists now, whatever happens next);
     # the data folder need not exist where a live service keeps its Redis elsewhere.

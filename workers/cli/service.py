@@ -25,7 +25,7 @@ from workers.config.needed import WEB, WORKER, ConfigError
 )
 def run(bind: str | None, data_dir: str | None):
     """Run web, worker and Redis together (the sandbox if nothing is set)."""
-    from workers.run import runner, webserver
+    from workers.run import supervisor, webserver
 
     if data_dir:
         os.environ[environment.DATA_DIR] = data_dir
@@ -34,7 +34,7 @@ def run(bind: str | None, data_dir: str | None):
     mapping_or_exit(settings)
     bind = bind or os.environ.get("LEADRELAY_BIND", "").strip() or webserver.DEFAULT_BIND
     try:
-        status = runner.run_all(settings, bind, environment.data_dir())
+        status = supervisor.run_all(settings, bind, environment.data_dir())
     except ConfigError as err:  # REDIS_URL is the sandbox's, or the sandbox's is someone else's
         click.echo(f"leadrelay: configuration error: {err}", err=True)
         status = 2
@@ -64,12 +64,12 @@ def web(gunicorn_args: tuple[str, ...]):
 @click.option("--burst", is_flag=True, help="Process everything queued, then exit.")
 def worker(burst: bool):
     """Run an RQ worker (with its scheduler) on leadrelay's queue."""
-    from workers.run import runner
+    from workers.run import worker as process
 
     settings = settings_or_exit(WORKER)
     mapping_or_exit(settings)  # the same mistake stops every process the same way
     redis_usable_or_exit(settings, role="worker")
-    runner.work(settings, burst=burst)
+    process.work(settings, burst=burst)
 
 
 @click.command("check-config", short_help="Check settings and the mapping file.")
@@ -145,7 +145,7 @@ def subscribe(page_id: str | None, everything: bool):
 
     Exits 1 when Meta refused any Page.
     """
-    from workers.common.policy import DeliveryError
+    from workers.common.policy import JobError
     from workers.config.routing import ANY_PAGE
     from workers.run.doctor import subscribe as install
 
@@ -167,7 +167,7 @@ def subscribe(page_id: str | None, everything: bool):
         try:
             install(settings, target, token)
             click.echo(f"page {target}: subscribed to leadgen")
-        except DeliveryError as err:
+        except JobError as err:
             refused += 1
             click.echo(
                 f"page {target}: Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "

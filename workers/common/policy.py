@@ -1,8 +1,12 @@
 """One place decides what a Graph answer means for a job, and when to try again.
 
-    DeliveryError (reason, code, subcode, fbtrace_id, user_title, retry_after)
+    JobError (reason, code, subcode, fbtrace_id, user_title, retry_after)
+      why a job's work failed this time, whatever it was doing (a lead read, a
+      Conversions API send, an event past Meta's window, a dataset gone from the file)
       reason: transient | throttled | auth | invalid | expired
-    Paused: the token is parked after an auth failure; the job waits, it is not failed
+    Paused: the token is paused after an auth failure; the job waits, it is not failed
+
+(What a delivery *to us* is refused for is the other tree, workers/common/refusals.py.)
 
 Classes come from `error.code` / `error_subcode` (Meta's error handling guide,
 developers.facebook.com/docs/graph-api/guides/error-handling), never from the message,
@@ -58,8 +62,8 @@ _TOO_OLD = 2804003
 _NOT_FOUND = 33
 
 
-class DeliveryError(Exception):
-    """A Graph call that did not succeed, classified."""
+class JobError(Exception):
+    """Why a job's work failed this time, classified: the reason is what the policy acts on."""
 
     def __init__(
         self,
@@ -101,7 +105,7 @@ class DeliveryError(Exception):
 
 
 class Paused(Exception):
-    """The token this call needs is parked after an auth failure."""
+    """The token this call needs is paused after an auth failure."""
 
     def __init__(self, fingerprint: str):
         super().__init__(f"token {fingerprint} is paused after an auth failure")
@@ -193,7 +197,7 @@ class Decision:
 
 
 def decide(
-    err: DeliveryError,
+    err: JobError,
     attempt: int,
     deadline: float,
     now: float,

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass, field
 
-from workers.common.policy import INVALID, DeliveryError
+from workers.common.policy import INVALID, JobError
 
 DEFAULT = "default"  # the environment's dataset (META_DATASET_ID)
 
@@ -118,14 +118,14 @@ class Routes:
         dataset for a job queued before routes existed.
 
         Raises:
-            DeliveryError: invalid, the dataset is no longer configured (replayable once it is).
+            JobError: invalid, the dataset is no longer configured (replayable once it is).
         """
         if route and route.get("dataset_id"):
             found = self.by_id.get(str(route["dataset_id"]))
         else:
             found = self.datasets.get((route or {}).get("dataset") or self.default or "")
         if found is None:
-            raise DeliveryError(
+            raise JobError(
                 INVALID,
                 f"dataset {(route or {}).get('dataset_id') or '(default)'} is not in the "
                 f"mapping file or the environment; add it, then replay",
@@ -136,12 +136,12 @@ class Routes:
         """The token that reads the route's Page's leads.
 
         Raises:
-            DeliveryError: invalid, the Page is no longer configured (replayable once it is).
+            JobError: invalid, the Page is no longer configured (replayable once it is).
         """
         page_id = (route or {}).get("page_id")
         page = self.pages.get(page_id or "") or self.pages.get(ANY_PAGE)
         if page is None:
-            raise DeliveryError(INVALID, f"page {page_id} is not in the mapping file; add it, then replay")
+            raise JobError(INVALID, f"page {page_id} is not in the mapping file; add it, then replay")
         return page.token
 
     def client(self, token: str) -> Client | None:

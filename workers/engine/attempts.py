@@ -1,6 +1,6 @@
 """One run of a job: count the attempt, and on failure apply the policy.
 
-Every job that talks to Meta runs its work inside `attempt(...)`. On a DeliveryError
+Every job that talks to Meta runs its work inside `attempt(...)`. On a JobError
 the policy decides: retry the same job later (RQ's own retry, through the scheduler,
 with the delay policy.decide chose), or dead-letter it with its reason. On Paused the
 job waits for the token without using up an attempt.
@@ -18,7 +18,7 @@ from rq import Queue, get_current_job
 from rq.job import Job
 
 from workers.common import clock, counters, logs, policy
-from workers.common.policy import DeliveryError, Paused
+from workers.common.policy import JobError, Paused
 from workers.common.queues import SERIALIZER
 from workers.engine.jobwork import Work, dead_letter
 from workers.events import conversions
@@ -46,7 +46,7 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
     (what the 7-day deadline counts from).
 
     Raises:
-        DeliveryError, Paused: re-raised after the job was set to retry or dead-lettered.
+        JobError, Paused: re-raised after the job was set to retry or dead-lettered.
     """
     job = get_current_job()
     now = clock.now()
@@ -66,8 +66,8 @@ def attempt(connection: redis.Redis, graph, work: Work, retry_base: float):
             # The job's data cannot be used (a value no check foresaw): a dead letter with
             # its reason now, not a crash that recovery would retry three times.
             log.error("job_data_unusable", job_id=work.job_id, error=type(err).__name__, where=logs.where(err))
-            raise DeliveryError(policy.INVALID, f"the job's data could not be used ({type(err).__name__})") from None
-    except (Paused, DeliveryError) as err:
+            raise JobError(policy.INVALID, f"the job's data could not be used ({type(err).__name__})") from None
+    except (Paused, JobError) as err:
         delay, _ = settle(connection, graph, work, meta, err, retry_base, started, _queue(job) if job else None)
         if job:
             job.save_meta()
@@ -162,7 +162,7 @@ def _queue(job: Job) -> Queue:
     return Queue(job.origin, connection=job.connection, serializer=SERIALIZER)
 
 
-def _dead_letter(work: Work, meta: dict, err: DeliveryError, reason: str) -> dict:
+def _dead_letter(work: Work, meta: dict, err: JobError, reason: str) -> dict:
     detail = err.detail
     if reason == policy.EXPIRED and err.reason != policy.EXPIRED:
         detail = f"{err.reason} ({err.detail}); no retry fits before Meta's 7-day window closes"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rq.job import Job
 
 from workers.common import logs
-from workers.common.policy import AUTH, INVALID, DeliveryError, Paused
+from workers.common.policy import AUTH, INVALID, JobError, Paused
 from workers.common.queues import redis_key
 from workers.engine import sending
 from workers.engine.context import Context
@@ -42,7 +42,7 @@ def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]
     for lead in leads:
         try:
             by_token.setdefault(ctx.routes.page_token(lead.route), []).append(lead)
-        except DeliveryError as err:  # its Page left the mapping file
+        except JobError as err:  # its Page left the mapping file
             unread.append(failed(lead, err, lead.args.get("created_time")))
     reads = {}
     for token, group in by_token.items():
@@ -50,7 +50,7 @@ def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]
             chunk = group[start : start + BATCH_LIMIT]
             try:
                 answers = ctx.graph.read_leads([lead.key for lead in chunk], token)
-            except (DeliveryError, Paused) as err:
+            except (JobError, Paused) as err:
                 answers = dict(zip((lead.key for lead in chunk), each_lead_error(err, token, len(chunk))))
             for lead in chunk:
                 answer = answers[lead.key]
@@ -80,13 +80,13 @@ def build(ctx: Context, leads: list[Lead], reads: dict[str, dict]) -> tuple[list
             else:
                 profile = leadevents.form_profile(lead.args, dataset)
                 event = leadevents.form_event(lead.args)
-        except DeliveryError as err:  # too old, or its dataset left the mapping file
+        except JobError as err:  # too old, or its dataset left the mapping file
             # Its profile is kept all the same: its later stages can still go.
             unbuilt.append(failed(lead, err, profile["created_time"] if profile else None, profile))
             continue
         except _DATA_ERRORS as err:  # what no check foresaw: this lead alone is a dead letter
             log.error("job_data_unusable", job_id=lead.job_id, error=type(err).__name__, where=logs.where(err))
-            unusable = DeliveryError(INVALID, f"the job's data could not be used ({type(err).__name__})")
+            unusable = JobError(INVALID, f"the job's data could not be used ({type(err).__name__})")
             unbuilt.append(failed(lead, unusable, None))
             continue
         built.append(Built(lead, profile, event, dataset))
@@ -107,7 +107,7 @@ def send(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Failed]]:
             _, refused = sending.deliver_isolating(
                 ctx.graph, ctx.connection, ctx.settings, [(item.event, item) for item in group], dataset
             )
-        except (DeliveryError, Paused) as err:
+        except (JobError, Paused) as err:
             errors = each_lead_error(err, dataset.token, len(group))
             unsent += [failed(item.lead, one, item.profile["created_time"]) for item, one in zip(group, errors)]
             continue
@@ -121,6 +121,6 @@ def each_lead_error(err: Exception, token: str | None, count: int) -> list[Excep
     """One request failed for `count` leads: each lead's error. Meta refused the token
     (which is now paused): the first lead carries the refusal (its dead letter says what
     to fix) and the others wait for the token, as jobs after a refusal do."""
-    if isinstance(err, DeliveryError) and err.reason == AUTH and token:
+    if isinstance(err, JobError) and err.reason == AUTH and token:
         return [err] + [Paused(fingerprint(token))] * (count - 1)
     return [err] * count

@@ -29,7 +29,7 @@ log = logs.get(__name__)
 
 def hand_off(ctx: Context, queue: Queue, failure: Failed, started: float) -> str:
     """Give the lead its own job after a failed first attempt (`failure.error`:
-    DeliveryError or Paused); the outcome: retry, waiting_for_token or dead_letter."""
+    JobError or Paused); the outcome: retry, waiting_for_token or dead_letter."""
     lead, now = failure.lead, clock.now()
     meta = {
         "attempts": lead.attempts + 1,

@@ -27,7 +27,7 @@ from collections import Counter
 from rq import get_current_job
 
 from workers.common import counters, logs
-from workers.common.policy import DeliveryError, Paused
+from workers.common.policy import JobError, Paused
 from workers.common.queues import queue as make_queue
 from workers.engine import batchsteps, quarantine, recovery
 from workers.engine.context import Context
@@ -215,4 +215,4 @@ def retry_batch(ctx: Context, batch: dict) -> dict:
 
 
 def _passing(err: Exception) -> bool:
-    return isinstance(err, Paused) or isinstance(err, DeliveryError) and err.retryable
+    return isinstance(err, Paused) or isinstance(err, JobError) and err.retryable

@@ -71,7 +71,7 @@ class Built:
 
 @dataclass
 class Failed:
-    """A lead that did not reach Meta this time, and why (a DeliveryError, or Paused).
+    """A lead that did not reach Meta this time, and why (a JobError, or Paused).
     `profile`: built all the same, and kept (its later stages can still go)."""
 
     lead: Lead

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from workers.common.policy import DeliveryError
+from workers.common.policy import JobError
 
 
 @dataclass
@@ -38,7 +38,7 @@ def dead_letter(
     attempts: int,
     first_attempt_at: float,
     last_attempt_at: float,
-    error: DeliveryError | None = None,
+    error: JobError | None = None,
     **extra,
 ) -> dict:
     """The one shape of a dead-letter record: what the job was doing, why it stopped,

@@ -23,7 +23,7 @@ import redis
 from rq.timeouts import JobTimeoutException
 
 from workers.common import counters, jsonbody, logs
-from workers.common.policy import FAILURE_TTL, INVALID, DeliveryError
+from workers.common.policy import FAILURE_TTL, INVALID, JobError
 from workers.common.queues import redis_key
 from workers.engine.context import Context
 from workers.engine.handoff import hand_off
@@ -65,7 +65,7 @@ def set_aside(ctx: Context, queue, entry_id: str | None, entry: dict, cause: str
     lead's is: listed, counted and replayable. An entry too broken even to be a lead's job
     is kept whole in `leadrelay:quarantine`, with a dead-letter record that says so.
     """
-    err = DeliveryError(INVALID, f"could not be handled: {cause}")
+    err = JobError(INVALID, f"could not be handled: {cause}")
     clean = jsonbody.without_surrogates(json.loads(json.dumps(entry)))  # a copy any encoder takes
     try:
         lead = Lead.of_entry(entry_id, clean)

@@ -11,7 +11,7 @@ from rq import Queue
 from rq.job import Job
 
 from workers.common import logs, policy
-from workers.common.policy import EXPIRED, INVALID, DeliveryError
+from workers.common.policy import EXPIRED, INVALID, JobError
 from workers.common.queues import SERIALIZER, job_id
 from workers.config.routing import DEFAULT, dataset_of
 from workers.engine.jobwork import Work, dead_letter
@@ -29,7 +29,7 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     [(item, error)] for the events Meta refused on their own).
 
     Raises:
-        DeliveryError: anything but a per-event refusal (transient, throttled, auth): the
+        JobError: anything but a per-event refusal (transient, throttled, auth): the
             caller's policy retries the batch; what was delivered is in the ledger already.
     """
     delivered, isolated = 0, []
@@ -44,7 +44,7 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
             try:
                 capi.deliver(graph, connection, settings, [event for event, _ in part], dataset)
                 delivered += len(part)
-            except DeliveryError as err:
+            except JobError as err:
                 if err.reason not in (INVALID, EXPIRED):
                     raise
                 if len(part) == 1:
@@ -55,8 +55,8 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     return delivered, isolated
 
 
-def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: DeliveryError, job_function: str):
-    """Park one refused event as a job of its own (running `job_function`, the stage
+def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: JobError, job_function: str):
+    """Dead-letter one refused event as a job of its own (running `job_function`, the stage
     events job), so it can be listed and replayed alone."""
     queue = Queue(parent.origin if parent else policy.QUEUE_NAME, connection=connection, serializer=SERIALIZER)
     stage_job_id = job_id("stage", item["event_id"])

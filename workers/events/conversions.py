@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workers.common import clock
-from workers.common.policy import EXPIRED, INVALID, DeliveryError
+from workers.common.policy import EXPIRED, INVALID, JobError
 
 LEAD = "Lead"
 # Meta refuses events older than 7 days when it receives them (code 100/2804003).
@@ -32,12 +32,12 @@ def event_time(created: int, now: float | None = None) -> int:
     """The lead's creation time, clamped to now: Meta's handling of future times is unconfirmed.
 
     Raises:
-        DeliveryError: reason `expired` when Meta would refuse it as too old.
+        JobError: reason `expired` when Meta would refuse it as too old.
     """
     now = int(clock.now() if now is None else now)
     if created < oldest_acceptable(now):
         age_days = (now - created) / 86400
-        raise DeliveryError(EXPIRED, f"event_time is {age_days:.1f} days old; Meta accepts at most 7")
+        raise JobError(EXPIRED, f"event_time is {age_days:.1f} days old; Meta accepts at most 7")
     return min(created, now)
 
 
@@ -92,11 +92,11 @@ def validate(event: dict) -> None:
     """Refuse, before Meta does, an event it would reject or could not match.
 
     Raises:
-        DeliveryError: reason `invalid`, with what is missing.
+        JobError: reason `invalid`, with what is missing.
     """
     keys = frozenset(k for k, v in event.get("user_data", {}).items() if v not in (None, "", []))
     if not keys or any(keys <= weak for weak in _TOO_WEAK):
-        raise DeliveryError(
+        raise JobError(
             INVALID,
             f"user_data carries only {', '.join(sorted(keys)) or 'nothing'}: "
             "Meta counts such an event as invalid; it needs an email, phone, "
@@ -105,4 +105,4 @@ def validate(event: dict) -> None:
     if event.get("action_source") == "website" and not (
         event.get("event_source_url") and event["user_data"].get("client_user_agent")
     ):
-        raise DeliveryError(INVALID, "a website event needs event_source_url and client_user_agent")
+        raise JobError(INVALID, "a website event needs event_source_url and client_user_agent")

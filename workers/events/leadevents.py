@@ -36,7 +36,7 @@ def lead_ads_profile(leadgen: dict, lead: dict, dataset: Dataset, default_region
 
 
 def lead_ads_event(profile: dict, user_data: dict, leadgen: dict, dataset: Dataset) -> dict:
-    """Its `Lead` event, with every match key. Raises DeliveryError (expired, invalid) as
+    """Its `Lead` event, with every match key. Raises JobError (expired, invalid) as
     conversions.build does; the profile is kept all the same, for the lead's later stages."""
     leadgen_id = leadgen["leadgen_id"]
     return conversions.build(
@@ -67,7 +67,7 @@ def form_profile(submission: dict, dataset: Dataset) -> dict:
 
 
 def form_event(submission: dict) -> dict:
-    """Its event (Raises DeliveryError as conversions.build does)."""
+    """Its event (Raises JobError as conversions.build does)."""
     submitted = submission.get("submitted_at") or int(time.time())
     return conversions.build(
         name=submission["event_name"],

@@ -8,7 +8,7 @@ import time
 import redis
 
 from workers.common import counters, logs, policy
-from workers.common.policy import TRANSIENT, DeliveryError
+from workers.common.policy import TRANSIENT, JobError
 from workers.common.queues import redis_key
 from workers.config.routing import Dataset
 from workers.config.settings import Settings
@@ -62,12 +62,12 @@ def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: l
     each event_id goes into the confirmed ledger.
 
     Raises:
-        DeliveryError: an event Meta would refuse (invalid, before any call), a
+        JobError: an event Meta would refuse (invalid, before any call), a
             classified Graph failure, or a short count (transient).
     """
     try:
         return _deliver(graph, connection, settings, events, dataset)
-    except DeliveryError as err:
+    except JobError as err:
         _count_failed(connection, events, err.reason, dataset.name)
         raise
 
@@ -83,10 +83,10 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
         body["test_event_code"] = dataset.test_event_code
     answer = graph.call("POST", f"{dataset.id}/events", dataset.token, json=body, operation="events")
     if not isinstance(answer, dict):  # `200 []`: not what Meta documents; nothing says it took them
-        raise DeliveryError(TRANSIENT, "Meta's answer is not an object", http_status=200, call="events")
+        raise JobError(TRANSIENT, "Meta's answer is not an object", http_status=200, call="events")
     received = answer.get("events_received")
     if received != len(events):
-        raise DeliveryError(
+        raise JobError(
             TRANSIENT, f"Meta received {received} of {len(events)} events", fbtrace_id=answer.get("fbtrace_id")
         )
     # MULTI/EXEC: the ledger and the counts land together or not at all. A worker killed

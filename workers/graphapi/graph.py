@@ -12,7 +12,7 @@ import requests
 from requests.structures import CaseInsensitiveDict
 
 from workers.common import logs
-from workers.common.policy import AUTH, THROTTLED, TRANSIENT, DeliveryError, Paused, classify
+from workers.common.policy import AUTH, THROTTLED, TRANSIENT, JobError, Paused, classify
 from workers.config.settings import Settings
 from workers.graphapi.pauses import Pauses, fingerprint
 
@@ -57,8 +57,8 @@ def regain_access_seconds(headers) -> int | None:
 class Graph:
     """A small Graph API client; tokens go in the Authorization header, never in URLs.
 
-    With a Pauses store, a call with a parked token raises Paused without reaching
-    Meta, and an auth failure parks the token it used. With an `observe` callback,
+    With a Pauses store, a call with a paused token raises Paused without reaching
+    Meta, and an auth failure pauses the token it used. With an `observe` callback,
     each call that reached the network reports (operation, outcome, seconds).
     """
 
@@ -105,8 +105,8 @@ class Graph:
         """One Graph call; the parsed JSON body on success. `operation` names it in metrics.
 
         Raises:
-            Paused: the token is parked (not raised for a `probe` call).
-            DeliveryError: classified by policy.classify (timeouts and connection
+            Paused: the token is paused (not raised for a `probe` call).
+            JobError: classified by policy.classify (timeouts and connection
                 errors are transient).
         """
         if self.pauses is not None and not probe and self.pauses.get(token):
@@ -114,7 +114,7 @@ class Graph:
         started = time.monotonic()
         try:
             body = self._call(method, path, token, params, json)
-        except DeliveryError as err:
+        except JobError as err:
             err.call = operation
             self._observe(operation, err.reason, started)
             if err.reason == AUTH and self.pauses is not None and not probe:
@@ -138,11 +138,11 @@ class Graph:
                 timeout=self.settings.graph_timeout_seconds,
             )
         except requests.Timeout:
-            raise DeliveryError(TRANSIENT, "timeout") from None
+            raise JobError(TRANSIENT, "timeout") from None
         except requests.ConnectionError:
-            raise DeliveryError(TRANSIENT, "connection_error") from None
+            raise JobError(TRANSIENT, "connection_error") from None
         except requests.RequestException as err:  # a body cut short, one not the gzip it claims, ...
-            raise DeliveryError(TRANSIENT, f"transport_error ({type(err).__name__})") from None
+            raise JobError(TRANSIENT, f"transport_error ({type(err).__name__})") from None
         self.usage = usage_percent(response.headers)
         warning = response.headers.get("x-ad-api-version-warning")
         if warning:
@@ -158,7 +158,7 @@ class Graph:
         reason = classify(response.status_code, error)
         error = error or {}
         retry_after = regain_access_seconds(response.headers) if reason == THROTTLED else None
-        raise DeliveryError(
+        raise JobError(
             reason,
             f"HTTP {response.status_code}" + (f" code {error.get('code')}" if error.get("code") else ""),
             code=error.get("code"),
@@ -173,31 +173,31 @@ class Graph:
         """The lead with its answers (`field_data`), read with its Page's token.
 
         Raises:
-            DeliveryError: see `call`.
+            JobError: see `call`.
         """
         return self.call("GET", leadgen_id, token, params={"fields": LEAD_FIELDS}, operation="lead_read")
 
-    def read_leads(self, leadgen_ids: list[str], token: str) -> dict[str, dict | DeliveryError]:
+    def read_leads(self, leadgen_ids: list[str], token: str) -> dict[str, dict | JobError]:
         """Many leads in one Graph batch request (at most BATCH_LIMIT), read with one Page
-        token; each lead's answer on its own: the lead, or its classified DeliveryError.
+        token; each lead's answer on its own: the lead, or its classified JobError.
         An item Meta did not finish (null) is transient; an item refused for the token
-        parks the token, as a single read would.
+        pauses the token, as a single read would.
 
         Raises:
-            Paused, DeliveryError: the batch request itself failed (see `call`).
+            Paused, JobError: the batch request itself failed (see `call`).
         """
         batch = [{"method": "GET", "relative_url": f"{lead_id}?fields={LEAD_FIELDS}"} for lead_id in leadgen_ids]
         answers = self.call("POST", "", token, json={"batch": batch}, operation="lead_batch")
-        out: dict[str, dict | DeliveryError] = {}
+        out: dict[str, dict | JobError] = {}
         for lead_id, answer in zip(leadgen_ids, answers if isinstance(answers, list) else []):
             out[lead_id] = self._batch_item(answer, token)
         for lead_id in leadgen_ids[len(out) :]:
-            out[lead_id] = DeliveryError(TRANSIENT, "missing from Meta's batch answer", call="lead_read")
+            out[lead_id] = JobError(TRANSIENT, "missing from Meta's batch answer", call="lead_read")
         return out
 
-    def _batch_item(self, answer: dict | None, token: str) -> dict | DeliveryError:
+    def _batch_item(self, answer: dict | None, token: str) -> dict | JobError:
         if not isinstance(answer, dict):
-            return DeliveryError(TRANSIENT, "Meta did not finish this batch item", call="lead_read")
+            return JobError(TRANSIENT, "Meta did not finish this batch item", call="lead_read")
         text = answer.get("body")  # Meta sends each item's body as JSON text
         try:
             body = json.loads(text) if isinstance(text, (str, bytes)) else None
@@ -215,7 +215,7 @@ class Graph:
                 if isinstance(h, dict) and isinstance(h.get("name"), str)
             }
         )
-        err = DeliveryError(
+        err = JobError(
             reason,
             f"HTTP {status}" + (f" code {error['code']}" if error.get("code") else ""),
             code=error.get("code"),
@@ -237,6 +237,6 @@ class Graph:
                 try:
                     self.call("GET", "me", token, params={"fields": "id"}, probe=True, operation="probe")
                     return True
-                except DeliveryError:
+                except JobError:
                     return False
         return False

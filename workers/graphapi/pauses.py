@@ -1,4 +1,4 @@
-"""Tokens parked after an auth failure: jobs that need them wait instead of failing.
+"""Tokens paused after an auth failure: jobs that need them wait instead of failing.
 
 A pause is keyed by a fingerprint of the token (never the token), so deploying a new
 token resumes by itself. An operator resumes with `leadrelay resume`; otherwise the
@@ -36,11 +36,11 @@ class Pauses:
         return json.loads(raw) if raw else None
 
     def pause(self, token: str, error: dict, label: str) -> bool:
-        """Park the token; True when this call parked it (so it is logged once, loudly)."""
+        """Pause the token; True when this call paused it (so it is logged once, loudly)."""
         fp = fingerprint(token)
         record = {"fingerprint": fp, "token": label, "since": int(time.time()), **error}
-        parked = bool(self.connection.set(redis_key("pause", fp), json.dumps(record), nx=True))
-        if parked:
+        paused = bool(self.connection.set(redis_key("pause", fp), json.dumps(record), nx=True))
+        if paused:
             self.connection.sadd(redis_key("pauses"), fp)
             log.error(
                 "token_paused",
@@ -52,7 +52,7 @@ class Pauses:
                 detail="Meta refused this token; jobs that need it wait. Fix the token, then "
                 "`leadrelay replay --reason auth` (and `leadrelay resume` if it is the same token).",
             )
-        return parked
+        return paused
 
     def wait(self, fp: str, job_id: str) -> None:
         self.connection.sadd(redis_key("pause", fp, "waiting"), job_id)
@@ -75,7 +75,7 @@ class Pauses:
         """Lift the pause and run its waiting jobs now; how many were woken.
 
         The pause goes first, in one transaction with reading who waits: a job woken while
-        the pause still stood would find it, park itself again for a minute, and the
+        the pause still stood would find it, wait again for a minute, and the
         deletion would then forget it was waiting.
         """
         waiting_key = redis_key("pause", fp, "waiting")

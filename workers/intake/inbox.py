@@ -32,7 +32,7 @@ from workers.common import policy
 from workers.common.queues import INBOX, redis_key
 
 if TYPE_CHECKING:
-    from workers.intake.requestredis import Lane
+    from workers.intake.requestredis import RequestRedis
 
 STREAM = INBOX
 GROUP = "drainers"
@@ -86,11 +86,11 @@ def entry(job_id: str, function: str, argument: dict, request_id: str | None = N
 
 
 def admit(
-    connection: "redis.Redis | Lane", entries: list[tuple[str, str]], slots: int, per_job: int = 50
+    connection: "redis.Redis | RequestRedis", entries: list[tuple[str, str]], slots: int, per_job: int = 50
 ) -> tuple[list[int], list[int]]:
     """Dedupe and store (job id, entry) pairs in one atomic call; (indexes of the new
     ones, drain slots to wake). A lead is new unless its dedupe record or its own RQ
-    job exists. `connection`: a client, or the receiver's Lane (workers/intake/requestredis.py)."""
+    job exists. `connection`: a client, or the receiver's RequestRedis (workers/intake/requestredis.py)."""
     if not entries:
         return [], []
     keys = [STREAM]

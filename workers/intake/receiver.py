@@ -20,7 +20,7 @@ from workers.intake import forms, inbox
 from workers.sources import FORM, Source
 
 if TYPE_CHECKING:
-    from workers.intake.requestredis import Lane
+    from workers.intake.requestredis import RequestRedis
 
 IGNORED = redis_key("ignored")
 IGNORED_KEEP = 1000
@@ -36,11 +36,11 @@ def receive(
     mapping: dict,
     queue: Queue,
     request_id: str | None = None,
-    lane: Lane | None = None,
+    request_redis: RequestRedis | None = None,
 ) -> dict:
     """Verify, parse, prepare and enqueue one delivery; counts, new job ids and what was skipped.
 
-    `mapping` is the mapping file as `mappingfile.validate` reads it; `lane`, the
+    `mapping` is the mapping file as `mappingfile.validate` reads it; `request_redis`, the
     receiver's connections for the enqueue (workers/intake/requestredis.py), else the queue's client.
 
     Raises:
@@ -68,7 +68,9 @@ def receive(
             for item in held
         ]
     via_webhook = source.kind != FORM
-    counts = enqueue_new(queue, source, jobs, request_id, via="webhook" if via_webhook else None, lane=lane)
+    counts = enqueue_new(
+        queue, source, jobs, request_id, via="webhook" if via_webhook else None, request_redis=request_redis
+    )
     unusable, known = counts.pop("unusable"), counts.pop("known")
     # New Lead Ads leads are marked "came by webhook" by the drain job that takes them (the
     # accuracy figures): this request's one write stays one. What needs another write is
@@ -150,7 +152,7 @@ def enqueue_new(
     jobs: list[tuple[str, dict]],
     request_id: str | None = None,
     via: str | None = None,
-    lane: Lane | None = None,
+    request_redis: RequestRedis | None = None,
 ) -> dict:
     """Put each (lead key, job argument) not seen before into the inbox, in one atomic
     Redis call (inbox.admit), and wake a drain job if none is awake; counts, the new
@@ -174,7 +176,7 @@ def enqueue_new(
         except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
             unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
     try:
-        new, woken = inbox.admit(lane or queue.connection, entries, inbox.SLOTS)
+        new, woken = inbox.admit(request_redis or queue.connection, entries, inbox.SLOTS)
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
     try:

@@ -8,7 +8,7 @@ CPU that way against 35 µs on a held connection (measured on the 2-core bench m
 docs/design.md, "Throughput"). At thousands of webhooks a second that is
 most of what the receiver adds to bare Flask.
 
-A `Lane` keeps idle redis-py connections (same URL, timeouts and TLS as the client's
+A `RequestRedis` keeps idle redis-py connections (same URL, timeouts and TLS as the client's
 pool) and uses each for one whole command at a time: it goes back only after its answer
 was read in full, and is dropped on anything else (an error, a timeout, a greenlet killed
 in the middle), so a connection with an answer still unread is never reused, which is what
@@ -28,7 +28,7 @@ import redis
 _YIELD_SECONDS = 0.00001  # a timer, yet nothing a sender would notice
 
 
-class Lane:
+class RequestRedis:
     """`execute_command(*args)`: the raw answer, as redis-py's client gives it for
     commands without a response callback (EVALSHA, say).
 

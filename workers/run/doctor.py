@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import redis
 
-from workers.common.policy import DeliveryError
+from workers.common.policy import JobError
 from workers.config import mappingfile
 from workers.config.needed import WEB, WHERE, WORKER, ConfigError
 from workers.config.routing import ANY_PAGE, Dataset, Page
@@ -35,7 +35,7 @@ class Check:
 def _graph_check(name: str, call, ok_detail, fix: str) -> Check:
     try:
         return Check(name, True, ok_detail(call()))
-    except DeliveryError as err:
+    except JobError as err:
         said = f"{err.reason}: code {err.code}/{err.subcode} ({err.detail})" if err.code else err.detail
         return Check(name, False, said, fix)
 
@@ -173,12 +173,12 @@ def _token_checks(graph: Graph, page: Page) -> list[Check]:
                     f"grant {REQUIRED_PERMISSION} to the app and issue a new token",
                 )
             )
-        except DeliveryError:
+        except JobError:
             checks.append(Check(name, True, "not listable with this kind of token; the lead reads will tell"))
     return checks
 
 
-class NotSubscribed(DeliveryError):
+class NotSubscribed(JobError):
     pass
 
 
@@ -195,7 +195,7 @@ def subscribe(settings: Settings, page_id: str, token: str | None = None) -> Non
     with the Page's token (the environment's unless given).
 
     Raises:
-        DeliveryError: Meta refused (a Page token with pages_manage_metadata is needed).
+        JobError: Meta refused (a Page token with pages_manage_metadata is needed).
     """
     Graph(settings).call(
         "POST",

@@ -116,7 +116,7 @@ def meta_test_lead(settings: Settings, form_id: str) -> dict:
     """A real Meta app: replace the form's one test lead; Meta then sends the webhook.
 
     Raises:
-        DeliveryError: Meta refused (the Page token needs leads_retrieval and
+        JobError: Meta refused (the Page token needs leads_retrieval and
             pages_manage_ads on the form's Page).
     """
     graph = Graph(settings)

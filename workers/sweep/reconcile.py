@@ -23,7 +23,7 @@ def pages_of(
     continues after them; None after the last page). Starts after `after` if given.
 
     Raises:
-        DeliveryError: a Graph call failed (classified as everywhere else).
+        JobError: a Graph call failed (classified as everywhere else).
     """
     while True:
         page = graph.call(
@@ -113,7 +113,7 @@ def reconcile_all(
     """`reconcile` over every form of every Page in the mapping file, by "page/form".
 
     Raises:
-        DeliveryError: a Page's form list or a form's lead list could not be read.
+        JobError: a Page's form list or a form's lead list could not be read.
     """
     out = {}
     for page in routes.pages.values():

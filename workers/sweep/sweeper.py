@@ -30,7 +30,7 @@ from rq import Queue, get_current_job
 
 from workers import jobnames
 from workers.common import logs
-from workers.common.policy import THROTTLED, TRANSIENT, DeliveryError, Paused
+from workers.common.policy import THROTTLED, TRANSIENT, JobError, Paused
 from workers.common.queues import SERIALIZER, job_id, redis_key
 from workers.config.routing import ANY_PAGE
 from workers.engine.context import Context
@@ -110,7 +110,7 @@ def sweep(ctx: Context, queue: Queue, now: float | None = None) -> dict:
             try:
                 for form in page_forms(ctx.graph, page_id, page_token):
                     found[form] = _sweep_form(ctx, queue, page_id, page_token, form, now, forms)
-            except (DeliveryError, Paused) as err:
+            except (JobError, Paused) as err:
                 if getattr(err, "reason", None) == THROTTLED:
                     raise
                 failed.append(page_id)  # its progress is kept: the next sweep goes on from there
@@ -119,14 +119,14 @@ def sweep(ctx: Context, queue: Queue, now: float | None = None) -> dict:
                 level(
                     "sweep_page_failed",
                     page_id=page_id,
-                    **(err.as_dict() if isinstance(err, DeliveryError) else {"reason": "token_paused"}),
+                    **(err.as_dict() if isinstance(err, JobError) else {"reason": "token_paused"}),
                     fix=f"the sweep could not read this Page's forms; if it lasts, run `leadrelay doctor "
                     f"--page-id {page_id}`",
                 )
             _judge_page(
                 connection, page_id, sum(c["recovered"] for c in found.values()), now, complete=page_id not in failed
             )
-    except DeliveryError as err:
+    except JobError as err:
         progressed = any(c["listed"] for c in forms.values())
         # Waits grow only while sweeps make no progress at all.
         grown = 0 if progressed else int(connection.get(BACKOFF) or 0) * 2

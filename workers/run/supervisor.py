@@ -1,0 +1,109 @@
+"""`leadrelay run`: the web process, a worker and (unless REDIS_URL is set) an embedded
+Redis together, and in the sandbox the Graph stand-in; one stops, all stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from workers.common import logs
+from workers.common.queues import connect
+from workers.config import environment, sandbox
+from workers.config.needed import ConfigError
+from workers.config.settings import Settings
+from workers.run import redisowner, webserver
+from workers.run.embedded_redis import EmbeddedRedis
+from workers.run.worker import on_stop_signal
+
+log = logs.get(__name__)
+
+WEB_URL_FILE = "web.url"  # where `leadrelay send-test` finds the running web process
+
+
+def _say_where(base: str, settings: Settings) -> None:
+    """One line with the addresses a person starting `make run` looks for."""
+    log.info(
+        "serving",
+        webhooks=f"{base}/webhooks/meta",
+        metrics=f"{base}/metrics",
+        admin=f"{base}/admin" if settings.admin_token else "off (set LEADRELAY_ADMIN_TOKEN)",
+        stage_api=f"{base}/api/v1/stage-events" if settings.api_token else "off (set LEADRELAY_API_TOKEN)",
+    )
+
+
+def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
+    """Web and worker together, on an embedded Redis unless REDIS_URL is set; in the
+    sandbox, with the Graph stand-in in this process.
+
+    Ctrl-C (or SIGTERM) stops the web and worker, then Redis; if either process
+    dies, the others are stopped too and the exit status is non-zero.
+    """
+    if webserver.taken(bind):
+        raise RuntimeError(
+            f"{bind} is in use (another leadrelay?); listen elsewhere with "
+            f"`leadrelay run --bind 127.0.0.1:8001`, or LEADRELAY_BIND=127.0.0.1:8001 make run"
+        )
+    embedded = standin = None
+    # The children read this process's settings and data folder, from any working folder.
+    env = {**os.environ, "LEADRELAY_BIND": bind, environment.DATA_DIR: str(environment.base_dir())}
+    if not settings.redis_url:
+        embedded = EmbeddedRedis(data_dir)
+        env["REDIS_URL"] = embedded.start()
+        log.info("embedded_redis", url=env["REDIS_URL"], data_dir=str(data_dir))
+    try:
+        connection = connect(env["REDIS_URL"])
+        redisowner.usable(connection, settings, str(data_dir), "run")
+    except ConfigError:
+        if embedded:
+            embedded.stop()
+        raise
+    if settings.sandbox:
+        from workers.standin.server import GraphStandin  # the sandbox's alone: no worker loads it
+
+        standin = GraphStandin(any_lead=True)  # leads survive a restart of the sandbox as sample leads
+        standin.start(sandbox.standin_port(env))
+    base = webserver.base_url(bind)
+    (data_dir / WEB_URL_FILE).write_text(base + "\n")
+    # Children get their own sessions so a terminal's Ctrl-C reaches only us; we then
+    # stop them in order (web and worker gracefully, Redis last).
+    children = [
+        subprocess.Popen([webserver.script("leadrelay"), role], env=env, start_new_session=True)
+        for role in ("web", "worker")
+    ]
+    _say_where(base, settings)
+    if settings.sandbox and webserver.healthy(base, children):
+        print(sandbox.banner(env, base, env["REDIS_URL"], data_dir), flush=True)
+    stopping = False
+
+    def _stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    on_stop_signal(_stop)
+    status = 0
+    try:
+        while not stopping:
+            exited = [c for c in children if c.poll() is not None]
+            if exited:
+                status = exited[0].returncode or 1
+                log.error("process_exited", pid=exited[0].pid, status=exited[0].returncode)
+                break
+            time.sleep(0.2)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)  # gunicorn and RQ both shut down gracefully on TERM
+        for child in children:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        if standin:
+            standin.stop()
+        if embedded:
+            embedded.stop()
+        log.info("stopped", status=status)
+    return status
