@@ -56,9 +56,17 @@ def receive(name: str):
     body = b""
     try:
         body = _body()
-        mapping = {"forms": ext["forms"], "processing": ext["processing"], "routes": ext["routes"]}
+        mapping = {key: ext[key] for key in ("forms", "processing", "routes", "crm")}
         counts = receiver.receive(
-            source, body, request.headers, ext["settings"], mapping, ext["queue"], request_id, ext["request_redis"]
+            source,
+            body,
+            request.headers,
+            ext["settings"],
+            mapping,
+            ext["queue"],
+            request_id,
+            ext["request_redis"],
+            _called_url(ext["settings"].public_url),
         )
     except ReceiverError as err:
         prometheus.WEBHOOKS.labels(name, err.outcome).inc()
@@ -88,6 +96,15 @@ def receive(name: str):
         elapsed_ms=_ms(started),
     )
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200
+
+
+def _called_url(public: str) -> str:
+    """The URL the sender called, as it wrote it: behind a proxy, LEADRELAY_PUBLIC_URL's
+    scheme and host with this request's path and query (HubSpot signs the whole URL)."""
+    if not public:
+        return request.url
+    query = request.query_string.decode("latin-1")
+    return public + request.path + (f"?{query}" if query else "")
 
 
 def _request_id() -> str:

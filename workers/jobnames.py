@@ -17,11 +17,12 @@ from __future__ import annotations
 PROCESS_META_LEAD = "workers.jobs.process_meta_lead"  # a Lead Ads lead on its own (after a batch handed it off)
 SEND_FORM_LEAD = "workers.jobs.send_form_lead"  # a Typeform or Tally submission on its own
 SEND_STAGE_EVENTS = "workers.jobs.send_stage_events"  # a batch of stage events from the stage API
+READ_CRM_STAGE = "workers.jobs.read_crm_stage"  # a CRM's stage change on its own: its person read back
 DRAIN = "workers.jobs.drain"  # new leads from the inbox, many at a time
 RETRY_BATCH = "workers.jobs.retry_batch"  # leads whose whole batch request failed for a passing reason
 SWEEP = "workers.jobs.run_sweep"  # the scheduled re-read of every form's leads
 
-NAMES = (PROCESS_META_LEAD, SEND_FORM_LEAD, SEND_STAGE_EVENTS, DRAIN, RETRY_BATCH, SWEEP)
+NAMES = (PROCESS_META_LEAD, SEND_FORM_LEAD, SEND_STAGE_EVENTS, READ_CRM_STAGE, DRAIN, RETRY_BATCH, SWEEP)
 FORMER = {
     "workers.batches.drain": DRAIN,
     "workers.batches.retry_batch": RETRY_BATCH,

@@ -17,10 +17,12 @@ from rq import get_current_job
 from workers import jobnames
 from workers.common import logs
 from workers.common.policy import JobError
+from workers.common.queues import queue as make_queue
 from workers.config.routing import dataset_of
-from workers.engine import inboxdrain, sending
+from workers.engine import crmreads, inboxdrain, sending
 from workers.engine.attempts import attempt, finished
 from workers.engine.context import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
+from workers.engine.inflight import Lead
 from workers.engine.jobwork import Work
 from workers.events import accuracy, conversions, leadevents, profiles
 from workers.graphapi import capi
@@ -110,6 +112,41 @@ def send_form_lead(submission: dict) -> dict:
         event = leadevents.form_event(submission)
         result = _deliver(ctx, event, dataset)
         return result, {"match_keys": sorted(event["user_data"]), "source": submission["source"]}
+
+    return _run(ctx, work, body)
+
+
+def read_crm_stage(change: dict) -> dict:
+    """Read back the person behind a CRM's stage change and queue its stage event (after
+    a drain batch handed it off: its read failed once). `change` is the change as
+    workers/sources (hubspot, pipedrive) parsed it, with the stage its id maps to.
+
+    Raises:
+        JobError, Paused: after attempts.attempt set the job to retry, wait or dead-letter.
+    """
+    ctx = context()
+    job = get_current_job()
+    key, stage = change["event_key"], change["stage"]
+    work = Work.of_job(
+        job,
+        f"inline-{key}",
+        source=change["crm"],
+        key=key,
+        event_name=stage,
+        event_id=f"{change['crm']}:{key}:{stage}",
+        event_time=change.get("occurred_at"),
+        args=change,
+        dataset=change.get("dataset"),
+    )
+
+    def body():
+        answer = ctx.crm[change["crm"]].read([change])[key]
+        if isinstance(answer, Exception):
+            raise answer
+        queue = make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name)
+        lead = Lead.of_entry(None, {"id": work.job_id, "fn": jobnames.READ_CRM_STAGE, "arg": change})
+        outcomes = crmreads.accept(ctx, queue, [lead], {lead.job_id: answer})
+        return {"outcome": next(iter(outcomes), "stage_rejected")}, {"crm": change["crm"]}
 
     return _run(ctx, work, body)
 

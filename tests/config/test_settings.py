@@ -97,7 +97,7 @@ def test_the_example_mapping_file_shows_every_table_and_loads(env, monkeypatch):
 
     path = ROOT / "docs" / "leadrelay.example.toml"
     tables = set(tomllib.loads(path.read_text()))
-    assert {"forms", "stages", "datasets", "pages", "clients"} <= tables  # [sources.*] is there, commented
+    assert {"forms", "stages", "datasets", "pages", "clients", "crm"} <= tables  # [sources.*] is there, commented
     for name in ("ACME_CAPI_TOKEN", "BRANDB_CAPI_TOKEN", "ACME_PAGE_TOKEN", "BRANDB_PAGE_TOKEN", "ACME_API_TOKEN"):
         monkeypatch.setenv(name, f"{name.lower()}-value")
     monkeypatch.setenv("LEADRELAY_CONFIG", str(path))

@@ -132,12 +132,11 @@ def _body(doc) -> bytes:
 @pytest.fixture
 def deliver(client, env):
     def post(name: str, body: bytes):
-        module = SOURCES[name].module
         secret = env[SOURCES[name].secret_setting].split(",")[0]
         return client.post(
             f"/webhooks/{name}",
             data=body,
-            headers={"Content-Type": "application/json", module.SIGNATURE_HEADER: module.signature(secret, body)},
+            headers={"Content-Type": "application/json", **SOURCES[name].sign(secret, body, _url(name))},
         )
 
     return post
@@ -350,10 +349,21 @@ def test_the_handshake_echo_is_never_sniffed_and_metrics_name_their_charset_once
     assert client.get("/metrics").headers["Content-Type"].count("charset") == 1
 
 
+def _url(name: str) -> str:
+    return f"http://localhost/webhooks/{name}"  # what the test client calls: HubSpot signs it
+
+
 def _bypasses(name: str, body: bytes, secret: str) -> list[dict]:
-    """Header sets that must never pass for `body`: near misses of the right signature."""
-    module = SOURCES[name].module
-    header, right = module.SIGNATURE_HEADER, module.signature(secret, body)
+    """Header sets that must never pass for `body`: near misses of the right signature
+    (with the rest of the right headers, such as HubSpot's timestamp)."""
+    source = SOURCES[name]
+    header, signed = source.module.SIGNATURE_HEADER, source.sign(secret, body, _url(name))
+    rest = {k: v for k, v in signed.items() if k != header}
+    right = signed[header]
+
+    def signature(key: str, text: bytes, url: str = _url(name)) -> str:
+        return source.sign(key, text, url)[header]
+
     digest = right.removeprefix("sha256=")
     prefix = "sha256=" if right.startswith("sha256=") else ""
     near = [
@@ -366,19 +376,21 @@ def _bypasses(name: str, body: bytes, secret: str) -> list[dict]:
         prefix + digest[:-2] + ("AA" if digest[-2:] != "AA" else "BB"),
         prefix + digest + "0",
         right * 2,
-        module.signature("", body),
-        module.signature(secret + " ", body),
-        module.signature(secret, body + b" "),
-        module.signature(secret, body.strip() + b"\n"),
-        module.signature(secret, b""),
-        module.signature(secret.upper(), body),
+        signature("", body),
+        signature(secret + " ", body),
+        signature(secret, body + b" "),
+        signature(secret, body.strip() + b"\n"),
+        signature(secret, b""),
+        signature(secret.upper(), body),
+        signature(secret, body, _url(name) + "?x=1"),
+        signature(secret, body, _url(name).replace("http:", "https:")),
         "md5=" + digest,
         prefix + digest.encode().hex()[: len(digest)],
         right.replace("=", "%3D"),
         "\u0000" + right[1:],
     ]
-    sets = [{header: value} for value in near if value != right]
-    sets += [{"X-Hub-Signature": "sha1=" + "0" * 40}, {header.lower() + "-x": right}, {}]
+    sets = [{**rest, header: value} for value in near if value != right]
+    sets += [{"X-Hub-Signature": "sha1=" + "0" * 40}, {**rest, header.lower() + "-x": right}, {}]
     return sets
 
 

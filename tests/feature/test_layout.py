@@ -152,7 +152,7 @@ LAYERS = (
     ("workers.sources",),
     ("workers.config",),
     ("workers.events",),
-    ("workers.graphapi",),
+    ("workers.graphapi", "workers.crmapi"),  # Meta's APIs; the CRMs' read-back APIs
     ("workers.intake",),
     ("workers.failures",),
     ("workers.engine",),

@@ -20,11 +20,10 @@ def _deliveries(name: str) -> list[Path]:
 @pytest.fixture
 def deliver(client, env):
     def post(name: str, body: bytes, signed: bool = True, secret: str | None = None):
-        module = SOURCES[name].module
         secret = secret or env[SOURCES[name].secret_setting].split(",")[0]
         headers = {"Content-Type": "application/json"}
         if signed:
-            headers[module.SIGNATURE_HEADER] = module.signature(secret, body)
+            headers.update(SOURCES[name].sign(secret, body, f"http://localhost/webhooks/{name}"))
         return client.post(f"/webhooks/{name}", data=body, headers=headers)
 
     return post

@@ -32,11 +32,11 @@ from pathlib import Path
 import phonenumbers
 import pycountry
 
-from workers.config import ldu, routesfile
+from workers.config import crmmap, ldu, routesfile
 from workers.config.needed import ConfigError
 from workers.config.stagemap import StageMap
 from workers.identity import matchkeys
-from workers.sources import EVENT_SOURCES, FORM_SOURCES
+from workers.sources import CRM_SOURCES, EVENT_SOURCES, FORM_SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")
@@ -156,7 +156,7 @@ def processing(doc: dict) -> dict:
 
 def validate(settings, env=None) -> dict:
     """The whole mapping file (settings.config_path) read and checked, as every process and
-    `check-config` use it: `{"forms", "processing", "stages", "routes"}`. The routes join
+    `check-config` use it: `{"forms", "processing", "stages", "routes", "crm"}` (crmmap.py). The routes join
     the file's datasets, Pages and clients to the environment's settings and tokens.
 
     Raises:
@@ -165,9 +165,12 @@ def validate(settings, env=None) -> dict:
     doc = read(settings.config_path)
     forms = load(doc)
     by_source = processing(doc)
+    stages = StageMap.load(doc.get("stages", {}), by_source.get("crm"))
+    routes = routesfile.load(doc, settings, env)
     return {
         "forms": forms,
         "processing": by_source,
-        "stages": StageMap.load(doc.get("stages", {}), by_source.get("crm")),
-        "routes": routesfile.load(doc, settings, env),
+        "stages": stages,
+        "routes": routes,
+        "crm": crmmap.load(doc, CRM_SOURCES, stages, routes.datasets, settings.sandbox),
     }

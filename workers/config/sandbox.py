@@ -41,6 +41,10 @@ GENERATED = (
     "LEADRELAY_API_TOKEN",
     "TYPEFORM_SECRET",
     "TALLY_SIGNING_SECRET",
+    "HUBSPOT_CLIENT_SECRET",
+    "HUBSPOT_ACCESS_TOKEN",
+    "PIPEDRIVE_WEBHOOK_CREDENTIALS",  # user:password, as Pipedrive's webhook sends it
+    "PIPEDRIVE_API_TOKEN",
 )
 
 
@@ -65,12 +69,24 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _generated(name: str) -> str:
+    value = PREFIX + secrets.token_urlsafe(18)
+    return f"{value}:{secrets.token_urlsafe(12)}" if name == "PIPEDRIVE_WEBHOOK_CREDENTIALS" else value
+
+
 def ensure(directory: Path) -> dict:
-    """The sandbox's settings, generated on first use (owner-only file)."""
+    """The sandbox's settings, generated on first use (owner-only file); a file from an
+    earlier release gets the secrets it lacks (new sources) added, the rest kept."""
     kept = read(directory)
     if kept:
+        missing = [name for name in GENERATED if name not in kept]
+        if missing:
+            added = {name: _generated(name) for name in missing}
+            with (directory / FILE).open("a") as handle:
+                handle.writelines(f"{name}={value}\n" for name, value in added.items())
+            kept = {**kept, **added}
         return kept
-    values = {name: PREFIX + secrets.token_urlsafe(18) for name in GENERATED}
+    values = {name: _generated(name) for name in GENERATED}
     values.update(
         {"META_DATASET_ID": DATASET_ID, "META_GRAPH_URL": f"http://127.0.0.1:{_free_port()}", "LEADRELAY_SANDBOX": "1"}
     )

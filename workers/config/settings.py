@@ -58,6 +58,13 @@ class Settings:
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For names the client
     allow_unsafe_redis: bool = False  # run on a Redis that can lose writes (redissafety.py)
     body_timeout_seconds: float = 10.0  # a request body must have arrived whole by then (408)
+    # CRM sources (HubSpot, Pipedrive): the token each reads people back with, and its API's
+    # address (the vendor's, or the sandbox's stand-in), by source name.
+    crm_tokens: Mapping[str, str] = field(default_factory=dict)
+    crm_urls: Mapping[str, str] = field(default_factory=dict)
+    # The address senders call us at, when a proxy in front changes it: HubSpot signs the
+    # URL it called (https://leads.example.com), not the one this process sees.
+    public_url: str = ""
 
     @property
     def app_secrets(self) -> tuple[str, ...]:
@@ -76,6 +83,7 @@ class Settings:
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             out[name] = ("set" if value else "unset") if name in secret else value
+        out["crm_tokens"] = {name: "set" if value else "unset" for name, value in self.crm_tokens.items()}
         out["source_secrets"] = {name: "set" if value else "unset" for name, value in self.source_secrets.items()}
         out["redis_url"] = _without_password(self.redis_url)
         return out
@@ -142,7 +150,7 @@ def load(
     Raises:
         ConfigError: naming every setting that is missing (for the role) or malformed.
     """
-    from workers.sources import FORM_SOURCES, SOURCES  # the registry imports the jobs, which import this module
+    from workers.sources import CRM_SOURCES, FORM_SOURCES, SOURCES  # loaded when settings are read, not imported
 
     env = os.environ if env is None else env
     errors: list[ConfigError] = []
@@ -194,6 +202,21 @@ def load(
     def number(name, default, **kw):
         return checked(lambda: _number(env, name, default, **kw), default)
 
+    graph_url = checked(
+        lambda: _check_url("META_GRAPH_URL", _text(env, "META_GRAPH_URL", DEFAULT_GRAPH_URL), ("http", "https")),
+        DEFAULT_GRAPH_URL,
+    )
+    in_sandbox = _text(env, "LEADRELAY_SANDBOX") == "1"
+
+    def crm_url(name: str) -> str:
+        # The sandbox's stand-in answers every API it reads people from; live, the vendor's.
+        setting, default = f"{name.upper()}_API_URL", graph_url if in_sandbox else SOURCES[name].module.API_URL
+        return checked(lambda: _check_url(setting, _text(env, setting, default), ("http", "https")), default)
+
+    def public_url():
+        value = _text(env, "LEADRELAY_PUBLIC_URL")
+        return _check_url("LEADRELAY_PUBLIC_URL", value, ("http", "https")) if value else value
+
     settings = Settings(
         redis_url=checked(redis_url),
         source_secrets={name: _list(env, source.secret_setting) for name, source in SOURCES.items()},
@@ -202,10 +225,7 @@ def load(
         dataset_id=checked(dataset_id),
         capi_access_token=_text(env, "META_CAPI_ACCESS_TOKEN"),
         test_event_code=_text(env, "META_TEST_EVENT_CODE"),
-        graph_url=checked(
-            lambda: _check_url("META_GRAPH_URL", _text(env, "META_GRAPH_URL", DEFAULT_GRAPH_URL), ("http", "https")),
-            DEFAULT_GRAPH_URL,
-        ),
+        graph_url=graph_url,
         api_version=checked(version, DEFAULT_API_VERSION),
         default_region=checked(region, "US"),
         lead_event_source=_text(env, "LEADRELAY_LEAD_EVENT_SOURCE", "leadrelay"),
@@ -224,7 +244,7 @@ def load(
         metrics_token=_text(env, "LEADRELAY_METRICS_TOKEN"),
         queue_name=_text(env, "LEADRELAY_QUEUE", QUEUE_NAME),
         log_level=checked(log_level, "INFO"),
-        sandbox=_text(env, "LEADRELAY_SANDBOX") == "1",
+        sandbox=in_sandbox,
         # The sandbox serves plain HTTP on loopback; a deployment is behind HTTPS.
         admin_cookie_secure=checked(
             lambda: _flag(env, "LEADRELAY_ADMIN_COOKIE_SECURE", _text(env, "LEADRELAY_SANDBOX") != "1"), True
@@ -232,6 +252,9 @@ def load(
         trusted_proxies=number("LEADRELAY_TRUSTED_PROXIES", 0, minimum=0),
         allow_unsafe_redis=checked(lambda: _flag(env, "LEADRELAY_ALLOW_UNSAFE_REDIS", False), False),
         body_timeout_seconds=number("LEADRELAY_BODY_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
+        crm_tokens={name: _text(env, SOURCES[name].token_setting) for name in CRM_SOURCES},
+        crm_urls={name: crm_url(name) for name in CRM_SOURCES},
+        public_url=checked(public_url),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}

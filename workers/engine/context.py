@@ -4,7 +4,7 @@ set once when the worker starts (`install`) and read by each job (`context`)."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import redis
 
@@ -13,6 +13,8 @@ from workers.common.queues import connect
 from workers.config.mappingfile import validate
 from workers.config.routing import Routes
 from workers.config.settings import Settings
+from workers.config.stagemap import StageMap
+from workers.crmapi import clients
 from workers.graphapi.graph import Graph
 from workers.graphapi.pauses import Pauses
 
@@ -26,6 +28,8 @@ class Context:
     graph: Graph
     routes: Routes
     processing: dict | None = None  # the Lead Ads source's Limited Data Use fields ([sources.meta] ldu)
+    stages: StageMap | None = None  # stage names to events ([stages])
+    crm: dict = field(default_factory=dict)  # each CRM source's read-back client (workers/crmapi)
 
 
 _context: Context | None = None
@@ -42,13 +46,16 @@ def install(settings: Settings, routes: Routes | None = None) -> Context:
     mapping = validate(settings)
     routes = mapping["routes"] if routes is None else routes
     connection = connect(settings.redis_url)
+    pauses = Pauses(connection)
     graph = Graph(
         settings,
-        pauses=Pauses(connection),
+        pauses=pauses,
         labels=routes.labels(),
         observe=functools.partial(counters.observe_graph, connection),
     )
-    _context = Context(settings, connection, graph, routes, mapping["processing"].get("meta"))
+    crm = clients(settings, pauses)
+    graph.probes.extend(client.probe for client in crm.values())  # a waiting job tests a CRM token too
+    _context = Context(settings, connection, graph, routes, mapping["processing"].get("meta"), mapping["stages"], crm)
     return _context
 
 

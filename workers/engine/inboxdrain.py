@@ -29,7 +29,7 @@ from rq import get_current_job
 from workers.common import counters, logs
 from workers.common.policy import JobError, Paused
 from workers.common.queues import queue as make_queue
-from workers.engine import batchsteps, quarantine, recovery
+from workers.engine import batchsteps, crmreads, quarantine, recovery
 from workers.engine.context import Context
 from workers.engine.handoff import hand_off, retry_together
 from workers.engine.inflight import Lead
@@ -156,7 +156,11 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
                 confirmed.append((lead, skip))  # counted as a lead's own job counts it
         else:
             todo.append(lead)
-    reads, failed = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"])
+    changes, todo = [lead for lead in todo if lead.crm], [lead for lead in todo if not lead.crm]
+    people, failed = crmreads.read(ctx, changes)
+    outcomes.update(crmreads.accept(ctx, queue, changes, people))
+    reads, unread = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"])
+    failed += unread
     built, unbuilt = batchsteps.build(ctx, todo, reads)
     with connection.pipeline(transaction=False) as pipe:
         for profile in [item.profile for item in built] + [f.profile for f in unbuilt if f.profile]:

@@ -31,6 +31,9 @@ class Lead(Work):
         if "leadgen_id" in argument:  # a Lead Ads lead: its event is known from its id alone
             source, key = "meta", argument["leadgen_id"]
             event_name, event_id = conversions.LEAD, conversions.event_id("meta", key, conversions.LEAD)
+        elif "crm" in argument:  # a CRM's stage change: its lead (and event id) is known once read back
+            source, key, event_name = argument["crm"], argument["event_key"], argument["stage"]
+            event_id = f"{source}:{key}:{event_name}"
         else:  # a form submission, mapped and hashed on arrival
             source, key = argument["source"], argument["key"]
             event_name, event_id = argument["event_name"], argument["event_id"]
@@ -53,6 +56,11 @@ class Lead(Work):
     @property
     def route(self) -> dict | None:
         return self.args.get("route")
+
+    @property
+    def crm(self) -> bool:
+        """A CRM's stage change, read back from the CRM rather than from Graph."""
+        return "crm" in self.args
 
 
 @dataclass

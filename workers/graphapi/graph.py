@@ -77,6 +77,8 @@ class Graph:
         self.observe = observe
         # Names for logs and pause records: which setting holds the token, never the token.
         self.usage = 0.0  # usage_percent of Meta's last answer: batch sizes and pacing follow it
+        # Other APIs' probes (CRM tokens share the pauses): each answers None for a token not its own.
+        self.probes: list[Callable[[str], bool | None]] = []
         self.labels = {
             settings.page_access_token: "META_PAGE_ACCESS_TOKEN",
             settings.capi_access_token: "META_CAPI_ACCESS_TOKEN",
@@ -239,4 +241,8 @@ class Graph:
                     return True
                 except JobError:
                     return False
+        for other in self.probes:
+            answer = other(fp)
+            if answer is not None:
+                return answer
         return False

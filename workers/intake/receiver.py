@@ -17,7 +17,7 @@ from workers.config.routing import Routes
 from workers.config.settings import Settings
 from workers.events import accuracy
 from workers.intake import forms, inbox
-from workers.sources import FORM, Source
+from workers.sources import CRM_STAGES, FORM, LEAD_ADS, Source
 
 if TYPE_CHECKING:
     from workers.intake.requestredis import RequestRedis
@@ -37,21 +37,26 @@ def receive(
     queue: Queue,
     request_id: str | None = None,
     request_redis: RequestRedis | None = None,
+    url: str = "",
 ) -> dict:
     """Verify, parse, prepare and enqueue one delivery; counts, new job ids and what was skipped.
 
     `mapping` is the mapping file as `mappingfile.validate` reads it; `request_redis`, the
-    receiver's connections for the enqueue (workers/intake/requestredis.py), else the queue's client.
+    receiver's connections for the enqueue (workers/intake/requestredis.py), else the queue's
+    client; `url`, the address the sender called (HubSpot signs it).
 
     Raises:
         BadSignature, MalformedBody: see the source's verify and parse; `source_disabled`
             when it has no secret and unsigned delivery is not allowed for it.
         QueueUnavailable: Redis could not be reached or refused the write.
     """
-    _verify(source, body, headers, settings)
+    _verify(source, body, headers, settings, url)
     parsed = source.parse(body)
     processing = mapping["processing"].get(source.name)
-    if source.kind == FORM:
+    if source.kind == CRM_STAGES:
+        jobs, not_sent = crm_jobs(source, parsed["items"], mapping["crm"][source.name])
+        held = []
+    elif source.kind == FORM:
         jobs, not_sent = _form_jobs(
             source, parsed["leads"], mapping["forms"][source.name], settings, mapping["routes"], processing
         )
@@ -67,7 +72,7 @@ def receive(
             }
             for item in held
         ]
-    via_webhook = source.kind != FORM
+    via_webhook = source.kind == LEAD_ADS
     counts = enqueue_new(
         queue, source, jobs, request_id, via="webhook" if via_webhook else None, request_redis=request_redis
     )
@@ -106,12 +111,27 @@ def lead_jobs(
     return jobs, held
 
 
-def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings) -> None:
+def crm_jobs(source: Source, items: list[dict], table: dict) -> tuple[list[tuple[str, dict]], list[dict]]:
+    """A CRM's stage changes to (event key, job argument), each with the stage its id is
+    mapped to and its account's dataset; a stage id the table does not map is not sent,
+    recorded with the id (crmmap.py)."""
+    jobs, not_sent = [], []
+    for item in items:
+        stage = table["stages"].get(item["stage_id"])
+        if stage is None:
+            not_sent.append({"reason": "unmapped_stage", "stage_id": item["stage_id"], "event_key": item["event_key"]})
+            continue
+        dataset = table["accounts"].get(item["account"])
+        jobs.append((source.lead_key(item), {**item, "stage": stage, **({"dataset": dataset} if dataset else {})}))
+    return jobs, not_sent
+
+
+def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, url: str = "") -> None:
     """Fail closed: a form source without a secret refuses deliveries, unless the
     operator allowed unsigned delivery for it (LEADRELAY_ALLOW_UNSIGNED)."""
     secrets = settings.source_secrets.get(source.name)
     if secrets:
-        source.verify(body, headers, secrets)
+        source.verify(body, headers, secrets, url)
     elif source.name not in settings.allow_unsigned:
         raise BadSignature(
             f"no secret is configured for {source.name} and unsigned delivery is not allowed", reason="source_disabled"
@@ -168,8 +188,9 @@ def enqueue_new(
     """
     entries, positions, unusable = [], [], []
     function = source.job
+    kind = "stage" if source.kind == CRM_STAGES else "lead"
     for position, (lead_key, argument) in enumerate(jobs):
-        new_id = job_id("lead", source.name, lead_key)
+        new_id = job_id(kind, source.name, lead_key)
         try:
             entries.append((new_id, inbox.entry(new_id, function, argument, request_id, via)))
             positions.append(position)

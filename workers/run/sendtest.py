@@ -50,11 +50,11 @@ def _post(url: str, body: bytes, headers: dict) -> requests.Response:
     return requests.post(url, data=body, headers={"Content-Type": "application/json", **headers}, timeout=10)
 
 
-def _signed(source: str, settings: Settings, body: bytes) -> dict:
-    """The source's signature header over `body`, with its first secret (none without one)."""
+def _signed(source: str, settings: Settings, body: bytes, url: str = "") -> dict:
+    """The source's signature headers over `body` (posted to `url`), with its first
+    secret (none without one)."""
     secrets = settings.source_secrets.get(source)
-    module = SOURCES[source].module
-    return {module.SIGNATURE_HEADER: module.signature(secrets[0], body)} if secrets else {}
+    return SOURCES[source].sign(secrets[0], body, url) if secrets else {}
 
 
 def _answer(response: requests.Response) -> dict:

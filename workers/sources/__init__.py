@@ -1,12 +1,15 @@
 """The registry of webhook sources: the whole truth about each.
 
-A source module exposes `NAME`, `SIGNATURE_HEADER`, `signature(secret, body)`,
-`verify(body, headers, secrets)`, `parse(body)` and `lead_key(item)` (the lead's key
+A source module exposes `NAME`, `SIGNATURE_HEADER`, `sign(secret, body, url)` (the
+headers a sender sends), `verify(body, headers, secrets)` (with `url=` too when it sets
+`SIGNS_URL`), `parse(body)` and `lead_key(item)` (the lead's key
 within its source: the job id, the event ids and the lead's profile are built from it).
 Everything else that differs between sources is declared here, and read from here by
 the settings (which secret), the receiver (one route for all), the mapping file (which
-sources have forms) and the intake (which job). Adding a form tool is one module, one
-line below, one fixtures folder (tests/fixtures/<name>/) and one test module.
+sources have forms) and the intake (which job). Adding a form tool, or a CRM whose
+stage changes become stage events, is one module, one line below, one fixtures folder
+(tests/fixtures/<name>/) and one test module (a CRM also needs its read-back client in
+workers/crmapi/, since its pushes carry ids, not people).
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from workers import jobnames
-from workers.sources import meta, tally, typeform
+from workers.sources import hubspot, meta, pipedrive, tally, typeform
 
 # Lead Ads sources send ids only: the worker reads the lead from the Graph API. Form
 # sources send the answers: mapped and hashed on arrival (workers/intake/forms.py).
 LEAD_ADS = "lead_ads"
 FORM = "form"
+# CRM sources send stage changes by id: the worker reads the person (and the deal's value)
+# back from the CRM's API with the CRM's token, then sends a stage event for the lead.
+CRM_STAGES = "crm_stages"
 
 
 @dataclass(frozen=True)
@@ -30,9 +36,17 @@ class Source:
     secret_setting: str  # the environment variable holding its signing secret(s)
     module: ModuleType  # signature, verify, parse, lead_key
     job: str  # the RQ job each new lead runs should it need its own (workers/jobnames.py)
+    token_setting: str = ""  # CRM sources: the API token the person is read back with
 
-    def verify(self, body: bytes, headers, secrets) -> None:
-        self.module.verify(body, headers, secrets)
+    def verify(self, body: bytes, headers, secrets, url: str = "") -> None:
+        if getattr(self.module, "SIGNS_URL", False):  # the signature covers the URL it was sent to
+            self.module.verify(body, headers, secrets, url=url)
+        else:
+            self.module.verify(body, headers, secrets)
+
+    def sign(self, secret: str, body: bytes, url: str = "") -> dict[str, str]:
+        """The headers a sender signing `body` with `secret` (posting it to `url`) sends."""
+        return self.module.sign(secret, body, url)
 
     def parse(self, body: bytes) -> dict:
         return self.module.parse(body)
@@ -41,15 +55,19 @@ class Source:
         return self.module.lead_key(item)
 
 
+READ = jobnames.READ_CRM_STAGE  # a CRM stage change read back on its own
 SOURCES = {
     source.name: source
     for source in (
         Source(meta.NAME, LEAD_ADS, "META_APP_SECRET", meta, jobnames.PROCESS_META_LEAD),
         Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobnames.SEND_FORM_LEAD),
         Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobnames.SEND_FORM_LEAD),
+        Source(hubspot.NAME, CRM_STAGES, "HUBSPOT_CLIENT_SECRET", hubspot, READ, "HUBSPOT_ACCESS_TOKEN"),
+        Source(pipedrive.NAME, CRM_STAGES, "PIPEDRIVE_WEBHOOK_CREDENTIALS", pipedrive, READ, "PIPEDRIVE_API_TOKEN"),
     )
 }
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)
+CRM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == CRM_STAGES)
 # Stage changes from a CRM or a sheet come through the stage API, not a webhook.
 CRM = "crm"
 EVENT_SOURCES = (*SOURCES, CRM)

@@ -24,6 +24,11 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac_hex(secret, body)
 
 
+def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
+    """The headers a sender signing `body` with `secret` sends."""
+    return {SIGNATURE_HEADER: signature(secret, body)}
+
+
 def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
     """Check `X-Hub-Signature-256` over the exact bytes received.
 

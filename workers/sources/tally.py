@@ -22,6 +22,11 @@ def signature(secret: str, body: bytes) -> str:
     return base64.b64encode(hmac.new(secret.encode("utf-8"), body, hashlib.sha256).digest()).decode("ascii")
 
 
+def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
+    """The headers a sender signing `body` with `secret` sends."""
+    return {SIGNATURE_HEADER: signature(secret, body)}
+
+
 def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
     """Check `Tally-Signature: <base64 HMAC-SHA256>` over the exact bytes (not over a
     re-serialised body, as Tally's own sample does).

@@ -26,6 +26,11 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + base64.b64encode(digest).decode("ascii")
 
 
+def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
+    """The headers a sender signing `body` with `secret` sends."""
+    return {SIGNATURE_HEADER: signature(secret, body)}
+
+
 def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
     """Check `Typeform-Signature: sha256=<base64 HMAC-SHA256>` over the exact bytes.
 

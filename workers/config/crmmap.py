@@ -1,0 +1,91 @@
+"""Which CRM stage ids become which stage events, and which dataset each CRM account's
+stages go to when the lead is unknown: the mapping file's `[crm.<source>]` tables.
+
+    [crm.hubspot.stages]             # HubSpot's internal stage ids (deal stages, lifecycle stages)
+    qualifiedtobuy = "QualifiedLead"
+    appointmentscheduled = "Schedule"
+    closedwon = "Purchase"
+    closedlost = "lost"              # a negative stage: recorded, never sent
+    [crm.hubspot.accounts]           # HubSpot portal id -> dataset (docs/configuration.md)
+    "4512345" = "acme"
+
+    [crm.pipedrive.stages]           # Pipedrive's numeric stage ids, plus won and lost
+    "7" = "Schedule"
+    won = "Purchase"
+
+A value is anything the stage API takes as a stage: a Meta event name, a stage name of
+the `[stages]` table, or a negative stage. A stage id the table does not name is
+recorded as `unmapped_stage` with its id, never sent. The defaults below hold until a
+source's table is given: HubSpot's default pipeline and lifecycle stages keep the same
+internal ids in every portal; Pipedrive's numeric ids differ per account, so only a win
+means something without a table (the sandbox's stand-in pipeline adds two). A lost deal
+is recorded as unmapped unless the table maps it to a negative stage.
+"""
+
+from __future__ import annotations
+
+from workers.config.needed import ConfigError
+from workers.config.stagemap import StageMap
+
+SETTING = "LEADRELAY_CONFIG"
+DEFAULTS = {
+    "hubspot": {
+        "qualifiedtobuy": "QualifiedLead",
+        "appointmentscheduled": "Schedule",
+        "presentationscheduled": "Schedule",
+        "closedwon": "Purchase",
+        "marketingqualifiedlead": "QualifiedLead",
+        "salesqualifiedlead": "QualifiedLead",
+        "customer": "Purchase",
+    },
+    "pipedrive": {"won": "Purchase"},
+}
+SANDBOX_PIPEDRIVE = {"2": "QualifiedLead", "3": "Schedule"}  # the stand-in's pipeline
+
+
+def load(doc: dict, sources: tuple[str, ...], stage_map: StageMap, datasets, sandbox: bool = False) -> dict:
+    """`{source: {"stages": {id: stage}, "accounts": {account: dataset}}}` for every CRM source.
+
+    Raises:
+        ConfigError: a table or entry that is not understood, named with its path.
+    """
+    tables = doc.get("crm", {})
+    if not isinstance(tables, dict) or any(name not in sources for name in tables):
+        raise ConfigError(SETTING, f"crm: sources must be among {', '.join(sources)}")
+    out = {}
+    for name in sources:
+        raw = tables.get(name, {})
+        if not isinstance(raw, dict) or set(raw) - {"stages", "accounts"}:
+            raise ConfigError(SETTING, f"crm.{name}: may only hold the tables stages and accounts")
+        stages = raw.get("stages")
+        if stages is None:
+            stages = {**DEFAULTS.get(name, {}), **(SANDBOX_PIPEDRIVE if sandbox and name == "pipedrive" else {})}
+        out[name] = {
+            "stages": {str(k): _stage(f"crm.{name}.stages.{k}", v, stage_map) for k, v in _table(name, stages).items()},
+            "accounts": {
+                str(k): _dataset(f"crm.{name}.accounts.{k}", v, datasets)
+                for k, v in _table(name, raw.get("accounts", {})).items()
+            },
+        }
+    return out
+
+
+def _table(name: str, raw) -> dict:
+    if not isinstance(raw, dict):
+        raise ConfigError(SETTING, f"crm.{name}: stages and accounts must be tables")
+    return raw
+
+
+def _stage(where: str, value, stage_map: StageMap) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(SETTING, f"{where}: must be a stage or Meta event name")
+    _, problem = stage_map.resolve(value)
+    if problem and problem != "negative_stage":
+        raise ConfigError(SETTING, f"{where}: {problem.partition(': ')[2] or problem}")
+    return value
+
+
+def _dataset(where: str, value, datasets) -> str:
+    if not isinstance(value, str) or value not in datasets:
+        raise ConfigError(SETTING, f"{where}: must name a dataset of the file ({', '.join(sorted(datasets))})")
+    return value

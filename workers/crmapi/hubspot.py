@@ -1,0 +1,99 @@
+"""HubSpot's CRM API, read in batches: the deals (amount, currency), their associated
+contacts, and the contacts (email, phones, name), with a private app's token (scopes
+crm.objects.deals.read and crm.objects.contacts.read)."""
+
+from __future__ import annotations
+
+from workers.common.policy import INVALID, JobError
+from workers.crmapi.http import CrmHttp
+
+BATCH_LIMIT = 100  # HubSpot's batch read takes up to 100 ids
+DEAL_PROPERTIES = ["amount", "deal_currency_code", "dealstage", "pipeline"]
+CONTACT_PROPERTIES = ["email", "phone", "mobilephone", "firstname", "lastname"]
+
+
+class HubSpot:
+    def __init__(self, settings, pauses=None):
+        self.http = CrmHttp(
+            "HubSpot",
+            settings.crm_urls["hubspot"],
+            settings.crm_tokens["hubspot"],
+            ("Authorization", "Bearer {token}"),
+            "HUBSPOT_ACCESS_TOKEN",
+            settings.graph_timeout_seconds,
+            pauses,
+        )
+
+    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+        """event key -> the person and the deal's value (or the error for that item).
+
+        Raises:
+            JobError, Paused: a call failed for every item of the batch.
+        """
+        out: dict[str, dict | Exception] = {}
+        for start in range(0, len(items), BATCH_LIMIT):
+            out.update(self._read(items[start : start + BATCH_LIMIT]))
+        return out
+
+    def _read(self, items: list[dict]) -> dict[str, dict | Exception]:
+        deals = sorted({i["object_id"] for i in items if i["object"] == "deal"})
+        found_deals = self._objects("deals", deals, DEAL_PROPERTIES) if deals else {}
+        contact_of = self._contacts_of(deals) if deals else {}
+        contact_ids = {i["object_id"] for i in items if i["object"] == "contact"} | set(contact_of.values())
+        contacts = self._objects("contacts", sorted(contact_ids), CONTACT_PROPERTIES) if contact_ids else {}
+        out: dict[str, dict | Exception] = {}
+        for item in items:
+            deal = found_deals.get(item["object_id"]) if item["object"] == "deal" else None
+            contact_id = contact_of.get(item["object_id"]) if item["object"] == "deal" else item["object_id"]
+            contact = contacts.get(contact_id) if contact_id else None
+            if item["object"] == "deal" and deal is None:
+                out[item["event_key"]] = JobError(INVALID, "HubSpot has no such deal (deleted?)", call="deal_read")
+            elif contact is None:
+                out[item["event_key"]] = JobError(INVALID, "no contact is associated with it", call="contact_read")
+            else:
+                out[item["event_key"]] = _person(contact, deal)
+        return out
+
+    def _objects(self, kind: str, ids: list[str], properties: list[str]) -> dict[str, dict]:
+        answer = self.http.call(
+            "POST",
+            f"/crm/v3/objects/{kind}/batch/read",
+            json={"properties": properties, "inputs": [{"id": i} for i in ids]},
+            operation=f"{kind[:-1]}_read",
+        )
+        return {str(r.get("id")): r.get("properties") or {} for r in answer.get("results") or [] if isinstance(r, dict)}
+
+    def _contacts_of(self, deals: list[str]) -> dict[str, str]:
+        """deal id -> its first associated contact's id."""
+        answer = self.http.call(
+            "POST",
+            "/crm/v4/associations/deals/contacts/batch/read",
+            json={"inputs": [{"id": d} for d in deals]},
+            operation="association_read",
+        )
+        out = {}
+        for row in answer.get("results") or []:
+            targets = row.get("to") or [] if isinstance(row, dict) else []
+            if targets and isinstance(targets[0], dict) and targets[0].get("toObjectId") is not None:
+                out[str((row.get("from") or {}).get("id"))] = str(targets[0]["toObjectId"])
+        return out
+
+    def probe(self, fp: str) -> bool | None:
+        return self.http.probe(fp, "/crm/v3/objects/contacts?limit=1")
+
+
+def _person(contact: dict, deal: dict | None) -> dict:
+    amount = (deal or {}).get("amount")
+    try:
+        value = float(amount) if amount not in (None, "") else None
+    except (TypeError, ValueError):
+        value = None
+    phones = [p for p in (contact.get("phone"), contact.get("mobilephone")) if p]
+    return {
+        "email": [contact["email"]] if contact.get("email") else [],
+        "phone": phones,
+        "first_name": contact.get("firstname"),
+        "last_name": contact.get("lastname"),
+        "value": value,
+        "currency": (deal or {}).get("deal_currency_code") or None,
+    }

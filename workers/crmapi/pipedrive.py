@@ -1,0 +1,65 @@
+"""Pipedrive's API v2, read in batches: the persons of the deals that changed (every
+email and phone, the primary first), with an API token (sent in a header)."""
+
+from __future__ import annotations
+
+from workers.common.policy import INVALID, JobError
+from workers.crmapi.http import CrmHttp
+
+BATCH_LIMIT = 100  # ids per GET /api/v2/persons?ids=...
+
+
+class Pipedrive:
+    def __init__(self, settings, pauses=None):
+        self.http = CrmHttp(
+            "Pipedrive",
+            settings.crm_urls["pipedrive"],
+            settings.crm_tokens["pipedrive"],
+            ("x-api-token", "{token}"),
+            "PIPEDRIVE_API_TOKEN",
+            settings.graph_timeout_seconds,
+            pauses,
+        )
+
+    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+        """event key -> the person and the deal's value as the push gave it (or the error).
+
+        Raises:
+            JobError, Paused: a call failed for every item of the batch.
+        """
+        ids = sorted({i["person_id"] for i in items if i.get("person_id")})
+        persons: dict[str, dict] = {}
+        for start in range(0, len(ids), BATCH_LIMIT):
+            answer = self.http.call(
+                "GET",
+                "/api/v2/persons",
+                params={"ids": ",".join(ids[start : start + BATCH_LIMIT])},
+                operation="person_read",
+            )
+            persons.update({str(p.get("id")): p for p in answer.get("data") or [] if isinstance(p, dict)})
+        out: dict[str, dict | Exception] = {}
+        for item in items:
+            person = persons.get(item.get("person_id") or "")
+            if person is None:
+                out[item["event_key"]] = JobError(
+                    INVALID, "the deal has no person, or Pipedrive has no such person", call="person_read"
+                )
+            else:
+                out[item["event_key"]] = {
+                    "email": _values(person.get("emails")),
+                    "phone": _values(person.get("phones")),
+                    "first_name": person.get("first_name"),
+                    "last_name": person.get("last_name"),
+                    "value": item.get("value"),
+                    "currency": item.get("currency"),
+                }
+        return out
+
+    def probe(self, fp: str) -> bool | None:
+        return self.http.probe(fp, "/api/v2/persons?limit=1")
+
+
+def _values(entries) -> list[str]:
+    """Every value of Pipedrive's list of {value, primary, label}, the primary first."""
+    rows = [e for e in entries or [] if isinstance(e, dict) and isinstance(e.get("value"), str) and e["value"].strip()]
+    return [e["value"] for e in sorted(rows, key=lambda e: not e.get("primary"))]

@@ -1,0 +1,86 @@
+"""A CRM's stage changes in a drain batch: the people read back many per request, each
+change checked and queued as a stage event for its lead (intake/stageitems.py, exactly
+as the stage API does), and a change whose read failed handed to its own job, as a
+Lead Ads lead whose read failed is.
+
+A change's person is matched to the lead through the profiles (email, phone), so its
+event carries the lead's `lead_id`; its `event_time` is when the CRM says it changed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from workers.common import logs
+from workers.common.policy import JobError, Paused
+from workers.config.stagemap import StageMap
+from workers.engine.batchsteps import each_lead_error
+from workers.engine.context import Context
+from workers.engine.inflight import Failed, Lead, failed
+from workers.intake import receiver, stageitems
+
+log = logs.get(__name__)
+LEAD_EVENT_SOURCE = {"hubspot": "HubSpot", "pipedrive": "Pipedrive"}
+
+
+def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]]:
+    """Read the people behind these changes, per CRM: (job id -> person, the changes
+    whose read failed)."""
+    people: dict[str, dict] = {}
+    unread: list[Failed] = []
+    by_crm: dict[str, list[Lead]] = {}
+    for lead in leads:
+        by_crm.setdefault(lead.source, []).append(lead)
+    for name, group in by_crm.items():
+        client = ctx.crm[name]
+        try:
+            answers = client.read([lead.args for lead in group])
+        except (JobError, Paused) as err:
+            errors = each_lead_error(err, client.http.token, len(group))
+            answers = {lead.args["event_key"]: one for lead, one in zip(group, errors)}
+        for lead in group:
+            answer = answers[lead.args["event_key"]]
+            if isinstance(answer, Exception):
+                unread.append(failed(lead, answer, lead.args.get("occurred_at")))
+            else:
+                people[lead.job_id] = answer
+    return people, unread
+
+
+def stage_item(change: dict, person: dict) -> dict:
+    """The stage API's item for a change and the person read back for it."""
+    return {
+        "stage": change["stage"],
+        "occurred_at": change.get("occurred_at"),
+        "email": person["email"],
+        "phone": person["phone"],
+        **({"value": person["value"]} if person.get("value") is not None else {}),
+        **({"currency": person["currency"]} if person.get("currency") else {}),
+        **({"dataset": change["dataset"]} if change.get("dataset") else {}),
+        "lead_event_source": LEAD_EVENT_SOURCE.get(change["crm"], change["crm"]),
+    }
+
+
+def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> Counter:
+    """Check and queue each change read back (one stage-events job for them all); what is
+    refused is recorded with its reason for `leadrelay ignored`. Outcomes counted."""
+    ready = [lead for lead in leads if lead.job_id in people]
+    if not ready:
+        return Counter()
+    results = stageitems.accept(
+        ctx.connection,
+        queue,
+        [stage_item(lead.args, people[lead.job_id]) for lead in ready],
+        ctx.stages or StageMap(),
+        ctx.settings.default_region,
+        stageitems.Scope(ctx.routes),
+    )
+    refused: dict[str, list[dict]] = {}
+    for lead, result in zip(ready, results):
+        if result["status"] == "rejected":
+            refused.setdefault(lead.source, []).append(
+                {"reason": result["reason"], "event_key": lead.args["event_key"], "stage_id": lead.args.get("stage_id")}
+            )
+    for name, items in refused.items():
+        receiver.record_ignored(ctx.connection, name, items)
+    return Counter(f"stage_{result['status']}" for result in results)

@@ -1,0 +1,107 @@
+"""Pipedrive Webhooks v2 deliveries: a deal's stage changed, or it was won.
+
+Pipedrive sends one event per POST and retries with `meta.attempt`. It does not sign:
+the webhook is created with HTTP Basic credentials (a user name and password we choose),
+checked here in constant time; HTTPS keeps them secret on the way. `meta.id` is the
+idempotency key. `previous` holds what the change replaced: a change is a stage change
+only when `previous` has another `stage_id`, a win only when `previous.status` was not
+`won`. The person is read back by id (workers/crmapi/pipedrive.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Mapping, Sequence
+
+from workers.common import jsonbody
+from workers.common.refusals import BadSignature, MalformedBody
+from workers.common.times import unix_time
+from workers.sources.ids import graph_id, tool_id
+from workers.sources.signing import matches_any
+
+NAME = "pipedrive"
+API_URL = "https://api.pipedrive.com"  # PIPEDRIVE_API_URL names another (your company domain, the stand-in)
+SIGNATURE_HEADER = "Authorization"
+WON = "won"  # the stage id a win is mapped under
+LOST = "lost"
+
+
+def signature(credentials: str) -> str:
+    """The Authorization header for `user:password`."""
+    return "Basic " + base64.b64encode(credentials.encode("utf-8")).decode("ascii")
+
+
+def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
+    """The header Pipedrive sends: the webhook's credentials, whatever the body."""
+    return {SIGNATURE_HEADER: signature(secret)}
+
+
+def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
+    """Check the HTTP Basic credentials against each configured `user:password`.
+
+    Raises:
+        BadSignature: `missing_signature` or `bad_signature`.
+    """
+    given = (headers.get(SIGNATURE_HEADER) or "").strip()
+    if not given.lower().startswith("basic "):
+        raise BadSignature("HTTP Basic credentials are required", reason="missing_signature")
+    try:
+        base64.b64decode(given[6:].strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise BadSignature("the Basic credentials are not base64") from None
+    if not matches_any((signature(s) for s in secrets), "Basic " + given[6:].strip()):
+        raise BadSignature("the Basic credentials match no configured Pipedrive webhook credentials")
+
+
+def parse(body: bytes) -> dict:
+    """A deal's stage change or win as a plain dict; anything else skipped with why.
+
+    Raises:
+        MalformedBody: not JSON, or no `meta` and `data` objects.
+    """
+    doc = jsonbody.load(body)
+    meta = doc.get("meta") if isinstance(doc, dict) else None
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(meta, dict) or not isinstance(data, dict):
+        raise MalformedBody("expected meta and data objects (Webhooks v2)", reason="unexpected_shape")
+    previous = doc.get("previous") if isinstance(doc.get("previous"), dict) else {}
+    key, deal, account = tool_id(meta.get("id")), graph_id(data.get("id")), graph_id(meta.get("company_id"))
+    if meta.get("entity") != "deal" or meta.get("action") not in ("change", "create"):
+        return {"items": [], "skipped": [{"reason": "not_a_deal_change", "event_type": _kind(meta)}]}
+    if not (key and deal and account):
+        raise MalformedBody("meta.id, meta.company_id and data.id are required", reason="bad_id")
+    stage = graph_id(data.get("stage_id"))
+    if data.get("status") == WON and previous.get("status") != WON and "status" in previous:
+        stage = WON
+    elif data.get("status") == LOST and previous.get("status") != LOST and "status" in previous:
+        stage = LOST
+    elif "stage_id" not in previous or graph_id(previous.get("stage_id")) == stage or stage is None:
+        return {"items": [], "skipped": [{"reason": "no_stage_change", "event_key": key}]}
+    value = data.get("value")
+    return {
+        "items": [
+            {
+                "crm": NAME,
+                "event_key": key,
+                "object": "deal",
+                "object_id": deal,
+                "account": account,
+                "stage_id": stage,
+                "person_id": graph_id(data.get("person_id")),
+                "value": value if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
+                "currency": data.get("currency") if isinstance(data.get("currency"), str) else None,
+                "occurred_at": unix_time(meta.get("timestamp") or data.get("update_time")),
+            }
+        ],
+        "skipped": [],
+    }
+
+
+def _kind(meta: dict) -> str:
+    return f"{str(meta.get('action'))[:16]}.{str(meta.get('entity'))[:16]}"
+
+
+def lead_key(item: dict) -> str:
+    """Pipedrive's event id: a retry carries it again."""
+    return item["event_key"]
