@@ -88,11 +88,15 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
         "LEADRELAY_SWEEP_SECONDS": "0",
         "TYPEFORM_SECRET": f"{TYPEFORM_SECRET},{OLD_FORM_SECRET}",
         "TALLY_SIGNING_SECRET": TALLY_SECRET,
+        "HUBSPOT_ACCESS_TOKEN": "hubspot-private-app-token",
+        "HUBSPOT_API_URL": graph.url,  # the stand-in answers the CRMs' read APIs too
+        "PIPEDRIVE_API_TOKEN": "pipedrive-api-token",
+        "PIPEDRIVE_API_URL": graph.url,
     }
     for source in SOURCES.values():  # a newly registered source is signed in tests without another line here
         values.setdefault(source.secret_setting, f"{source.name}-test-secret")
     for name in list(os.environ):
-        if name.startswith(("META_", "LEADRELAY_", "TYPEFORM_", "TALLY_")):
+        if name.startswith(("META_", "LEADRELAY_", "TYPEFORM_", "TALLY_", "HUBSPOT_", "PIPEDRIVE_")):
             monkeypatch.delenv(name)
     for name, value in values.items():
         monkeypatch.setenv(name, value)

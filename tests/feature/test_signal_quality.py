@@ -161,7 +161,8 @@ def test_a_bad_ldu_item_is_rejected_with_its_reason(configured, item, detail):
     "toml, where",
     [
         ('[sources.meta]\nldu = "yes"\n', "sources.meta.ldu"),
-        ("[sources.hubspot]\nldu = true\n", "sources"),
+        ("[sources.hubspot]\nldu = true\n", "sources"),  # its events are stage events: [sources.crm]
+        ("[sources.salesforce]\nldu = true\n", "sources"),
         ("[sources.meta]\nlimit = 1\n", "sources.meta"),
         ("[forms.typeform.f1]\nldu = {state = 6}\n", "forms.typeform.f1.ldu"),
         ('[forms.typeform.f1]\nregion = "XX"\n', "forms.typeform.f1.region"),

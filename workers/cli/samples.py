@@ -21,7 +21,7 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 
 
 @click.command("send-test", short_help="Send a signed sample to the running service.")
-@click.argument("what", type=click.Choice(["meta", "typeform", "tally", "stages"]))
+@click.argument("what", type=click.Choice(["meta", "typeform", "tally", "stages", "hubspot", "pipedrive"]))
 @click.option(
     "--fail", type=LazyChoice(_failures), help="Sandbox, meta: make the lead fail this way (see README, The sandbox)."
 )
@@ -35,7 +35,8 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     (--fail auth|invalid|transient|expired to see a paused token, a dead letter, a
     retry, the 7-day window); with a real Meta app, Meta's test lead on --form-id.
     typeform, tally: a signed submission. stages: QualifiedLead, Schedule and
-    Purchase for the last sample lead, through the stage API.
+    Purchase for the last sample lead, through the stage API. hubspot, pipedrive
+    (sandbox): that lead's deal moved in the CRM, as the CRM's signed webhook.
     """
     import requests
 
@@ -55,14 +56,19 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
             result = sendtest.meta_test_lead(settings, form_id)
         elif what == "meta":
             result = sendtest.meta_lead(settings, web, fail)
-        elif what == "stages":
+        elif what in ("stages", "hubspot", "pipedrive"):
             last = data / LAST_SENT
             leadgen_id = leadgen_id or (json.loads(last.read_text())["leadgen_id"] if last.is_file() else None)
             if not leadgen_id:
                 raise click.UsageError("no sample lead yet: run `leadrelay send-test meta` first, or give --leadgen-id")
-            if not settings.api_token:
+            if what != "stages":
+                if not settings.sandbox:
+                    raise click.UsageError(f"send-test {what} is the sandbox's: live, move a deal in {what}")
+                result = sendtest.crm_stages(settings, web, what, leadgen_id)
+            elif not settings.api_token:
                 raise click.UsageError("the stage API is off: set LEADRELAY_API_TOKEN")
-            result = sendtest.stage_events(settings, web, leadgen_id)
+            else:
+                result = sendtest.stage_events(settings, web, leadgen_id)
         else:
             result = getattr(sendtest, f"{what}_submission")(settings, web)
     except requests.ConnectionError:

@@ -36,7 +36,7 @@ from workers.config import crmmap, ldu, routesfile
 from workers.config.needed import ConfigError
 from workers.config.stagemap import StageMap
 from workers.identity import matchkeys
-from workers.sources import CRM_SOURCES, EVENT_SOURCES, FORM_SOURCES
+from workers.sources import CRM_SOURCES, FORM_SOURCES, LDU_SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")
@@ -144,8 +144,8 @@ def processing(doc: dict) -> dict:
         ConfigError: an unknown source or setting, or a bad `ldu` (named with its path).
     """
     sources = doc.get("sources", {})
-    if not isinstance(sources, dict) or any(s not in EVENT_SOURCES for s in sources):
-        _fail("sources", f"must be among {', '.join(EVENT_SOURCES)}")
+    if not isinstance(sources, dict) or any(s not in LDU_SOURCES for s in sources):
+        _fail("sources", f"must be among {', '.join(LDU_SOURCES)} (a CRM's stage events are crm's)")
     out = {}
     for name, raw in sources.items():
         if not isinstance(raw, dict) or set(raw) - {"ldu"}:

@@ -19,7 +19,7 @@ from workers.config import sandbox
 from workers.config.needed import ConfigError, problems
 
 DEFAULT_GRAPH_URL = "https://graph.facebook.com"
-# v26.0 shipped 2026-07-29 (spec §6); Marketing API versions expire within a year.
+# v26.0 shipped 2026-07-29 (Meta's changelog); Marketing API versions expire within a year.
 DEFAULT_API_VERSION = "v26.0"
 
 

@@ -40,7 +40,7 @@ class CrmHttp:
         except JobError as err:
             err.call = operation
             if err.reason == AUTH and self.pauses is not None and not probe:
-                self.pauses.pause(self.token, err.as_dict(), self.label)
+                self.pauses.pause(self.token, err.as_dict(), self.label, self.name)
             raise
         return answer
 

@@ -54,7 +54,7 @@ def build(
     event_source_url: str | None = None,
     processing: dict | None = None,
 ) -> dict:
-    """One event. System-generated events carry the Conversion Leads markers (spec §5);
+    """One event. System-generated events carry the Conversion Leads markers (Meta's Conversion Leads guide);
     website events carry the page instead (Meta requires it with the user agent).
     `processing` is the Limited Data Use fields (ldu.fields), when set."""
     custom: dict = {}

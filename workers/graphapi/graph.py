@@ -16,7 +16,7 @@ from workers.common.policy import AUTH, THROTTLED, TRANSIENT, JobError, Paused, 
 from workers.config.settings import Settings
 from workers.graphapi.pauses import Pauses, fingerprint
 
-# Always ask for the fields: without them Meta returns a minimal set (spec §2).
+# Always ask for the fields: without them Meta returns a minimal set (Meta's lead retrieval docs).
 BATCH_LIMIT = 50  # Graph's most requests in one batch
 LEAD_FIELDS = (
     "id,created_time,ad_id,ad_name,adset_id,adset_name,campaign_id,campaign_name,form_id,"

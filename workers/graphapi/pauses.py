@@ -35,10 +35,11 @@ class Pauses:
         raw = self.connection.get(redis_key("pause", fingerprint(token)))
         return json.loads(raw) if raw else None
 
-    def pause(self, token: str, error: dict, label: str) -> bool:
-        """Pause the token; True when this call paused it (so it is logged once, loudly)."""
+    def pause(self, token: str, error: dict, label: str, service: str = "Meta") -> bool:
+        """Pause the token (`label`: the setting that holds it; `service`: who refused it);
+        True when this call paused it (so it is logged once, loudly)."""
         fp = fingerprint(token)
-        record = {"fingerprint": fp, "token": label, "since": int(time.time()), **error}
+        record = {"fingerprint": fp, "token": label, "service": service, "since": int(time.time()), **error}
         paused = bool(self.connection.set(redis_key("pause", fp), json.dumps(record), nx=True))
         if paused:
             self.connection.sadd(redis_key("pauses"), fp)
@@ -49,7 +50,7 @@ class Pauses:
                 code=error.get("code"),
                 subcode=error.get("subcode"),
                 fbtrace_id=error.get("fbtrace_id"),
-                detail="Meta refused this token; jobs that need it wait. Fix the token, then "
+                detail=f"{service} refused this token; jobs that need it wait. Fix the token, then "
                 "`leadrelay replay --reason auth` (and `leadrelay resume` if it is the same token).",
             )
         return paused

@@ -7,7 +7,7 @@ Values read here are still personal data: hash them (userdata.py), never keep or
 from __future__ import annotations
 
 # setting name   Meta key       Lead Ads question keys (Meta's prefill keys, and those
-#                               seen in the wild, spec §2)        conventional form refs/labels        form answer types
+#                               seen in the wild)        conventional form refs/labels        form answer types
 TABLE = (
     ("email", "em", ("email", "work_email"), ("email", "email_address", "work_email"), ("email", "INPUT_EMAIL")),
     (

@@ -245,3 +245,77 @@ def stage_events(settings: Settings, web: str, leadgen_id: str) -> dict:
         "answer": _answer(response),
         "next": "QualifiedLead, Schedule and Purchase events with the lead's lead_id; `leadrelay dry-run`",
     }
+
+
+def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str) -> dict:
+    """Sandbox: the sample lead's person as a HubSpot deal's contact and a Pipedrive deal's
+    person in the stand-in, then the CRM's signed webhook moving that deal (HubSpot: three
+    stages in one batch, as HubSpot batches; Pipedrive: a stage change, then a win)."""
+    graph = Graph(settings)
+    lead = graph.call("GET", leadgen_id, settings.page_access_token, params={"fields": "field_data"}, probe=True)
+    email = next(f["values"][0] for f in lead.get("field_data", []) if f.get("name") == "email")
+    made = requests.post(f"{settings.graph_url}/_standin/crm", json={"email": email}, timeout=10).json()
+    now = int(time.time())
+    if crm == "hubspot":
+        bodies = [
+            json.dumps([_hubspot_event(made["deal_id"], stage, now, n) for n, stage in enumerate(HUBSPOT_STAGES)])
+        ]
+    else:
+        bodies = [_pipedrive_change(made["person_id"], now, stage) for stage in ("2", "won")]
+    answers = []
+    for body in bodies:
+        url = f"{web}/webhooks/{crm}"
+        response = _post(url, body.encode(), _signed(crm, settings, body.encode(), url))
+        answers.append({"status": response.status_code, "answer": _answer(response)})
+    return {
+        "source": crm,
+        "leadgen_id": leadgen_id,
+        "status": max(a["status"] for a in answers),
+        "answers": answers,
+        "next": "the worker reads the person back from the stand-in's CRM API and queues the stage events: "
+        "`leadrelay dry-run` shows them with the lead's lead_id, value and currency",
+    }
+
+
+HUBSPOT_STAGES = ("qualifiedtobuy", "appointmentscheduled", "closedwon")
+
+
+def _hubspot_event(deal_id: str, stage: str, now: int, n: int) -> dict:
+    return {
+        "eventId": int(now * 10 + n),
+        "subscriptionId": 1,
+        "portalId": 4242,
+        "appId": 4242,
+        "occurredAt": (now - len(HUBSPOT_STAGES) + n) * 1000,
+        "subscriptionType": "deal.propertyChange",
+        "attemptNumber": 0,
+        "objectId": int(deal_id),
+        "propertyName": "dealstage",
+        "propertyValue": stage,
+        "changeSource": "CRM_UI",
+    }
+
+
+def _pipedrive_change(person_id: str, now: int, stage: str) -> str:
+    won = stage == "won"
+    return json.dumps(
+        {
+            "data": {
+                "id": 4242,
+                "value": 1200,
+                "currency": "EUR",
+                "person_id": int(person_id),
+                "stage_id": 2 if won else int(stage),
+                "status": "won" if won else "open",
+            },
+            "previous": {"status": "open"} if won else {"stage_id": 1},
+            "meta": {
+                "action": "change",
+                "entity": "deal",
+                "company_id": "4242",
+                "id": str(uuid.uuid4()),
+                "timestamp": datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "version": "2.0",
+            },
+        }
+    )

@@ -71,3 +71,5 @@ CRM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == C
 # Stage changes from a CRM or a sheet come through the stage API, not a webhook.
 CRM = "crm"
 EVENT_SOURCES = (*SOURCES, CRM)
+# Whose events `[sources.<name>] ldu` applies to: a CRM source's events are stage events ([sources.crm]).
+LDU_SOURCES = (*(name for name in SOURCES if name not in CRM_SOURCES), CRM)

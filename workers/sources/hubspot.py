@@ -88,7 +88,7 @@ def parse(body: bytes) -> dict:
         if not isinstance(event, dict):
             skipped.append({"reason": "malformed_event"})
             continue
-        kind = STAGE_PROPERTIES.get((event.get("subscriptionType"), event.get("propertyName")))
+        kind = STAGE_PROPERTIES.get((plain(event.get("subscriptionType")), plain(event.get("propertyName"))))
         event_id, object_id, account = (graph_id(event.get(k)) for k in ("eventId", "objectId", "portalId"))
         stage = plain(event.get("propertyValue"))
         if kind is None:

@@ -5,7 +5,8 @@ request, and can be scripted to answer the next calls with errors, delays or dro
 connections. `leadrelay run` runs it as the sandbox's Graph API; tests and bench
 scripts import it; `python -m workers.standin.server --port 8765 --any-lead` runs it alone.
 
-Beyond Graph's own paths it has one of its own, for `leadrelay send-test`:
+It answers HubSpot's and Pipedrive's read APIs too (crm.py). Beyond those paths it has
+one of its own, for `leadrelay send-test`:
 `POST /_standin/leads {"field_data", "created_time", "fail"}` adds a lead and says how
 its reads must fail (`FAILURES`).
 """
@@ -21,11 +22,13 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
+from workers.standin.crm import CrmStandin
 from workers.standin.leads import FAILURES, LeadAds
 
 
-class GraphStandin(LeadAds):
+class GraphStandin(LeadAds, CrmStandin):
     def __init__(self, any_lead: bool = False):
+        self.crm_init()  # HubSpot's and Pipedrive's read APIs, on the same server (crm.py)
         self.leads: dict[str, dict] = {}
         self.events: list[dict] = []  # every event Meta "received", with its dataset
         self.requests: list[dict] = []
@@ -135,7 +138,10 @@ class GraphStandin(LeadAds):
         parts = [p for p in url.path.split("/") if p]
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
-        if parts[:2] == ["_standin", "leads"]:
+        crm = self.crm_kind(method, parts)
+        if crm:
+            kind = crm
+        elif parts[:2] == ["_standin", "leads"]:
             kind = "standin"
         elif parts[-1:] == ["test_leads"]:
             kind = "test_leads"
@@ -168,6 +174,13 @@ class GraphStandin(LeadAds):
         }
         with self.lock:
             self.requests.append(record)
+        if crm:
+            action = self._next_action("crm")
+            if action and action.get("delay"):
+                time.sleep(action["delay"])
+            if action and "status" in action:
+                return self._reply(handler, action["status"], action.get("body", {}), action.get("headers"))
+            return self._reply(handler, *self.crm_answer(crm, handler.headers, record["query"], record["body"]))
         token = handler.headers.get("Authorization", "").removeprefix("Bearer ")
         if token in self.revoked or self.refused_until.get(token, 0) > time.time():
             return self._reply(

@@ -1,0 +1,147 @@
+"""A CRM's stage changes end to end: signed webhooks in, the person read back from the
+CRM's API (the stand-in, over loopback), the stage events out to Meta for the Lead Ads
+lead, with its lead_id, value and currency, once each however often the CRM redelivers."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from helpers import LEAD, leadgen_body, leadrelay
+from workers.sources import SOURCES
+
+
+def _hubspot_batch(deal_id: str, stages: list[str], first_event: int = 1964117900) -> bytes:
+    now = int(time.time() * 1000)
+    return json.dumps(
+        [
+            {
+                "eventId": first_event + n,
+                "subscriptionId": 2418761,
+                "portalId": 4512345,
+                "appId": 3104402,
+                "occurredAt": now - (len(stages) - n) * 1000,
+                "subscriptionType": "deal.propertyChange",
+                "attemptNumber": 0,
+                "objectId": int(deal_id),
+                "propertyName": "dealstage",
+                "propertyValue": stage,
+                "changeSource": "CRM_UI",
+            }
+            for n, stage in enumerate(stages)
+        ]
+    ).encode()
+
+
+def _pipedrive_won(person_id: str, event_id: str = "9a1d3c7e-52f0-4b8a-b6e4-2d8f0c1a7e93") -> bytes:
+    return json.dumps(
+        {
+            "data": {"id": 1187, "value": 4800, "currency": "EUR", "person_id": int(person_id), "status": "won"},
+            "previous": {"status": "open"},
+            "meta": {
+                "action": "change",
+                "entity": "deal",
+                "company_id": "11728051",
+                "id": event_id,
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "version": "2.0",
+            },
+        }
+    ).encode()
+
+
+@pytest.fixture
+def post_crm(client, env):
+    def post(name: str, body: bytes):
+        secret = env[SOURCES[name].secret_setting].split(",")[0]
+        headers = SOURCES[name].sign(secret, body, f"http://localhost/webhooks/{name}")
+        return client.post(f"/webhooks/{name}", data=body, headers={"Content-Type": "application/json", **headers})
+
+    return post
+
+
+@pytest.fixture
+def lead(graph, post_meta, work):
+    """The Lead Ads lead the CRM's person is (Joe@Example.com), delivered."""
+    created = int(time.time()) - 3600
+    graph.add_lead(LEAD, created_time=created)
+    post_meta(leadgen_body(LEAD, created_time=created))
+    work()
+    return graph.add_crm_person("joe@example.com", amount=4800, currency="EUR")
+
+
+def _stage_events(graph) -> list[dict]:
+    return [e for e in graph.events if e["event_name"] != "Lead"]
+
+
+def test_hubspot_deal_stages_become_stage_events_for_the_lead_once(graph, lead, post_crm, work):
+    body = _hubspot_batch(lead["deal_id"], ["qualifiedtobuy", "appointmentscheduled", "closedwon"])
+    first, again = post_crm("hubspot", body), post_crm("hubspot", body)  # HubSpot redelivers
+    assert first.get_json()["accepted"] == 3 and again.get_json()["duplicates"] == 3
+    work()
+    sent = _stage_events(graph)
+    assert [e["event_name"] for e in sent] == ["QualifiedLead", "Schedule", "Purchase"]
+    assert {str(e["user_data"]["lead_id"]) for e in sent} == {LEAD}
+    assert {(e["custom_data"]["value"], e["custom_data"]["currency"]) for e in sent} == {(4800.0, "EUR")}
+    assert {e["custom_data"]["lead_event_source"] for e in sent} == {"HubSpot"}
+    reads = graph.calls("deal_read") + graph.calls("association_read") + graph.calls("contact_read")
+    assert len(reads) == 3  # one batch read of each kind for the three changes
+
+
+def test_pipedrive_won_becomes_one_purchase_for_the_lead(graph, lead, post_crm, work):
+    body = _pipedrive_won(lead["person_id"])
+    assert post_crm("pipedrive", body).get_json()["accepted"] == 1
+    assert post_crm("pipedrive", body).get_json()["duplicates"] == 1
+    work()
+    [purchase] = _stage_events(graph)
+    assert purchase["event_name"] == "Purchase" and str(purchase["user_data"]["lead_id"]) == LEAD
+    assert (purchase["custom_data"]["value"], purchase["custom_data"]["currency"]) == (4800, "EUR")
+    [read] = graph.calls("person_read")
+    assert read["headers"]["x-api-token"] == "pipedrive-api-token" and "api_token" not in read["query"]
+
+
+def test_the_same_stage_twice_from_two_events_is_sent_once(graph, lead, post_crm, work):
+    """A deal moved out of a stage and back: Meta counts each stage once per lead."""
+    post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["closedwon"], first_event=1))
+    post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["closedwon"], first_event=2))
+    work()
+    assert [e["event_name"] for e in _stage_events(graph)] == ["Purchase"]
+
+
+def test_an_unmapped_stage_is_recorded_with_its_id_never_sent(graph, lead, post_crm, work, redis_conn):
+    answer = post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["1289471"])).get_json()
+    assert answer["accepted"] == 0 and answer["skipped"][0]["reason"] == "unmapped_stage"
+    assert answer["skipped"][0]["stage_id"] == "1289471"
+    work()
+    assert _stage_events(graph) == []
+    assert "unmapped_stage" in leadrelay("ignored").stdout
+
+
+def test_a_refused_crm_token_makes_the_changes_wait_and_a_replay_after_the_fix_sends_them(
+    graph, lead, post_crm, work, redis_conn
+):
+    graph.crm_revoked.add("hubspot-private-app-token")
+    post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["qualifiedtobuy", "closedwon"]))
+    work()
+    assert _stage_events(graph) == []
+    listing = leadrelay("dead-letters", "list")
+    assert "paused: HUBSPOT_ACCESS_TOKEN" in listing.stdout and "1 auth" in listing.stdout
+    graph.crm_revoked.clear()  # the operator sets a token with the scopes
+    replay = leadrelay("replay", "--reason", "auth")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    work()
+    assert sorted(e["event_name"] for e in _stage_events(graph)) == ["Purchase", "QualifiedLead"]
+
+
+def test_a_transient_crm_failure_is_retried_alone(graph, lead, post_crm, work, redis_conn):
+    from helpers import fast_forward
+
+    graph.then({"status": 503}, on="crm")
+    post_crm("pipedrive", _pipedrive_won(lead["person_id"]))
+    work()
+    assert _stage_events(graph) == []
+    assert fast_forward(redis_conn) == 1
+    work()
+    assert [e["event_name"] for e in _stage_events(graph)] == ["Purchase"]

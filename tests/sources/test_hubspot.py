@@ -1,0 +1,111 @@
+"""The HubSpot source on its own: the v3 signature (method, URL as called, body, timestamp),
+its 5-minute window, rotation, and the stage changes a batch carries."""
+
+import json
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import fixture_bytes
+from workers.common.refusals import BadSignature, MalformedBody
+from workers.sources import hubspot
+
+SECRET = "a1b2c3d4-client-secret"
+URL = "https://leads.example.com/webhooks/hubspot"
+
+
+def test_a_signed_batch_verifies():
+    body = fixture_bytes("hubspot", "batch__mixed.json")
+    hubspot.verify(body, hubspot.sign(SECRET, body, URL), [SECRET], url=URL)
+
+
+def test_the_signature_is_hubspots_recipe():
+    """base64(HMAC-SHA256(secret, "POST" + URL + body + timestamp)), per HubSpot's guide."""
+    import base64
+    import hashlib
+    import hmac
+
+    body, stamp = b'[{"eventId":1}]', "1795000000000"
+    expected = base64.b64encode(
+        hmac.new(SECRET.encode(), b"POST" + URL.encode() + body + stamp.encode(), hashlib.sha256).digest()
+    ).decode()
+    assert hubspot.signature(SECRET, "POST", URL, body, stamp) == expected
+
+
+def test_the_url_is_signed_with_its_escapes_decoded():
+    body = b"[]"
+    headers = hubspot.sign(SECRET, body, "https://leads.example.com/webhooks/hubspot?a=b c")
+    hubspot.verify(body, headers, [SECRET], url="https://leads.example.com/webhooks/hubspot?a=b%20c")
+
+
+@pytest.mark.parametrize(
+    "url", [URL.replace("https", "http"), URL + "?x=1", "https://other.example.com/webhooks/hubspot"]
+)
+def test_a_signature_for_another_url_is_refused(url):
+    body = fixture_bytes("hubspot", "batch__mixed.json")
+    with pytest.raises(BadSignature):
+        hubspot.verify(body, hubspot.sign(SECRET, body, URL), [SECRET], url=url)
+
+
+@pytest.mark.parametrize("age", [-301, 301, 3600])
+def test_a_timestamp_more_than_five_minutes_off_is_refused(age):
+    body = fixture_bytes("hubspot", "batch__mixed.json")
+    headers = hubspot.sign(SECRET, body, URL, now=time.time() - age)
+    with pytest.raises(BadSignature) as refused:
+        hubspot.verify(body, headers, [SECRET], url=URL)
+    assert refused.value.reason == "stale_timestamp"
+
+
+def test_a_rotated_out_secret_still_verifies_during_rotation():
+    body = fixture_bytes("hubspot", "batch__mixed.json")
+    hubspot.verify(body, hubspot.sign("old-secret", body, URL), [SECRET, "old-secret"], url=URL)
+
+
+def test_missing_timestamp_is_a_missing_signature():
+    body = b"[]"
+    headers = {hubspot.SIGNATURE_HEADER: hubspot.sign(SECRET, body, URL)[hubspot.SIGNATURE_HEADER]}
+    with pytest.raises(BadSignature) as refused:
+        hubspot.verify(body, headers, [SECRET], url=URL)
+    assert refused.value.reason == "missing_signature"
+
+
+def test_batch__mixed_carries_each_stage_change_and_skips_the_rest():
+    parsed = hubspot.parse(fixture_bytes("hubspot", "batch__mixed.json"))
+    assert [(i["event_key"], i["object"], i["stage_id"]) for i in parsed["items"]] == [
+        ("1964117801", "deal", "qualifiedtobuy"),
+        ("1964117802", "deal", "appointmentscheduled"),
+        ("1964117804", "deal", "1289471"),
+    ]
+    assert parsed["skipped"] == [{"reason": "not_a_stage_change", "event_type": "deal.creation"}]
+    assert parsed["items"][0]["account"] == "4512345" and parsed["items"][0]["occurred_at"] == 1795000000
+
+
+def test_contact_propertychange__lifecyclestage_is_a_contact_stage():
+    [item] = hubspot.parse(fixture_bytes("hubspot", "contact_propertychange__lifecyclestage.json"))["items"]
+    assert (item["object"], item["object_id"], item["stage_id"]) == ("contact", "1246965", "marketingqualifiedlead")
+    assert hubspot.lead_key(item) == "3816279340"
+
+
+@pytest.mark.parametrize("body", [b"{}", b"[]", b'"x"', b"not json"])
+def test_what_is_not_a_batch_is_malformed(body):
+    with pytest.raises(MalformedBody):
+        hubspot.parse(body)
+
+
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(
+                ["eventId", "objectId", "portalId", "propertyValue", "subscriptionType", "propertyName", "occurredAt"]
+            ),
+            st.one_of(st.none(), st.integers(), st.text(max_size=30), st.lists(st.integers())),
+        )
+    )
+)
+def test_any_list_of_events_parses_to_items_or_skips_never_raises(events):
+    body = json.dumps(events or [{}]).encode()
+    parsed = hubspot.parse(body)
+    assert len(parsed["items"]) + len(parsed["skipped"]) == len(events or [{}])
+    assert all(i["event_key"].isdigit() and i["object_id"].isdigit() for i in parsed["items"])
