@@ -31,7 +31,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent.parent / "tests")]
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "feature")]
 
 import test_hostile as cases  # noqa: E402  (the strategies, not the tests)
 
@@ -45,7 +46,7 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=20000, help="cases in all, shared among the endpoints")
     parser.add_argument("--stall", type=float, default=60, help="seconds without progress that count as a stall")
     args = parser.parse_args()
-    per_endpoint = max(args.cases // 4, 1)
+    per_endpoint = max(args.cases // 6, 1)
     standin = GraphStandin(any_lead=True)
     graph_url = standin.start()
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data)) as server:
@@ -62,6 +63,10 @@ def main() -> int:
                 "LEADRELAY_ENV_FILE": "",
                 "LEADRELAY_LOG_LEVEL": "ERROR",
                 "LEADRELAY_DATA_DIR": data,
+                "HUBSPOT_ACCESS_TOKEN": "hubspot",
+                "HUBSPOT_API_URL": graph_url,
+                "PIPEDRIVE_API_TOKEN": "pipedrive",
+                "PIPEDRIVE_API_URL": graph_url,
             }
         )
         for source in SOURCES.values():
@@ -128,6 +133,8 @@ def main() -> int:
                 cases.TALLY_DATA,
                 lambda data: post("tally", cases._body({"eventType": "FORM_RESPONSE", "data": data})),
             ),
+            "hubspot": (cases.HUBSPOT_EVENTS, lambda events: post("hubspot", cases._body(events))),
+            "pipedrive": (cases.PIPEDRIVE_CHANGES, lambda change: post("pipedrive", cases._body(change))),
             "stages": (cases.STAGE_ITEMS, stage_case),
         }
         started = time.monotonic()

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -32,16 +33,10 @@ BIN = Path(sys.executable).parent
 TOKEN = "bench-api-token"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=20000)
-    parser.add_argument("--per-request", type=int, default=500)
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args()
-
-    tmp = Path(tempfile.mkdtemp(prefix="leadrelay-stages-"))
-    standin = GraphStandin()
-    graph_url = standin.start()
+@contextmanager
+def running(standin: GraphStandin, workers: int, tmp: Path, extra: dict | None = None):
+    """An embedded Redis, leadrelay's web process (gunicorn, 2 processes) and `workers`
+    workers against `standin`; yields the web address, stops them all after."""
     with EmbeddedRedis(tmp / "redis") as redis_server, open(tmp / "processes.log", "w") as log:
         port = free_port()
         env = {
@@ -52,11 +47,12 @@ def main() -> None:
             "META_PAGE_ACCESS_TOKEN": "page",
             "META_DATASET_ID": "42",
             "META_CAPI_ACCESS_TOKEN": "capi",
-            "META_GRAPH_URL": graph_url,
+            "META_GRAPH_URL": standin.url,
             "LEADRELAY_API_TOKEN": TOKEN,
             "LEADRELAY_LOG_LEVEL": "WARNING",
             "LEADRELAY_BIND": f"127.0.0.1:{port}",
             "WEB_CONCURRENCY": "2",
+            **(extra or {}),
         }
         procs = [
             subprocess.Popen(
@@ -69,7 +65,7 @@ def main() -> None:
         ]
         procs += [
             subprocess.Popen([str(BIN / "leadrelay"), "worker"], env=env, cwd=ROOT, stdout=log, stderr=log)
-            for _ in range(args.workers)
+            for _ in range(workers)
         ]
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
@@ -78,49 +74,68 @@ def main() -> None:
                 break
             except requests.RequestException:
                 time.sleep(0.1)
-        now = int(time.time())
-        bodies = [
-            [
-                {
-                    "external_id": f"crm-{i}",
-                    "stage": "QualifiedLead",
-                    "occurred_at": now,
-                    "value": 10,
-                    "currency": "EUR",
-                }
-                for i in range(start, min(start + args.per_request, args.events))
-            ]
-            for start in range(0, args.events, args.per_request)
+        try:
+            yield base
+        finally:
+            for proc in procs:
+                proc.send_signal(signal.SIGTERM)
+            for proc in procs:
+                proc.wait(timeout=60)
+
+
+def stage_api(base: str, standin: GraphStandin, events: int, per_request: int) -> dict:
+    """Post `events` stage changes through the stage API, `per_request` a request; the
+    figures once the stand-in has received them all."""
+    before = len(standin.events)
+    now = int(time.time())
+    bodies = [
+        [
+            {"external_id": f"crm-{i}", "stage": "QualifiedLead", "occurred_at": now, "value": 10, "currency": "EUR"}
+            for i in range(start, min(start + per_request, events))
         ]
-        session = requests.Session()
-        started = time.perf_counter()
+        for start in range(0, events, per_request)
+    ]
+    started = time.perf_counter()
 
-        def post(body):
-            return requests.post(
-                f"{base}/api/v1/stage-events", json=body, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}
-            ).json()["accepted"]
+    def post(body):
+        return requests.post(
+            f"{base}/api/v1/stage-events", json=body, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}
+        ).json()["accepted"]
 
-        with ThreadPoolExecutor(2) as pool:
-            accepted = sum(pool.map(post, bodies))
-        accepted_in = time.perf_counter() - started
-        while len(standin.events) < accepted and time.perf_counter() - started < 300:
-            time.sleep(0.05)
-        done_in = time.perf_counter() - started
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            proc.wait(timeout=60)
-        session.close()
+    with ThreadPoolExecutor(2) as pool:
+        accepted = sum(pool.map(post, bodies))
+    accepted_in = time.perf_counter() - started
+    done_in = wait_for_events(standin, before + accepted, started)
+    return {"requests": len(bodies), "accepted": accepted, "accepted_in": accepted_in, "done_in": done_in}
+
+
+def wait_for_events(standin: GraphStandin, count: int, started: float, limit: float = 300) -> float:
+    """Seconds from `started` until the stand-in holds `count` events (or the limit)."""
+    while len(standin.events) < count and time.perf_counter() - started < limit:
+        time.sleep(0.05)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=20000)
+    parser.add_argument("--per-request", type=int, default=500)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    standin = GraphStandin()
+    standin.url = standin.start()
+    with running(standin, args.workers, Path(tempfile.mkdtemp(prefix="leadrelay-stages-"))) as base:
+        figures = stage_api(base, standin, args.events, args.per_request)
     standin.stop()
-    requests_out = len(standin.calls("events"))
     print(
-        f"{args.events} stage events in {len(bodies)} API requests of {args.per_request}; "
+        f"{args.events} stage events in {figures['requests']} API requests of {args.per_request}; "
         f"{args.workers} workers, web WEB_CONCURRENCY=2, {os.cpu_count()} cores"
     )
+    accepted, accepted_in, done_in = figures["accepted"], figures["accepted_in"], figures["done_in"]
     print(f"accepted {accepted} in {accepted_in:.2f}s ({accepted / accepted_in:.0f}/s at the API)")
     print(
-        f"received by the stand-in {len(standin.events)} in {requests_out} Conversions API requests, "
-        f"{done_in:.2f}s after the first POST: {len(standin.events) / done_in:.0f} events/s end to end "
+        f"received by the stand-in {len(standin.events)} in {len(standin.calls('events'))} Conversions API "
+        f"requests, {done_in:.2f}s after the first POST: {len(standin.events) / done_in:.0f} events/s end to end "
         f"(goal >= 2000)"
     )
 

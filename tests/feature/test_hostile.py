@@ -119,6 +119,43 @@ STAGE_ITEMS = st.lists(
     ),
     max_size=4,
 )
+HUBSPOT_EVENTS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "subscriptionType": st.one_of(values, st.sampled_from(["deal.propertyChange", "contact.propertyChange"])),
+            "propertyName": st.one_of(values, st.sampled_from(["dealstage", "lifecyclestage"])),
+        },
+        optional={
+            "eventId": values,
+            "objectId": values,
+            "portalId": values,
+            "propertyValue": st.one_of(values, st.sampled_from(["closedwon", "qualifiedtobuy"])),
+            "occurredAt": values,
+        },
+    ),
+    min_size=1,
+    max_size=4,
+)
+PIPEDRIVE_CHANGES = st.fixed_dictionaries(
+    {
+        "meta": st.fixed_dictionaries(
+            {"entity": st.one_of(values, st.just("deal")), "action": st.one_of(values, st.just("change"))},
+            optional={"id": values, "company_id": values, "timestamp": values},
+        ),
+        "data": st.fixed_dictionaries(
+            {},
+            optional={
+                "id": values,
+                "stage_id": values,
+                "status": st.one_of(values, st.just("won")),
+                "value": values,
+                "currency": values,
+                "person_id": values,
+            },
+        ),
+    },
+    optional={"previous": values},
+)
 FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
@@ -186,13 +223,25 @@ def test_signed_tally_fuzz_never_answers_500(deliver, data):
     assert _answered(deliver("tally", _body({"eventType": "FORM_RESPONSE", "data": data})))
 
 
+@given(events=HUBSPOT_EVENTS)
+@FUZZ
+def test_signed_hubspot_fuzz_never_answers_500(deliver, events):
+    assert _answered(deliver("hubspot", _body(events)))
+
+
+@given(change=PIPEDRIVE_CHANGES)
+@FUZZ
+def test_signed_pipedrive_fuzz_never_answers_500(deliver, change):
+    assert _answered(deliver("pipedrive", _body(change)))
+
+
 @given(items=STAGE_ITEMS)
 @FUZZ
 def test_stage_api_fuzz_never_answers_500(stage_api, items):
     assert _answered(stage_api(_body(items)))
 
 
-@pytest.mark.parametrize("endpoint", ["meta", "typeform", "tally", "stages"])
+@pytest.mark.parametrize("endpoint", ["meta", "typeform", "tally", "hubspot", "pipedrive", "stages"])
 def test_ten_thousand_nested_brackets_are_a_400(deliver, stage_api, endpoint):
     answer = stage_api(NESTED) if endpoint == "stages" else deliver(endpoint, NESTED)
     assert answer.status_code == 400 and answer.get_json()["error"] == "malformed_json"

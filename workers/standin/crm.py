@@ -26,6 +26,7 @@ class CrmStandin:
         self.deal_contacts: dict[str, str] = {}  # deal id -> its contact
         self.pipedrive_persons: dict[str, dict] = {}  # person id -> the person as API v2 answers it
         self.crm_revoked: set[str] = set()
+        self.crm_latency = 0.0  # seconds before each CRM answer (bench/crmstages.py: a CRM at 100 ms)
 
     def add_crm_person(self, email: str, phone: str | None = None, amount: float = 1200, currency: str = "EUR") -> dict:
         """A HubSpot deal whose contact is this person, and the same person in Pipedrive:

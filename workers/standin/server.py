@@ -175,6 +175,7 @@ class GraphStandin(LeadAds, CrmStandin):
         with self.lock:
             self.requests.append(record)
         if crm:
+            time.sleep(self.crm_latency)
             action = self._next_action("crm")
             if action and action.get("delay"):
                 time.sleep(action["delay"])
