@@ -120,7 +120,7 @@ def test_an_unmapped_stage_is_recorded_with_its_id_never_sent(graph, lead, post_
 
 
 def test_a_refused_crm_token_makes_the_changes_wait_and_a_replay_after_the_fix_sends_them(
-    graph, lead, post_crm, work, redis_conn
+    graph, lead, post_crm, work, redis_conn, monkeypatch
 ):
     graph.crm_revoked.add("hubspot-private-app-token")
     post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["qualifiedtobuy", "closedwon"]))
@@ -128,6 +128,13 @@ def test_a_refused_crm_token_makes_the_changes_wait_and_a_replay_after_the_fix_s
     assert _stage_events(graph) == []
     listing = leadrelay("dead-letters", "list")
     assert "paused: HUBSPOT_ACCESS_TOKEN" in listing.stdout and "1 auth" in listing.stdout
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token")
+    admin = create_app().test_client()
+    admin.post("/admin/login", data={"token": "admin-token"})
+    page = admin.get("/admin").get_data(as_text=True)
+    assert "HubSpot refused <code>HUBSPOT_ACCESS_TOKEN</code>" in page and "1 job(s) wait for it" in page
     graph.crm_revoked.clear()  # the operator sets a token with the scopes
     replay = leadrelay("replay", "--reason", "auth")
     assert replay.returncode == 0, replay.stdout + replay.stderr
@@ -145,3 +152,25 @@ def test_a_transient_crm_failure_is_retried_alone(graph, lead, post_crm, work, r
     assert fast_forward(redis_conn) == 1
     work()
     assert [e["event_name"] for e in _stage_events(graph)] == ["Purchase"]
+
+
+def test_an_account_routed_to_a_dataset_never_reaches_another_clients_lead(agency, graph, work):
+    """HubSpot portal 4512345 is acme's; brandb has a lead with the same email: acme's stage
+    goes to acme's dataset as an unknown person, and brandb's lead is never touched."""
+    from helpers import AGENCY_CONFIG, DATASETS, agency_lead, agency_post
+    from webhook_app import create_app
+    from workers import jobs
+    from workers.config.settings import load
+
+    agency.write_text(AGENCY_CONFIG + '\n[crm.hubspot.accounts]\n"4512345" = "acme"\n')
+    jobs.install(load())
+    web = create_app().test_client()
+    agency_post(web, agency_lead(graph, "8800000000000099", "202", email="shared@example.com"))
+    work()
+    person = graph.add_crm_person("shared@example.com")
+    body = _hubspot_batch(person["deal_id"], ["closedwon"])
+    headers = SOURCES["hubspot"].sign("hubspot-test-secret", body, "http://localhost/webhooks/hubspot")
+    assert web.post("/webhooks/hubspot", data=body, headers=headers).get_json()["accepted"] == 1
+    work()
+    [purchase] = _stage_events(graph)
+    assert purchase["dataset_id"] == DATASETS["acme"][0] and "lead_id" not in purchase["user_data"]

@@ -6,6 +6,7 @@ sent.py      dry-run, coverage
 imports.py   import-stages, reconcile
 samples.py   send-test
 accounting.py  accuracy, sweep
+crm.py       crm-stages
 common.py    settings and mapping checked, the running queue, progress, filters
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import click
 
-from workers.cli import accounting, failures, imports, samples, sent, service
+from workers.cli import accounting, crm, failures, imports, samples, sent, service
 from workers.config import environment
 
 
@@ -49,5 +50,6 @@ for command in (
     samples.send_test,
     accounting.accuracy,
     accounting.sweep,
+    crm.crm_stages,
 ):
     main.add_command(command)

@@ -124,6 +124,7 @@ def banner(environ: Mapping[str, str], web: str, redis_url: str, directory: Path
             "    .venv/bin/leadrelay send-test meta               a signed Lead Ads webhook and its lead",
             "    .venv/bin/leadrelay dry-run                      the Lead event it became, with lead_id",
             "    .venv/bin/leadrelay send-test stages             QualifiedLead, Schedule, Purchase for it",
+            "    .venv/bin/leadrelay send-test hubspot            the same from a HubSpot deal (and pipedrive)",
             "    .venv/bin/leadrelay send-test meta --fail auth   a refused token: the job waits; `leadrelay resume`",
             "    .venv/bin/leadrelay doctor                       every check, with the fix for each",
             "",

@@ -78,6 +78,22 @@ class HubSpot:
                 out[str((row.get("from") or {}).get("id"))] = str(targets[0]["toObjectId"])
         return out
 
+    def stages(self) -> list[tuple[str, str, str]]:
+        """(pipeline or property, stage id, label) for every deal pipeline's stages and the
+        contact lifecycle stages: what `[crm.hubspot.stages]` maps.
+
+        Raises:
+            JobError, Paused: HubSpot refused or failed.
+        """
+        rows = []
+        for pipeline in self.http.call("GET", "/crm/v3/pipelines/deals", operation="pipelines").get("results") or []:
+            for stage in pipeline.get("stages") or []:
+                rows.append((f"deals: {pipeline.get('label')}", str(stage.get("id")), str(stage.get("label"))))
+        lifecycle = self.http.call("GET", "/crm/v3/properties/contacts/lifecyclestage", operation="pipelines")
+        for option in lifecycle.get("options") or []:
+            rows.append(("contacts: lifecycle stage", str(option.get("value")), str(option.get("label"))))
+        return rows
+
     def probe(self, fp: str) -> bool | None:
         return self.http.probe(fp, "/crm/v3/objects/contacts?limit=1")
 

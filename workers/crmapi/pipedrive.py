@@ -55,6 +55,23 @@ class Pipedrive:
                 }
         return out
 
+    def stages(self) -> list[tuple[str, str, str]]:
+        """(pipeline, stage id, name) for every stage, and the won and lost statuses: what
+        `[crm.pipedrive.stages]` maps.
+
+        Raises:
+            JobError, Paused: Pipedrive refused or failed.
+        """
+        pipelines = {
+            p.get("id"): p.get("name")
+            for p in self.http.call("GET", "/api/v2/pipelines", operation="pipelines").get("data") or []
+        }
+        rows = [
+            (str(pipelines.get(s.get("pipeline_id"), s.get("pipeline_id"))), str(s.get("id")), str(s.get("name")))
+            for s in self.http.call("GET", "/api/v2/stages", operation="pipelines").get("data") or []
+        ]
+        return rows + [("any pipeline", "won", "deal won"), ("any pipeline", "lost", "deal lost")]
+
     def probe(self, fp: str) -> bool | None:
         return self.http.probe(fp, "/api/v2/persons?limit=1")
 

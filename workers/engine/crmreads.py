@@ -13,6 +13,7 @@ from collections import Counter
 
 from workers.common import logs
 from workers.common.policy import JobError, Paused
+from workers.config.routing import Client
 from workers.config.stagemap import StageMap
 from workers.engine.batchsteps import each_lead_error
 from workers.engine.context import Context
@@ -62,19 +63,33 @@ def stage_item(change: dict, person: dict) -> dict:
 
 
 def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> Counter:
-    """Check and queue each change read back (one stage-events job for them all); what is
+    """Check and queue each change read back (one stage-events job per dataset); what is
     refused is recorded with its reason for `leadrelay ignored`. Outcomes counted."""
-    ready = [lead for lead in leads if lead.job_id in people]
-    if not ready:
-        return Counter()
-    results = stageitems.accept(
-        ctx.connection,
-        queue,
-        [stage_item(lead.args, people[lead.job_id]) for lead in ready],
-        ctx.stages or StageMap(),
-        ctx.settings.default_region,
-        stageitems.Scope(ctx.routes),
-    )
+    outcomes: Counter = Counter()
+    by_dataset: dict[str | None, list[Lead]] = {}
+    for lead in leads:
+        if lead.job_id in people:
+            by_dataset.setdefault(lead.args.get("dataset"), []).append(lead)
+    for dataset, ready in by_dataset.items():
+        # An account routed to a dataset matches only that dataset's leads: one client's
+        # CRM never reaches another client's lead that shares an email.
+        scope = (
+            stageitems.Scope(ctx.routes, Client(f"crm:{dataset}", "", "", frozenset({dataset}))) if dataset else None
+        )
+        results = stageitems.accept(
+            ctx.connection,
+            queue,
+            [stage_item(lead.args, people[lead.job_id]) for lead in ready],
+            ctx.stages or StageMap(),
+            ctx.settings.default_region,
+            scope or stageitems.Scope(ctx.routes),
+        )
+        _record_refused(ctx, ready, results)
+        outcomes.update(f"stage_{result['status']}" for result in results)
+    return outcomes
+
+
+def _record_refused(ctx: Context, ready: list[Lead], results: list[dict]) -> None:
     refused: dict[str, list[dict]] = {}
     for lead, result in zip(ready, results):
         if result["status"] == "rejected":
@@ -83,4 +98,3 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
             )
     for name, items in refused.items():
         receiver.record_ignored(ctx.connection, name, items)
-    return Counter(f"stage_{result['status']}" for result in results)

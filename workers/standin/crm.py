@@ -17,6 +17,27 @@ from __future__ import annotations
 import itertools
 
 _IDS = itertools.count(51000001)
+# One answer for the four pipeline listings: each reader takes the field it knows.
+PIPELINES = {
+    "results": [
+        {
+            "id": "default",
+            "label": "Sales Pipeline",
+            "stages": [
+                {"id": "appointmentscheduled", "label": "Appointment Scheduled"},
+                {"id": "qualifiedtobuy", "label": "Qualified To Buy"},
+                {"id": "closedwon", "label": "Closed Won"},
+                {"id": "closedlost", "label": "Closed Lost"},
+            ],
+        }
+    ],
+    "options": [{"value": "lead", "label": "Lead"}, {"value": "marketingqualifiedlead", "label": "MQL"}],
+    "data": [
+        {"id": 1, "name": "Sales pipeline"},
+        {"id": 2, "name": "Qualified", "pipeline_id": 1},
+        {"id": 3, "name": "Demo booked", "pipeline_id": 1},
+    ],
+}
 
 
 class CrmStandin:
@@ -65,6 +86,10 @@ class CrmStandin:
             return {"deals": "deal_read", "contacts": "contact_read"}.get(parts[3], "other")
         if parts[:3] == ["api", "v2", "persons"]:
             return "person_read"
+        if parts[:3] in (["crm", "v3", "pipelines"], ["crm", "v3", "properties"], ["api", "v2", "stages"]):
+            return "pipelines"
+        if parts[:3] == ["api", "v2", "pipelines"]:
+            return "pipelines"
         return None
 
     def crm_answer(self, kind: str, headers, query: dict, body: dict | None) -> tuple[int, dict]:
@@ -73,6 +98,8 @@ class CrmStandin:
             return 200, self.add_crm_person(**(body or {}))
         if token in self.crm_revoked:
             return 401, {"status": "error", "message": "Authentication credentials missing or incorrect"}
+        if kind == "pipelines":
+            return 200, PIPELINES
         if kind == "person_read":
             ids = ",".join(query.get("ids", [])).split(",")
             return 200, {
