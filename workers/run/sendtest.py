@@ -255,7 +255,7 @@ def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str) -> dict:
     lead = graph.call("GET", leadgen_id, settings.page_access_token, params={"fields": "field_data"}, probe=True)
     email = next(f["values"][0] for f in lead.get("field_data", []) if f.get("name") == "email")
     made = requests.post(f"{settings.graph_url}/_standin/crm", json={"email": email}, timeout=10).json()
-    now = int(time.time())
+    now = int(time.time()) + 1  # after the lead (created this second): a stage before its lead is refused
     if crm == "hubspot":
         bodies = [
             json.dumps([_hubspot_event(made["deal_id"], stage, now, n) for n, stage in enumerate(HUBSPOT_STAGES)])
@@ -286,7 +286,7 @@ def _hubspot_event(deal_id: str, stage: str, now: int, n: int) -> dict:
         "subscriptionId": 1,
         "portalId": 4242,
         "appId": 4242,
-        "occurredAt": (now - len(HUBSPOT_STAGES) + n) * 1000,
+        "occurredAt": now * 1000 + n,  # the stages in order, after the lead was created
         "subscriptionType": "deal.propertyChange",
         "attemptNumber": 0,
         "objectId": int(deal_id),
