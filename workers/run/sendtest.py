@@ -282,7 +282,7 @@ HUBSPOT_STAGES = ("qualifiedtobuy", "appointmentscheduled", "closedwon")
 
 def _hubspot_event(deal_id: str, stage: str, now: int, n: int) -> dict:
     return {
-        "eventId": int(now * 10 + n),
+        "eventId": time.time_ns() // 1000 + n,  # a new change each time (HubSpot's ids never repeat)
         "subscriptionId": 1,
         "portalId": 4242,
         "appId": 4242,
