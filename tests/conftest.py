@@ -42,6 +42,27 @@ settings.register_profile("leadrelay", deadline=None)
 settings.load_profile("leadrelay")
 
 
+@pytest.fixture(autouse=True)
+def no_stray_process():
+    """Each test ends with no leadrelay process of its own left running: a worker a failed
+    test left behind would take the next tests' jobs from the shared Redis, and one
+    failure would look like sixty."""
+    yield
+    import psutil
+
+    strays = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            command = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        if ("leadrelay" in command or "gunicorn" in command) and "redis-server" not in command:
+            strays.append(child)
+    for stray in strays:
+        stray.kill()
+    psutil.wait_procs(strays, timeout=5)
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory):
     if os.environ.get("REDIS_URL"):

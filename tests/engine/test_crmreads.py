@@ -174,3 +174,105 @@ def test_an_account_routed_to_a_dataset_never_reaches_another_clients_lead(agenc
     work()
     [purchase] = _stage_events(graph)
     assert purchase["dataset_id"] == DATASETS["acme"][0] and "lead_id" not in purchase["user_data"]
+
+
+def _booking(name: str, fixture_name: str) -> bytes:
+    """The fixture booked a minute ago: after the lead, inside Meta's 7 days."""
+    from helpers import fixture_bytes
+
+    doc = json.loads(fixture_bytes(name, fixture_name))
+    just_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+    for holder in (doc, doc["payload"]):
+        for key in ("created_at", "createdAt"):
+            if key in holder:
+                holder[key] = just_now
+    return json.dumps(doc).encode()
+
+
+def test_a_calendly_and_a_calcom_booking_for_the_lead_send_one_schedule(graph, lead, post_crm, work):
+    """Both carry the person: nothing is read back, and the lead's Schedule goes once."""
+    assert post_crm("calendly", _booking("calendly", "invitee_created__booking.json")).get_json()["accepted"] == 1
+    assert post_crm("calcom", _booking("calcom", "booking_created__attendee.json")).get_json()["accepted"] == 1
+    work()
+    [schedule] = _stage_events(graph)
+    assert schedule["event_name"] == "Schedule" and str(schedule["user_data"]["lead_id"]) == LEAD
+    assert schedule["custom_data"]["lead_event_source"] == "Calendly"
+    assert graph.calls("person_read") == graph.calls("contact_read") == []
+
+
+def test_a_calendly_cancel_is_recorded_never_sent(graph, lead, post_crm, work):
+    answer = post_crm("calendly", _booking("calendly", "invitee_canceled_rescheduled__ignored.json")).get_json()
+    assert answer["accepted"] == 0 and answer["skipped"][0]["reason"] == "booking_rescheduled"
+    work()
+    assert _stage_events(graph) == [] and "booking_rescheduled" in leadrelay("ignored").stdout
+
+
+def test_calcom_unsigned_is_refused_unless_the_operator_allows_it(client, env, monkeypatch):
+    from webhook_app import create_app
+
+    body = _booking("calcom", "booking_created__attendee.json")
+    assert client.post("/webhooks/calcom", data=body).status_code == 401  # a secret is set: the signature is required
+    monkeypatch.delenv("CALCOM_WEBHOOK_SECRET")
+    refused = create_app().test_client().post("/webhooks/calcom", data=body)
+    assert refused.status_code == 401 and refused.get_json()["error"] == "source_disabled"
+    monkeypatch.setenv("LEADRELAY_ALLOW_UNSIGNED", "calcom")
+    assert create_app().test_client().post("/webhooks/calcom", data=body).status_code == 200
+
+
+def _signed_post(client, body: bytes, secret: str, **kw):
+    headers = SOURCES["signed"].module.sign(secret, body, **kw)
+    return client.post("/webhooks/signed", data=body, headers={"Content-Type": "application/json", **headers})
+
+
+def test_standard_webhooks_rotation_staleness_reuse_and_a_wrong_secret(client, monkeypatch, graph, lead, work):
+    import base64
+
+    from webhook_app import create_app
+
+    new, old = (f"whsec_{base64.b64encode(k).decode()}" for k in (b"new-secret-bytes", b"old-secret-bytes"))
+    monkeypatch.setenv("SIGNED_WEBHOOK_SECRET", f"{new},{old}")
+    web = create_app().test_client()
+    item = {"email": "joe@example.com", "stage": "QualifiedLead", "occurred_at": int(time.time())}
+    body = json.dumps(item).encode()
+    assert _signed_post(web, body, new, msg_id="msg_1").get_json()["accepted"] == 1
+    assert _signed_post(web, body, old, msg_id="msg_2").get_json()["accepted"] == 1  # the old secret, in rotation
+    assert _signed_post(web, body, new, msg_id="msg_1").get_json()["duplicates"] == 1  # a reused webhook-id
+    stale = _signed_post(web, body, new, msg_id="msg_3", now=time.time() - 301)
+    assert stale.status_code == 401 and stale.get_json()["error"] == "stale_timestamp"
+    wrong = _signed_post(web, body, "whsec_" + base64.b64encode(b"another").decode(), msg_id="msg_4")
+    assert wrong.status_code == 401 and wrong.get_json()["error"] == "bad_signature"
+    work()
+    [qualified] = _stage_events(graph)  # msg_2 is the same stage for the same lead: once
+    assert qualified["event_name"] == "QualifiedLead" and str(qualified["user_data"]["lead_id"]) == LEAD
+
+
+def test_a_signed_body_of_any_shape_is_read_through_the_mapping_files_fields(
+    env, graph, lead, work, tmp_path, monkeypatch
+):
+    from webhook_app import create_app
+    from workers import jobs
+    from workers.config.settings import load
+
+    mapping = tmp_path / "leadrelay.toml"
+    mapping.write_text(
+        '[crm.signed.fields]\nemail = "data.contact.email"\nstage = "data.stage"\n'
+        'occurred_at = "data.changed_at"\nvalue = "data.amount"\ncurrency = "data.currency"\n'
+    )
+    monkeypatch.setenv("LEADRELAY_CONFIG", str(mapping))
+    jobs.install(load())
+    web = create_app().test_client()
+    doc = {
+        "type": "opportunity.stage_changed",
+        "data": {
+            "contact": {"email": "joe@example.com"},
+            "stage": "Demo booked",
+            "changed_at": int(time.time()),
+            "amount": 900,
+            "currency": "EUR",
+        },
+    }
+    assert _signed_post(web, json.dumps(doc).encode(), env["SIGNED_WEBHOOK_SECRET"]).get_json()["accepted"] == 1
+    work()
+    [schedule] = _stage_events(graph)
+    assert schedule["event_name"] == "Schedule" and schedule["custom_data"]["value"] == 900
+    assert str(schedule["user_data"]["lead_id"]) == LEAD

@@ -193,8 +193,13 @@ def test_workers_started_together_settle_each_crashed_job_once_and_stay_up(redis
     finally:
         for w in workers:
             w.terminate()
+        stopped = []
         for w in workers:
-            w.wait(timeout=60)
+            try:
+                stopped.append(w.wait(timeout=60))
+            except subprocess.TimeoutExpired:
+                w.kill()
+        assert len(stopped) == len(workers), "a worker did not stop within 60 s of SIGTERM"
     outputs = [log.seek(0) or log.read() for log in logs]
     assert "Traceback" not in "".join(outputs), outputs
 

@@ -21,7 +21,10 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 
 
 @click.command("send-test", short_help="Send a signed sample to the running service.")
-@click.argument("what", type=click.Choice(["meta", "typeform", "tally", "stages", "hubspot", "pipedrive"]))
+@click.argument(
+    "what",
+    type=click.Choice(["meta", "typeform", "tally", "stages", "hubspot", "pipedrive", "calendly", "calcom", "signed"]),
+)
 @click.option(
     "--fail", type=LazyChoice(_failures), help="Sandbox, meta: make the lead fail this way (see README, The sandbox)."
 )
@@ -37,6 +40,8 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     typeform, tally: a signed submission. stages: QualifiedLead, Schedule and
     Purchase for the last sample lead, through the stage API. hubspot, pipedrive
     (sandbox): that lead's deal moved in the CRM, as the CRM's signed webhook.
+    calendly, calcom (sandbox): that lead books a meeting. signed (sandbox): a
+    Standard Webhooks POST moves that lead to StartTrial.
     """
     import requests
 
@@ -56,7 +61,7 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
             result = sendtest.meta_test_lead(settings, form_id)
         elif what == "meta":
             result = sendtest.meta_lead(settings, web, fail)
-        elif what in ("stages", "hubspot", "pipedrive"):
+        elif what in ("stages", "hubspot", "pipedrive", "calendly", "calcom", "signed"):
             last = data / LAST_SENT
             leadgen_id = leadgen_id or (json.loads(last.read_text())["leadgen_id"] if last.is_file() else None)
             if not leadgen_id:
@@ -64,7 +69,8 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
             if what != "stages":
                 if not settings.sandbox:
                     raise click.UsageError(f"send-test {what} is the sandbox's: live, move a deal in {what}")
-                result = sendtest.crm_stages(settings, web, what, leadgen_id)
+                read_back = what in ("hubspot", "pipedrive")
+                result = (sendtest.crm_stages if read_back else sendtest.booking)(settings, web, what, leadgen_id)
             elif not settings.api_token:
                 raise click.UsageError("the stage API is off: set LEADRELAY_API_TOKEN")
             else:

@@ -39,7 +39,13 @@ DEFAULTS = {
         "customer": "Purchase",
     },
     "pipedrive": {"won": "Purchase"},
+    "calendly": {"invitee.created": "Schedule"},
+    "calcom": {"BOOKING_CREATED": "Schedule", "BOOKING_RESCHEDULED": "Schedule"},
 }
+# Where a Standard Webhooks body holds each part of a stage change (dotted paths): by
+# default the stage API's own item, so a sender that posts that shape needs no table.
+FIELDS = ("email", "phone", "stage", "occurred_at", "value", "currency", "leadgen_id")
+DEFAULT_FIELDS = {name: name for name in FIELDS}
 SANDBOX_PIPEDRIVE = {"2": "QualifiedLead", "3": "Schedule"}  # the stand-in's pipeline
 
 
@@ -55,18 +61,43 @@ def load(doc: dict, sources: tuple[str, ...], stage_map: StageMap, datasets, san
     out = {}
     for name in sources:
         raw = tables.get(name, {})
-        if not isinstance(raw, dict) or set(raw) - {"stages", "accounts"}:
-            raise ConfigError(SETTING, f"crm.{name}: may only hold the tables stages and accounts")
+        if not isinstance(raw, dict) or set(raw) - {"stages", "accounts", "fields"}:
+            raise ConfigError(SETTING, f"crm.{name}: may only hold the tables stages, accounts and fields")
         stages = raw.get("stages")
         if stages is None:
             stages = {**DEFAULTS.get(name, {}), **(SANDBOX_PIPEDRIVE if sandbox and name == "pipedrive" else {})}
         out[name] = {
+            # No table and no defaults: the stage the sender names is taken as a stage name.
+            "passthrough": name not in DEFAULTS and raw.get("stages") is None,
+            "fields": _fields(name, raw.get("fields")),
             "stages": {str(k): _stage(f"crm.{name}.stages.{k}", v, stage_map) for k, v in _table(name, stages).items()},
             "accounts": {
                 str(k): _dataset(f"crm.{name}.accounts.{k}", v, datasets)
                 for k, v in _table(name, raw.get("accounts", {})).items()
             },
         }
+    return out
+
+
+def _fields(name: str, raw) -> dict:
+    if raw is None:
+        return dict(DEFAULT_FIELDS)
+    if not isinstance(raw, dict) or set(raw) - set(FIELDS):
+        raise ConfigError(SETTING, f"crm.{name}.fields: keys must be among {', '.join(FIELDS)}")
+    for key, path in raw.items():
+        if not isinstance(path, str) or not all(part.strip() for part in path.split(".")):
+            raise ConfigError(SETTING, f"crm.{name}.fields.{key}: must be a dotted path such as data.contact.email")
+    return {**DEFAULT_FIELDS, **raw}
+
+
+def extract(fields: dict, doc) -> dict:
+    """Each field's value found at its dotted path in `doc` (None where there is none)."""
+    out = {}
+    for name, path in fields.items():
+        value = doc
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        out[name] = value
     return out
 
 

@@ -45,6 +45,9 @@ GENERATED = (
     "HUBSPOT_ACCESS_TOKEN",
     "PIPEDRIVE_WEBHOOK_CREDENTIALS",  # user:password, as Pipedrive's webhook sends it
     "PIPEDRIVE_API_TOKEN",
+    "CALENDLY_SIGNING_KEY",
+    "CALCOM_WEBHOOK_SECRET",
+    "SIGNED_WEBHOOK_SECRET",
 )
 
 

@@ -150,7 +150,7 @@ def load(
     Raises:
         ConfigError: naming every setting that is missing (for the role) or malformed.
     """
-    from workers.sources import CRM_SOURCES, FORM_SOURCES, SOURCES  # loaded when settings are read, not imported
+    from workers.sources import CRM_SOURCES, SOURCES, UNSIGNED_ALLOWED  # loaded when settings are read
 
     env = os.environ if env is None else env
     errors: list[ConfigError] = []
@@ -165,9 +165,9 @@ def load(
     def allow_unsigned():
         names = tuple(s.lower() for s in _list(env, "LEADRELAY_ALLOW_UNSIGNED"))
         for source in names:
-            if source not in FORM_SOURCES:
+            if source not in UNSIGNED_ALLOWED:
                 raise ConfigError(
-                    "LEADRELAY_ALLOW_UNSIGNED", f"names form sources ({', '.join(FORM_SOURCES)}), got {source!r}"
+                    "LEADRELAY_ALLOW_UNSIGNED", f"names sources among {', '.join(UNSIGNED_ALLOWED)}, got {source!r}"
                 )
         return names
 
@@ -252,8 +252,10 @@ def load(
         trusted_proxies=number("LEADRELAY_TRUSTED_PROXIES", 0, minimum=0),
         allow_unsafe_redis=checked(lambda: _flag(env, "LEADRELAY_ALLOW_UNSAFE_REDIS", False), False),
         body_timeout_seconds=number("LEADRELAY_BODY_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
-        crm_tokens={name: _text(env, SOURCES[name].token_setting) for name in CRM_SOURCES},
-        crm_urls={name: crm_url(name) for name in CRM_SOURCES},
+        crm_tokens={
+            name: _text(env, SOURCES[name].token_setting) for name in CRM_SOURCES if SOURCES[name].token_setting
+        },
+        crm_urls={name: crm_url(name) for name in CRM_SOURCES if SOURCES[name].token_setting},
         public_url=checked(public_url),
     )
     errors.extend(_sandbox_problems(settings, env))

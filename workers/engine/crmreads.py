@@ -21,7 +21,7 @@ from workers.engine.inflight import Failed, Lead, failed
 from workers.intake import receiver, stageitems
 
 log = logs.get(__name__)
-LEAD_EVENT_SOURCE = {"hubspot": "HubSpot", "pipedrive": "Pipedrive"}
+LEAD_EVENT_SOURCE = {"hubspot": "HubSpot", "pipedrive": "Pipedrive", "calendly": "Calendly", "calcom": "Cal.com"}
 
 
 def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]]:
@@ -33,6 +33,11 @@ def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]
     for lead in leads:
         by_crm.setdefault(lead.source, []).append(lead)
     for name, group in by_crm.items():
+        carried = [lead for lead in group if "person" in lead.args]  # booking tools send the person
+        people.update({lead.job_id: _carried(lead.args) for lead in carried})
+        group = [lead for lead in group if "person" not in lead.args]
+        if not group:
+            continue
         client = ctx.crm[name]
         try:
             answers = client.read([lead.args for lead in group])
@@ -48,6 +53,11 @@ def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]
     return people, unread
 
 
+def _carried(change: dict) -> dict:
+    person = change["person"]
+    return {"value": None, "currency": None, "first_name": None, "last_name": None, **person}
+
+
 def stage_item(change: dict, person: dict) -> dict:
     """The stage API's item for a change and the person read back for it."""
     return {
@@ -58,6 +68,7 @@ def stage_item(change: dict, person: dict) -> dict:
         **({"value": person["value"]} if person.get("value") is not None else {}),
         **({"currency": person["currency"]} if person.get("currency") else {}),
         **({"dataset": change["dataset"]} if change.get("dataset") else {}),
+        **({"leadgen_id": change["leadgen_id"]} if change.get("leadgen_id") else {}),
         "lead_event_source": LEAD_EVENT_SOURCE.get(change["crm"], change["crm"]),
     }
 

@@ -13,6 +13,7 @@ from rq import Queue
 from workers.common import counters, logs
 from workers.common.queues import job_id, redis_key
 from workers.common.refusals import BadSignature, QueueUnavailable
+from workers.config import crmmap
 from workers.config.routing import Routes
 from workers.config.settings import Settings
 from workers.events import accuracy
@@ -51,10 +52,13 @@ def receive(
         QueueUnavailable: Redis could not be reached or refused the write.
     """
     _verify(source, body, headers, settings, url)
-    parsed = source.parse(body)
+    parsed = source.parse(body, headers)
     processing = mapping["processing"].get(source.name)
     if source.kind == CRM_STAGES:
         jobs, not_sent = crm_jobs(source, parsed["items"], mapping["crm"][source.name])
+        # A cancelled booking is answered as skipped, and recorded: `leadrelay ignored` shows it.
+        not_sent += [item for item in parsed["skipped"] if item["reason"].startswith("booking_")]
+        parsed["skipped"] = [item for item in parsed["skipped"] if not item["reason"].startswith("booking_")]
         held = []
     elif source.kind == FORM:
         jobs, not_sent = _form_jobs(
@@ -117,13 +121,34 @@ def crm_jobs(source: Source, items: list[dict], table: dict) -> tuple[list[tuple
     recorded with the id (crmmap.py)."""
     jobs, not_sent = [], []
     for item in items:
+        if "doc" in item:  # a generic sender's body: the mapping file says where each part is
+            item = _from_fields(item, table["fields"])
         stage = table["stages"].get(item["stage_id"])
+        if stage is None and table.get("passthrough") and isinstance(item["stage_id"], str):
+            stage = item["stage_id"]
         if stage is None:
             not_sent.append({"reason": "unmapped_stage", "stage_id": item["stage_id"], "event_key": item["event_key"]})
             continue
         dataset = table["accounts"].get(item["account"])
         jobs.append((source.lead_key(item), {**item, "stage": stage, **({"dataset": dataset} if dataset else {})}))
     return jobs, not_sent
+
+
+def _from_fields(item: dict, fields: dict) -> dict:
+    """A Standard Webhooks body read through `[crm.signed.fields]` into a stage change."""
+    found = crmmap.extract(fields, item["doc"])
+    person = {
+        key: [v for v in (found[key] if isinstance(found[key], list) else [found[key]]) if isinstance(v, str)]
+        for key in ("email", "phone")
+    }
+    stage = found["stage"] if isinstance(found["stage"], str) and found["stage"].strip() else None
+    return {
+        **{k: v for k, v in item.items() if k not in ("doc", "sent_at")},
+        "stage_id": stage,
+        "occurred_at": found["occurred_at"] if found["occurred_at"] is not None else item.get("sent_at"),
+        "person": {**person, "value": found["value"], "currency": found["currency"]},
+        **({"leadgen_id": str(found["leadgen_id"])} if isinstance(found["leadgen_id"], (str, int)) else {}),
+    }
 
 
 def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, url: str = "") -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import requests
 
@@ -319,3 +319,41 @@ def _pipedrive_change(person_id: str, now: int, stage: str) -> str:
             },
         }
     )
+
+
+def booking(settings: Settings, web: str, source: str, leadgen_id: str) -> dict:
+    """The sample lead books a meeting (Calendly, Cal.com), or a signed tool posts its next
+    stage (Standard Webhooks): the person is in the push, as these tools send it."""
+    graph = Graph(settings)
+    lead = graph.call("GET", leadgen_id, settings.page_access_token, params={"fields": "field_data"}, probe=True)
+    email = next(f["values"][0] for f in lead.get("field_data", []) if f.get("name") == "email")
+    now = datetime.now(timezone.utc) + timedelta(seconds=1)  # after the lead: a stage before it is refused
+    stamp, key = now.strftime("%Y-%m-%dT%H:%M:%SZ"), uuid.uuid4().hex[:22]
+    doc = {
+        "calendly": {
+            "event": "invitee.created",
+            "created_at": stamp,
+            "payload": {
+                "email": email,
+                "name": "Sam Sample",
+                "created_at": stamp,
+                "uri": f"https://api.calendly.com/scheduled_events/SANDBOX/invitees/{key}",
+            },
+        },
+        "calcom": {
+            "triggerEvent": "BOOKING_CREATED",
+            "createdAt": stamp,
+            "payload": {"uid": key, "attendees": [{"email": email, "name": "Sam Sample"}]},
+        },
+        "signed": {"email": email, "stage": "StartTrial", "occurred_at": stamp},
+    }[source]
+    body = json.dumps(doc).encode()
+    url = f"{web}/webhooks/{source}"
+    response = _post(url, body, _signed(source, settings, body, url))
+    return {
+        "source": source,
+        "leadgen_id": leadgen_id,
+        "status": response.status_code,
+        "answer": _answer(response),
+        "next": "its stage event for the lead (Schedule; StartTrial for `signed`), with lead_id: `leadrelay dry-run`",
+    }

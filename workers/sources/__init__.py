@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from workers import jobnames
-from workers.sources import hubspot, meta, pipedrive, tally, typeform
+from workers.sources import calcom, calendly, hubspot, meta, pipedrive, signed, tally, typeform
 
 # Lead Ads sources send ids only: the worker reads the lead from the Graph API. Form
 # sources send the answers: mapped and hashed on arrival (workers/intake/forms.py).
@@ -48,7 +48,9 @@ class Source:
         """The headers a sender signing `body` with `secret` (posting it to `url`) sends."""
         return self.module.sign(secret, body, url)
 
-    def parse(self, body: bytes) -> dict:
+    def parse(self, body: bytes, headers=None) -> dict:
+        if getattr(self.module, "PARSES_HEADERS", False):  # its idempotency key is a header
+            return self.module.parse(body, headers or {})
         return self.module.parse(body)
 
     def lead_key(self, item: dict) -> str:
@@ -64,10 +66,16 @@ SOURCES = {
         Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobnames.SEND_FORM_LEAD),
         Source(hubspot.NAME, CRM_STAGES, "HUBSPOT_CLIENT_SECRET", hubspot, READ, "HUBSPOT_ACCESS_TOKEN"),
         Source(pipedrive.NAME, CRM_STAGES, "PIPEDRIVE_WEBHOOK_CREDENTIALS", pipedrive, READ, "PIPEDRIVE_API_TOKEN"),
+        # Booking tools and any signing tool put the person in the push: nothing is read back.
+        Source(calendly.NAME, CRM_STAGES, "CALENDLY_SIGNING_KEY", calendly, READ),
+        Source(calcom.NAME, CRM_STAGES, "CALCOM_WEBHOOK_SECRET", calcom, READ),
+        Source(signed.NAME, CRM_STAGES, "SIGNED_WEBHOOK_SECRET", signed, READ),
     )
 }
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)
 CRM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == CRM_STAGES)
+# Sources whose senders may be set up without a secret: LEADRELAY_ALLOW_UNSIGNED may name them.
+UNSIGNED_ALLOWED = (*FORM_SOURCES, calcom.NAME)
 # Stage changes from a CRM or a sheet come through the stage API, not a webhook.
 CRM = "crm"
 EVENT_SOURCES = (*SOURCES, CRM)

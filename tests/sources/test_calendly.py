@@ -1,0 +1,36 @@
+"""The Calendly source on its own: `t=...,v1=...` over timestamp and raw body, its window,
+a booking with its person, a cancel recorded."""
+
+import time
+
+import pytest
+
+from helpers import fixture_bytes
+from workers.common.refusals import BadSignature
+from workers.sources import calendly
+
+KEY = "calendly-signing-key"
+
+
+def test_a_signed_booking_verifies():
+    body = fixture_bytes("calendly", "invitee_created__booking.json")
+    calendly.verify(body, calendly.sign(KEY, body), [KEY])
+
+
+@pytest.mark.parametrize("age", [181, -181])
+def test_a_timestamp_more_than_three_minutes_off_is_refused(age):
+    body = b"{}"
+    with pytest.raises(BadSignature) as refused:
+        calendly.verify(body, calendly.sign(KEY, body, now=time.time() - age), [KEY])
+    assert refused.value.reason == "stale_timestamp"
+
+
+def test_the_booking_carries_its_person_with_the_phone_question():
+    [item] = calendly.parse(fixture_bytes("calendly", "invitee_created__booking.json"))["items"]
+    assert item["person"]["email"] == ["joe@example.com"] and item["person"]["phone"] == ["+33 6 12 34 56 78"]
+    assert (item["stage_id"], item["event_key"]) == ("invitee.created", "AAAAAAAAAAAAAAAA:created")
+
+
+def test_a_rescheduling_cancel_is_skipped_as_such():
+    parsed = calendly.parse(fixture_bytes("calendly", "invitee_canceled_rescheduled__ignored.json"))
+    assert parsed["items"] == [] and parsed["skipped"][0]["reason"] == "booking_rescheduled"
