@@ -46,7 +46,7 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=20000, help="cases in all, shared among the endpoints")
     parser.add_argument("--stall", type=float, default=60, help="seconds without progress that count as a stall")
     args = parser.parse_args()
-    per_endpoint = max(args.cases // 6, 1)
+    per_endpoint = max(args.cases // 9, 1)
     standin = GraphStandin(any_lead=True)
     graph_url = standin.start()
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data)) as server:
@@ -135,6 +135,10 @@ def main() -> int:
             ),
             "hubspot": (cases.HUBSPOT_EVENTS, lambda events: post("hubspot", cases._body(events))),
             "pipedrive": (cases.PIPEDRIVE_CHANGES, lambda change: post("pipedrive", cases._body(change))),
+            **{
+                name: (strategy, lambda doc, name=name: post(name, cases._body(doc)))
+                for name, strategy in cases.BOOKINGS.items()
+            },
             "stages": (cases.STAGE_ITEMS, stage_case),
         }
         started = time.monotonic()

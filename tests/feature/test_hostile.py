@@ -156,6 +156,38 @@ PIPEDRIVE_CHANGES = st.fixed_dictionaries(
     },
     optional={"previous": values},
 )
+BOOKINGS = {
+    "calendly": st.fixed_dictionaries(
+        {"event": st.one_of(values, st.sampled_from(["invitee.created", "invitee.canceled"]))},
+        optional={
+            "created_by": values,
+            "payload": st.fixed_dictionaries(
+                {},
+                optional={
+                    "email": values,
+                    "uri": values,
+                    "name": values,
+                    "text_reminder_number": values,
+                    "questions_and_answers": values,
+                    "created_at": values,
+                    "rescheduled": values,
+                },
+            ),
+        },
+    ),
+    "calcom": st.fixed_dictionaries(
+        {"triggerEvent": st.one_of(values, st.sampled_from(["BOOKING_CREATED", "BOOKING_CANCELLED"]))},
+        optional={
+            "createdAt": values,
+            "payload": st.fixed_dictionaries(
+                {}, optional={"uid": values, "attendees": values, "responses": values, "organizer": values}
+            ),
+        },
+    ),
+    "signed": st.dictionaries(
+        st.sampled_from(["email", "phone", "stage", "occurred_at", "value", "currency", "leadgen_id"]), values
+    ),
+}
 FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
@@ -235,13 +267,25 @@ def test_signed_pipedrive_fuzz_never_answers_500(deliver, change):
     assert _answered(deliver("pipedrive", _body(change)))
 
 
+@pytest.mark.parametrize("name", sorted(BOOKINGS))
+def test_signed_booking_and_standard_webhooks_fuzz_never_answers_500(deliver, name):
+    @given(doc=BOOKINGS[name])
+    @FUZZ
+    def one(doc):
+        assert _answered(deliver(name, _body(doc)))
+
+    one()
+
+
 @given(items=STAGE_ITEMS)
 @FUZZ
 def test_stage_api_fuzz_never_answers_500(stage_api, items):
     assert _answered(stage_api(_body(items)))
 
 
-@pytest.mark.parametrize("endpoint", ["meta", "typeform", "tally", "hubspot", "pipedrive", "stages"])
+@pytest.mark.parametrize(
+    "endpoint", ["meta", "typeform", "tally", "hubspot", "pipedrive", "calendly", "calcom", "signed", "stages"]
+)
 def test_ten_thousand_nested_brackets_are_a_400(deliver, stage_api, endpoint):
     answer = stage_api(NESTED) if endpoint == "stages" else deliver(endpoint, NESTED)
     assert answer.status_code == 400 and answer.get_json()["error"] == "malformed_json"

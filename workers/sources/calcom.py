@@ -50,6 +50,11 @@ def _answer(responses: dict, *names: str):
     return None
 
 
+def _organizer(payload: dict) -> str:
+    organizer = payload.get("organizer") if isinstance(payload.get("organizer"), dict) else {}
+    return (plain(organizer.get("email")) or plain(organizer.get("id")) or "calcom")[:100]
+
+
 def parse(body: bytes) -> dict:
     """A booking as a stage change with its person; a cancellation as recorded.
 
@@ -66,7 +71,8 @@ def parse(body: bytes) -> dict:
         return {"items": [], "skipped": [{"reason": "booking_canceled", "event_key": str(uid)}]}
     if trigger not in BOOKED:
         return {"items": [], "skipped": [{"reason": "not_a_booking", "event_type": trigger[:64]}]}
-    attendees = [a for a in payload.get("attendees") or [] if isinstance(a, dict)]
+    listed = payload.get("attendees")
+    attendees = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
     responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
     email = plain(attendees[0].get("email")) if attendees else None
     email = email or _answer(responses, "email")
@@ -82,7 +88,7 @@ def parse(body: bytes) -> dict:
                 "event_key": f"{uid}:{trigger.lower()}",
                 "object": "booking",
                 "object_id": uid,
-                "account": "calcom",
+                "account": _organizer(payload),  # [crm.calcom.accounts] routes an organizer's bookings
                 "stage_id": trigger,
                 "occurred_at": unix_time(doc.get("createdAt")),
                 "person": {"email": [email], "phone": [phone] if phone else [], "first_name": first, "last_name": last},

@@ -63,7 +63,8 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now:
 
 def _phone(payload: dict) -> list[str]:
     phones = [payload.get("text_reminder_number")]
-    for qa in payload.get("questions_and_answers") or []:
+    answers = payload.get("questions_and_answers")
+    for qa in answers if isinstance(answers, list) else []:
         if isinstance(qa, dict) and "phone" in str(qa.get("question", "")).lower():
             phones.append(qa.get("answer"))
     return [p for p in phones if isinstance(p, str) and p.strip()]
@@ -95,7 +96,8 @@ def parse(body: bytes) -> dict:
                 "event_key": f"{invitee}:created",
                 "object": "invitee",
                 "object_id": invitee,
-                "account": "calendly",
+                # The Calendly user who made the subscription: [crm.calendly.accounts] routes it.
+                "account": str(doc.get("created_by") or "").rstrip("/").rsplit("/", 1)[-1][:64] or "calendly",
                 "stage_id": BOOKED,
                 "occurred_at": unix_time(payload.get("created_at") or doc.get("created_at")),
                 "person": {
