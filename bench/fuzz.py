@@ -174,11 +174,18 @@ def main() -> int:
         dead = Counter(
             f"{e['reason']}: {e['detail'][:70]}" for e in deadletters.select(connection, q, deadletters.Filter())
         )
+        from workers.intake import receiver
+
+        recorded = {json.loads(raw).get("event_key") for raw in connection.lrange(receiver.IGNORED, 0, -1)}
         outcomes = Counter(
             "delivered"
             if event_id in delivered
             else "dead-lettered"
             if deadletters.get(connection, job_id)
+            # A CRM's or a booking tool's change is settled once its stage event went, was a
+            # duplicate of one that went, or was refused and recorded with its reason.
+            else "stage settled"
+            if job_id.startswith("stage-") and (event_id in recorded or not connection.exists(f"rq:job:{job_id}"))
             else "waiting"
             for job_id, event_id in admitted.items()
         )
@@ -219,6 +226,8 @@ def _inbox(connection) -> list[dict]:
 
 def _event_id(entry: dict) -> str:
     arg = entry.get("arg") or {}
+    if "crm" in arg:  # a stage change: its event id is its lead's, known once it is read
+        return str(arg.get("event_key"))
     return f"meta:{arg['leadgen_id']}:Lead" if "leadgen_id" in arg else str(arg.get("event_id"))
 
 
