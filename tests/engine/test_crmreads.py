@@ -276,3 +276,14 @@ def test_a_signed_body_of_any_shape_is_read_through_the_mapping_files_fields(
     [schedule] = _stage_events(graph)
     assert schedule["event_name"] == "Schedule" and schedule["custom_data"]["value"] == 900
     assert str(schedule["user_data"]["lead_id"]) == LEAD
+
+
+def test_a_booking_links_click_id_reaches_meta_as_fbc(graph, post_crm, work, env):
+    """An unknown person (no lead to lend its fbc): the booking's own click id is the fbc."""
+    doc = json.loads(_booking("calendly", "invitee_created__booking.json"))
+    doc["payload"]["email"] = "stranger@example.com"
+    doc["payload"]["tracking"] = {"utm_source": "facebook", "utm_content": "IwAR2Fclick"}
+    assert post_crm("calendly", json.dumps(doc).encode()).get_json()["accepted"] == 1
+    work()
+    [schedule] = _stage_events(graph)
+    assert schedule["user_data"]["fbc"].startswith("fb.1.") and schedule["user_data"]["fbc"].endswith(".IwAR2Fclick")

@@ -34,3 +34,21 @@ def test_the_booking_carries_its_person_with_the_phone_question():
 def test_a_rescheduling_cancel_is_skipped_as_such():
     parsed = calendly.parse(fixture_bytes("calendly", "invitee_canceled_rescheduled__ignored.json"))
     assert parsed["items"] == [] and parsed["skipped"][0]["reason"] == "booking_rescheduled"
+
+
+@pytest.mark.parametrize(
+    "tracking, fbclid",
+    [
+        ({"utm_source": "facebook", "utm_content": "IwAR2Fclick"}, "IwAR2Fclick"),
+        ({"utm_source": "newsletter", "utm_content": "IwAR2Fclick"}, None),
+        ({"fbclid": "IwAR3other"}, "IwAR3other"),
+        ({}, None),
+    ],
+)
+def test_a_meta_click_id_in_the_links_tracking_is_kept(tracking, fbclid):
+    import json
+
+    doc = json.loads(fixture_bytes("calendly", "invitee_created__booking.json"))
+    doc["payload"]["tracking"] = tracking
+    [item] = calendly.parse(json.dumps(doc).encode())["items"]
+    assert item["person"]["fbclid"] == fbclid

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from workers.common import logs
+from workers.common import logs, times
 from workers.common.policy import JobError, Paused
 from workers.config.routing import Client
 from workers.config.stagemap import StageMap
 from workers.engine.batchsteps import each_lead_error
 from workers.engine.context import Context
 from workers.engine.inflight import Failed, Lead, failed
+from workers.identity import browserids
 from workers.intake import receiver, stageitems
 
 log = logs.get(__name__)
@@ -59,8 +60,11 @@ def _carried(change: dict) -> dict:
 
 
 def stage_item(change: dict, person: dict) -> dict:
-    """The stage API's item for a change and the person read back for it."""
+    """The stage API's item for a change and the person read back for it (with the click
+    id a booking link carried, as Meta's fbc)."""
+    fbc = browserids.fbc(None, person.get("fbclid"), times.unix_time(change.get("occurred_at")))
     return {
+        **({"fbc": fbc} if fbc else {}),
         "stage": change["stage"],
         "occurred_at": change.get("occurred_at"),
         "email": person["email"],

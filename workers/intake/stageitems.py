@@ -21,7 +21,7 @@ from workers.config.routing import DEFAULT, Client, Routes, dataset_of
 from workers.config.stagemap import StageMap
 from workers.events import conversions, profiles
 from workers.graphapi import capi
-from workers.identity import userdata
+from workers.identity import browserids, userdata
 from workers.intake import receiver
 
 log = logs.get(__name__)
@@ -190,6 +190,8 @@ def check(
         user_data["lead_id"] = profile["lead_id"]
     if profile and profile.get("fbc"):
         user_data["fbc"] = profile["fbc"]
+    elif browserids.fbc(item.get("fbc")):  # a click id the change itself carried (a booking link's)
+        user_data["fbc"] = browserids.fbc(item.get("fbc"))
     lead_first = None
     if profile and event_name != conversions.LEAD:
         lead_event_id = conversions.event_id(source, lead_key, conversions.LEAD)

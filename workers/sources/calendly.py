@@ -70,6 +70,19 @@ def _phone(payload: dict) -> list[str]:
     return [p for p in phones if isinstance(p, str) and p.strip()]
 
 
+META_SOURCES = {"facebook", "fb", "instagram", "ig", "meta"}
+
+
+def _fbclid(payload: dict) -> str | None:
+    """A Meta click id the booking link carried: `tracking.fbclid` (embed scripts that pass
+    it), or `utm_content` when utm_source names Meta (links built as utm_content={{fbclid}})."""
+    tracking = payload.get("tracking") if isinstance(payload.get("tracking"), dict) else {}
+    if plain(tracking.get("fbclid")):
+        return plain(tracking.get("fbclid"))
+    source = str(plain(tracking.get("utm_source")) or "").lower()
+    return plain(tracking.get("utm_content")) if source in META_SOURCES else None
+
+
 def parse(body: bytes) -> dict:
     """A booking as a stage change with its person; a cancel as recorded.
 
@@ -105,6 +118,7 @@ def parse(body: bytes) -> dict:
                     "phone": _phone(payload),
                     "first_name": plain(payload.get("first_name")),
                     "last_name": plain(payload.get("last_name")),
+                    "fbclid": _fbclid(payload),
                 },
             }
         ],
