@@ -4,6 +4,7 @@ over HTTP."""
 import hashlib
 import hmac
 import time
+from importlib.metadata import version
 
 from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
@@ -85,7 +86,8 @@ def test_job_reads_the_lead_and_sends_exactly_the_expected_event(graph, post_met
                 },
                 "custom_data": {"event_source": "crm", "lead_event_source": "leadrelay"},
             }
-        ]
+        ],
+        "partner_agent": f"leadrelay-{version('leadrelay')}",  # who sends, on every request
     }
     assert capi.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from importlib import metadata
 
 import redis
 
@@ -15,7 +16,17 @@ from workers.config.settings import Settings
 from workers.events.conversions import validate
 from workers.graphapi.graph import Graph
 
+
+def _version() -> str:
+    try:
+        return metadata.version("leadrelay")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "dev"
+
+
 DRY_RUN_LIST = redis_key("dry-run", "events")
+# Integrations name themselves on each Conversions API request (Meta's partner_agent field).
+PARTNER_AGENT = f"leadrelay-{_version()}"
 log = logs.get(__name__)
 
 
@@ -78,7 +89,7 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
     if dataset.dry_run:
         keep_dry_run(connection, settings, events, dataset)
         return {"outcome": "dry_run", "events": len(events)}
-    body: dict = {"data": events}
+    body: dict = {"data": events, "partner_agent": PARTNER_AGENT}
     if dataset.test_event_code:
         body["test_event_code"] = dataset.test_event_code
     answer = graph.call("POST", f"{dataset.id}/events", dataset.token, json=body, operation="events")
