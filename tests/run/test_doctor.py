@@ -49,3 +49,29 @@ def test_config_mistakes_are_reported_and_every_other_check_still_runs(env, monk
     assert "[FAIL] setting META_VERIFY_TOKEN: must be set" in out.stdout and "fix: any string you choose" in out.stdout
     for still_checked in ("[ok] redis: reachable", "[ok] page token: valid", "[ok] api version"):
         assert still_checked in out.stdout
+
+
+def test_a_token_expiring_inside_the_warning_is_named_days_ahead_with_the_fix(env, graph):
+    import time
+
+    from helpers import CAPI_TOKEN
+
+    graph.subscribed_pages.add(PAGE)
+    graph.token_expiry[PAGE_TOKEN] = int(time.time()) + 5 * 86400  # Meta says: gone in 5 days
+    out = leadrelay("doctor", "--page-id", PAGE)
+    assert out.returncode == 1
+    assert "[FAIL] page token expiry: expires in 5.0 days" in out.stdout
+    assert "issue a system-user token (it never expires) and set META_PAGE_ACCESS_TOKEN" in out.stdout
+    assert "[ok] dataset token expiry: never expires" in out.stdout
+    graph.token_expiry[CAPI_TOKEN] = int(time.time()) - 60
+    assert "[FAIL] dataset token expiry: expired" in leadrelay("doctor", "--page-id", PAGE).stdout
+
+
+def test_a_token_further_out_than_the_warning_passes(env, graph, monkeypatch):
+    import time
+
+    graph.subscribed_pages.add(PAGE)
+    graph.token_expiry[PAGE_TOKEN] = int(time.time()) + 30 * 86400
+    monkeypatch.setenv("LEADRELAY_TOKEN_WARN_DAYS", "14")
+    out = leadrelay("doctor", "--page-id", PAGE)
+    assert out.returncode == 0 and "[ok] page token expiry: expires in 30.0 days" in out.stdout

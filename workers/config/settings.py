@@ -58,6 +58,7 @@ class Settings:
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For names the client
     allow_unsafe_redis: bool = False  # run on a Redis that can lose writes (redissafety.py)
     body_timeout_seconds: float = 10.0  # a request body must have arrived whole by then (408)
+    token_warn_days: int = 7  # `doctor` fails a token that expires sooner than this
     # CRM sources (HubSpot, Pipedrive): the token each reads people back with, and its API's
     # address (the vendor's, or the sandbox's stand-in), by source name.
     crm_tokens: Mapping[str, str] = field(default_factory=dict)
@@ -257,6 +258,7 @@ def load(
         },
         crm_urls={name: crm_url(name) for name in CRM_SOURCES if SOURCES[name].token_setting},
         public_url=checked(public_url),
+        token_warn_days=number("LEADRELAY_TOKEN_WARN_DAYS", 7, minimum=0),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}

@@ -4,6 +4,7 @@ failure; and `leadrelay subscribe`: install the app on a Page for `leadgen`."""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 
 import redis
@@ -78,7 +79,7 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
         return checks
     graph = Graph(settings)
     for dataset in routes.datasets.values():
-        group = [_dataset_check(graph, dataset)] if dataset.id else []  # a bad id is reported above
+        group = _dataset_checks(graph, dataset) if dataset.id else []  # a bad id is reported above
         for page in routes.pages.values():
             if page.dataset == dataset.name and page.token:
                 group.extend(_token_checks(graph, page))
@@ -95,6 +96,13 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
                         )
                     )
         checks.extend(Check(**{**c.__dict__, "client": dataset.name}) for c in group)
+    return checks
+
+
+def _dataset_checks(graph: Graph, dataset: Dataset) -> list[Check]:
+    checks = [_dataset_check(graph, dataset)]
+    if checks[0].ok and not dataset.dry_run:
+        checks.append(expiry_check(graph, dataset.token, "dataset token expiry", dataset.token_env))
     return checks
 
 
@@ -175,7 +183,25 @@ def _token_checks(graph: Graph, page: Page) -> list[Check]:
             )
         except JobError:
             checks.append(Check(name, True, "not listable with this kind of token; the lead reads will tell"))
+        checks.append(expiry_check(graph, token, f"{where}page token expiry", page.token_env))
     return checks
+
+
+def expiry_check(graph: Graph, token: str, name: str, setting: str, now: float | None = None) -> Check:
+    """When Meta says the token (or its data access) ends: failing inside
+    LEADRELAY_TOKEN_WARN_DAYS, since Meta warns no one and jobs then stop at once."""
+    try:
+        data = graph.call("GET", "debug_token", token, params={"input_token": token}, probe=True).get("data") or {}
+    except JobError:
+        return Check(name, True, "not inspectable with this token; the calls will tell")
+    now = time.time() if now is None else now
+    ends = [t for t in (data.get("expires_at"), data.get("data_access_expires_at")) if isinstance(t, int) and t > 0]
+    if not ends:
+        return Check(name, True, "never expires")
+    days = (min(ends) - now) / 86400
+    soon = days <= graph.settings.token_warn_days
+    said = "expired" if days <= 0 else f"expires in {days:.1f} days"
+    return Check(name, not soon, said, f"issue a system-user token (it never expires) and set {setting}")
 
 
 class NotSubscribed(JobError):

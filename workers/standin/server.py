@@ -45,6 +45,7 @@ class GraphStandin(LeadAds, CrmStandin):
             "pages_manage_ads",
         }  # what the page token was granted
         self.subscribed_pages: set[str] = set()  # pages with the app installed for leadgen
+        self.token_expiry: dict[str, int] = {}  # token -> when Meta says it expires (unix; absent: never)
         self.refused_until: dict[str, float] = {}  # token -> refused (190) until then
         self.failing: dict[str, list] = {}  # lead id -> [reads left to fail, (status, error)]
         self.test_leads: dict[str, str] = {}  # form id -> its one test lead (Meta allows one per form)
@@ -155,6 +156,8 @@ class GraphStandin(LeadAds, CrmStandin):
             kind = "subscribed_apps"
         elif parts[-1:] == ["leadgen_forms"]:
             kind = "page_forms"
+        elif method == "GET" and parts[-1:] == ["debug_token"]:
+            kind = "debug_token"
         elif method == "GET" and parts[-2:] == ["me", "permissions"]:
             kind = "permissions"
         elif method == "GET" and parts[-1:] == ["leads"]:
@@ -231,6 +234,21 @@ class GraphStandin(LeadAds, CrmStandin):
             if found is None:
                 return self._not_found(handler)
             return self._reply(handler, 200, {"success": True})
+        if kind == "debug_token":  # Meta's token inspection: when it expires, what it may do
+            inspected = (record["query"].get("input_token") or [token])[0]
+            expires = self.token_expiry.get(inspected, 0)
+            return self._reply(
+                handler,
+                200,
+                {
+                    "data": {
+                        "is_valid": True,
+                        "expires_at": expires,
+                        "data_access_expires_at": expires,
+                        "scopes": sorted(self.permissions),
+                    }
+                },
+            )
         if kind == "permissions":
             return self._reply(
                 handler, 200, {"data": [{"permission": p, "status": "granted"} for p in sorted(self.permissions)]}
