@@ -107,6 +107,7 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
         "LEADRELAY_GRAPH_TIMEOUT_SECONDS": "1",
         # No scheduled sweep among the jobs a test counts; tests/sweep/test_sweeper.py runs sweeps itself.
         "LEADRELAY_SWEEP_SECONDS": "0",
+        "LEADRELAY_WATCH_SECONDS": "0",  # nor a scheduled watch: tests/sweep/test_watch.py runs it
         "TYPEFORM_SECRET": f"{TYPEFORM_SECRET},{OLD_FORM_SECRET}",
         "TALLY_SIGNING_SECRET": TALLY_SECRET,
         "HUBSPOT_ACCESS_TOKEN": "hubspot-private-app-token",

@@ -30,6 +30,7 @@ from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
 from workers.intake import receiver
 from workers.sources.signing import matches_any
+from workers.sweep import watch
 
 from . import charts, guard, tokenauth
 
@@ -189,6 +190,7 @@ def overview() -> dict:
         "waiting_on_token": sum(p["waiting"] for p in pauses),
         "workers": Worker.count(connection=connection, queue=queue),
         "pauses": pauses,
+        "watched": watch.problems(watch.read(connection) or {}),  # tokens ending, Pages unsubscribed
         "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
         "reason_help": REASON_HELP,
         "not_replayable": {EXPIRED},

@@ -23,6 +23,7 @@ from workers.events import accuracy
 from workers.failures import deadletters
 from workers.graphapi.pauses import Pauses
 from workers.run import redissafety
+from workers.sweep import watch
 
 from . import tokenauth
 
@@ -105,7 +106,30 @@ class RedisCollector:
         paused = GaugeMetricFamily("leadrelay_tokens_paused", "Tokens Meta refused; jobs needing them wait.")
         paused.add_metric([], len(Pauses(self.connection).all()))
         yield paused
+        yield from _watched(watch.read(self.connection) or {})
         yield from _accuracy(self.connection)
+
+
+def _watched(found: dict):
+    """What the scheduled watch last found (workers/sweep/watch.py)."""
+    days = GaugeMetricFamily(
+        "leadrelay_token_days_left",
+        "Days until Meta says each token (or its data access) ends; no sample: it never does.",
+        labels=["token"],
+    )
+    for token in found.get("tokens", []):
+        if token.get("days_left") is not None:
+            days.add_metric([token["token"]], token["days_left"])
+    yield days
+    unsubscribed = GaugeMetricFamily(
+        "leadrelay_page_unsubscribed",
+        "1 for a Page whose app subscription lacks leadgen: no webhooks come.",
+        labels=["page"],
+    )
+    for page in found.get("pages", []):
+        if "subscribed" in page:
+            unsubscribed.add_metric([page["page"]], 0 if page["subscribed"] else 1)
+    yield unsubscribed
 
 
 def _accuracy(connection):

@@ -21,8 +21,9 @@ READ_CRM_STAGE = "workers.jobs.read_crm_stage"  # a CRM's stage change on its ow
 DRAIN = "workers.jobs.drain"  # new leads from the inbox, many at a time
 RETRY_BATCH = "workers.jobs.retry_batch"  # leads whose whole batch request failed for a passing reason
 SWEEP = "workers.jobs.run_sweep"  # the scheduled re-read of every form's leads
+WATCH = "workers.jobs.watch_tokens"  # the scheduled check of tokens' expiry and Pages' subscriptions
 
-NAMES = (PROCESS_META_LEAD, SEND_FORM_LEAD, SEND_STAGE_EVENTS, READ_CRM_STAGE, DRAIN, RETRY_BATCH, SWEEP)
+NAMES = (PROCESS_META_LEAD, SEND_FORM_LEAD, SEND_STAGE_EVENTS, READ_CRM_STAGE, DRAIN, RETRY_BATCH, SWEEP, WATCH)
 FORMER = {
     "workers.batches.drain": DRAIN,
     "workers.batches.retry_batch": RETRY_BATCH,

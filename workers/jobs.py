@@ -26,7 +26,7 @@ from workers.engine.inflight import Lead
 from workers.engine.jobwork import Work
 from workers.events import accuracy, conversions, leadevents, profiles
 from workers.graphapi import capi
-from workers.sweep import sweeper
+from workers.sweep import sweeper, watch
 
 log = logs.get(__name__)
 
@@ -234,3 +234,15 @@ def retry_batch(batch: dict) -> dict:
 
 def run_sweep(arguments: dict) -> dict:
     return sweeper.run_sweep(context(), arguments)
+
+
+def watch_tokens(_: dict) -> dict:
+    """The scheduled check of tokens and Page subscriptions (sweep/watch.py), then the next."""
+    ctx = context()
+    job = get_current_job()
+    try:
+        return watch.run(ctx)
+    finally:
+        watch.schedule(
+            make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name), ctx.settings.watch_seconds
+        )

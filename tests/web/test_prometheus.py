@@ -8,13 +8,25 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from helpers import BIN, CAPI_TOKEN, ROOT, clean_env, fast_forward, fixture, leadgen_body, sign, typeform_sig, wait_for
+from helpers import (
+    BIN,
+    CAPI_TOKEN,
+    PAGE_TOKEN,
+    ROOT,
+    clean_env,
+    fast_forward,
+    fixture,
+    leadgen_body,
+    sign,
+    typeform_sig,
+    wait_for,
+)
 from webhook_app import create_app
 from workers import jobs
 from workers.common.queues import queue
 from workers.failures import deadletters, replay
 from workers.run.embedded_redis import free_port
-from workers.sweep import sweeper
+from workers.sweep import sweeper, watch
 
 LEAD = "1234567890123456"
 
@@ -266,6 +278,8 @@ def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta,
     graph.page_forms["111"] = ["555"]
     graph.add_lead("1234567890123458")  # no webhook: the sweep finds it and flags the Page silent
     sweeper.sweep(jobs.context(), queue(redis_conn, "leadrelay"), now=time.time() + 700)
+    graph.token_expiry[PAGE_TOKEN] = int(time.time()) + 100 * 86400
+    watch.run(jobs.context())  # Page 111, seen above, is not subscribed in the stand-in
     served = {name for name, _ in scrape(client)}
     rules = (ROOT / "docs" / "prometheus-alerts.yml").read_text()
     used = set(re.findall(r"\bleadrelay_[a-z_]+", rules))

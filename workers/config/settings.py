@@ -58,7 +58,8 @@ class Settings:
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For names the client
     allow_unsafe_redis: bool = False  # run on a Redis that can lose writes (redissafety.py)
     body_timeout_seconds: float = 10.0  # a request body must have arrived whole by then (408)
-    token_warn_days: int = 7  # `doctor` fails a token that expires sooner than this
+    token_warn_days: int = 7  # a token that expires sooner is a problem (doctor, the watch)
+    watch_seconds: int = 21600  # how often a worker checks tokens and Page subscriptions (0: never)
     # CRM sources (HubSpot, Pipedrive): the token each reads people back with, and its API's
     # address (the vendor's, or the sandbox's stand-in), by source name.
     crm_tokens: Mapping[str, str] = field(default_factory=dict)
@@ -259,6 +260,7 @@ def load(
         crm_urls={name: crm_url(name) for name in CRM_SOURCES if SOURCES[name].token_setting},
         public_url=checked(public_url),
         token_warn_days=number("LEADRELAY_TOKEN_WARN_DAYS", 7, minimum=0),
+        watch_seconds=number("LEADRELAY_WATCH_SECONDS", 21600, minimum=0),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}

@@ -22,7 +22,7 @@ from workers.failures import retention
 from workers.graphapi import capi
 from workers.intake import inbox
 from workers.run import redissafety
-from workers.sweep import sweeper
+from workers.sweep import sweeper, watch
 
 log = logs.get(__name__)
 
@@ -51,6 +51,7 @@ class LeadrelayWorker(SimpleWorker):
             # The next lead sweep, in case a killed sweep could not schedule it (one per slot).
             tasks += [
                 ("sweep_schedule", lambda q=q: sweeper.schedule(q, self.settings.sweep_seconds)),
+                ("watch_schedule", lambda q=q: watch.schedule(q, self.settings.watch_seconds)),
                 ("recovery", lambda q=q: recovery.recover(self.connection, q)),
                 ("inbox_revive", lambda q=q: inbox.revive(q)),
                 ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
@@ -156,6 +157,7 @@ def _work(settings: Settings, burst: bool) -> bool:
     ctx = jobs.install(settings)  # the jobs this process runs use these settings, read once
     capi.warn_at_start(ctx.routes.datasets.values(), "worker")
     sweeper.schedule(q, settings.sweep_seconds)  # one job per time slot, whoever schedules it
+    watch.schedule(q, settings.watch_seconds)
     swept = recovery.recover(connection, q)
     inbox.revive(q)
     if any(swept.values()):

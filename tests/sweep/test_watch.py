@@ -1,0 +1,61 @@
+"""The scheduled watch of tokens and Page subscriptions: what it finds, said once, shown
+on the admin page and in /metrics, scheduled one job per slot."""
+
+import time
+
+from helpers import CAPI_TOKEN, PAGE_TOKEN, leadgen_body
+from workers import jobs
+from workers.common.queues import queue
+from workers.sweep import watch
+
+
+def test_an_expiring_token_and_an_unsubscribed_page_are_found_with_their_fixes(
+    graph, post_meta, work, redis_conn, monkeypatch, capfd
+):
+    graph.add_lead("8900000000000002")
+    post_meta(leadgen_body("8900000000000002", created_time=int(time.time())))  # Page 111 is seen
+    work()
+    graph.token_expiry[PAGE_TOKEN] = int(time.time()) + 5 * 86400
+    assert watch.run(jobs.context())["pages"] == 1
+    found = watch.read(redis_conn)
+    assert {t["token"]: t["days_left"] for t in found["tokens"]} == {
+        "META_PAGE_ACCESS_TOKEN": 5.0,
+        "META_CAPI_ACCESS_TOKEN": None,
+    }
+    assert [p["page"] for p in found["pages"]] == ["111"] and found["pages"][0]["subscribed"] is False
+    problems = {p["event"]: p for p in watch.problems(found)}
+    assert problems["page_unsubscribed"]["fix"].startswith("`leadrelay subscribe --page-id 111`")
+    assert "set META_PAGE_ACCESS_TOKEN" in problems["token_expiring"]["fix"]
+    watch.run(jobs.context())  # said once a day, not at every check
+    logged = capfd.readouterr().err
+    assert logged.count('"token_expiring"') == 1 and logged.count('"page_unsubscribed"') == 1
+    assert PAGE_TOKEN not in logged and CAPI_TOKEN not in logged
+
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", "admin-token")
+    admin = create_app().test_client()
+    admin.post("/admin/login", data={"token": "admin-token"})
+    page = admin.get("/admin").get_data(as_text=True)
+    assert "<code>META_PAGE_ACCESS_TOKEN</code> ends in 5.0 days" in page
+    assert "Page 111 is not subscribed" in page and "leadrelay subscribe --page-id 111" in page
+    metrics = admin.get("/metrics").get_data(as_text=True)
+    assert 'leadrelay_page_unsubscribed{page="111"} 1.0' in metrics
+    assert 'leadrelay_token_days_left{token="META_PAGE_ACCESS_TOKEN"} 5.0' in metrics
+
+
+def test_a_subscribed_page_and_a_lasting_token_are_no_problem(graph, post_meta, work, redis_conn):
+    graph.add_lead("8900000000000003")
+    post_meta(leadgen_body("8900000000000003", created_time=int(time.time())))
+    work()
+    graph.subscribed_pages.add("111")
+    graph.token_expiry[PAGE_TOKEN] = int(time.time()) + 60 * 86400
+    watch.run(jobs.context())
+    assert watch.problems(watch.read(redis_conn)) == []
+
+
+def test_the_watch_is_scheduled_once_per_slot_and_not_at_all_when_off(redis_conn, env):
+    q = queue(redis_conn, "leadrelay")
+    first = watch.schedule(q, 3600, now=1_800_000_000)
+    assert first == watch.schedule(q, 3600, now=1_800_000_100) and len(q.scheduled_job_registry) == 1
+    assert watch.schedule(q, 0) is None

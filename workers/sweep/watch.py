@@ -1,0 +1,121 @@
+"""Tokens and Page subscriptions watched on a schedule: Meta warns no one when a token is
+about to expire or a Page stops sending `leadgen` (a permission reset unsubscribes the app
+without a word), and leads then stop at once.
+
+Every LEADRELAY_WATCH_SECONDS a worker asks Meta, for each Page and dataset token in use,
+when it (or its data access) ends (`debug_token`), and for each Page whether the app is
+subscribed to `leadgen` (`subscribed_apps`). What it finds is kept (`read`), served on the
+admin page and as Prometheus series, and each new problem is logged once a day.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+
+from rq import Queue
+
+from workers import jobnames
+from workers.common import logs
+from workers.common.policy import JobError
+from workers.common.queues import job_id, redis_key
+from workers.engine.context import Context
+from workers.sweep import sweeper
+
+STATE = redis_key("watch")
+SAID = redis_key("watch", "said")  # problems already logged today
+log = logs.get(__name__)
+
+
+def schedule(queue: Queue, interval: int, now: float | None = None) -> str | None:
+    """The next check, one job per time slot whoever schedules it; None when off."""
+    if interval <= 0:
+        return None
+    slot = int(((time.time() if now is None else now) + interval) // interval)
+    queue.enqueue_at(
+        datetime.fromtimestamp(slot * interval, timezone.utc),
+        jobnames.WATCH,
+        {},
+        job_id=job_id("watch", str(slot)),
+        result_ttl=interval * 2,
+        failure_ttl=86400,
+        description="check tokens and Page subscriptions",
+    )
+    return job_id("watch", str(slot))
+
+
+def check(ctx: Context, now: float | None = None) -> dict:
+    """Each token's days left and each Page's subscription, as Meta answers now."""
+    now = time.time() if now is None else now
+    tokens = {p.token: p.token_env for p in ctx.routes.pages.values() if p.token}
+    tokens.update({d.token: d.token_env for d in ctx.routes.datasets.values() if d.token and not d.dry_run})
+    found = {"checked_at": int(now), "tokens": [], "pages": []}
+    for token, setting in sorted(tokens.items(), key=lambda pair: pair[1]):
+        found["tokens"].append({"token": setting, **_days_left(ctx, token, now)})
+    for page_id, token in sweeper.pages(ctx):
+        found["pages"].append({"page": page_id, **_subscription(ctx, page_id, token)})
+    return found
+
+
+def _days_left(ctx: Context, token: str, now: float) -> dict:
+    try:
+        data = ctx.graph.call("GET", "debug_token", token, params={"input_token": token}, probe=True).get("data") or {}
+    except JobError as err:
+        return {"error": err.reason}
+    ends = [t for t in (data.get("expires_at"), data.get("data_access_expires_at")) if isinstance(t, int) and t > 0]
+    if not ends:
+        return {"days_left": None, "warn": False}
+    days = round((min(ends) - now) / 86400, 1)
+    return {"days_left": days, "warn": days <= ctx.settings.token_warn_days}
+
+
+def _subscription(ctx: Context, page_id: str, token: str) -> dict:
+    try:
+        apps = ctx.graph.call("GET", f"{page_id}/subscribed_apps", token, probe=True).get("data") or []
+    except JobError as err:
+        return {"error": err.reason, "fix": "check the Page token: `leadrelay doctor`"}
+    fields = {f for app in apps if isinstance(app, dict) for f in app.get("subscribed_fields") or []}
+    return {"subscribed": "leadgen" in fields, "fix": f"leadrelay subscribe --page-id {page_id}"}
+
+
+def run(ctx: Context, now: float | None = None) -> dict:
+    """Check, keep what was found, and log each problem once a day."""
+    found = check(ctx, now)
+    ctx.connection.set(STATE, json.dumps(found))
+    for problem in problems(found):
+        if ctx.connection.set(redis_key("watch", "said", problem["what"]), 1, nx=True, ex=86400):
+            log.error(problem["event"], **{k: v for k, v in problem.items() if k not in ("event", "what")})
+    return {"outcome": "watched", "tokens": len(found["tokens"]), "pages": len(found["pages"])}
+
+
+def problems(found: dict) -> list[dict]:
+    """What needs a person, each with the fix."""
+    out = []
+    for token in found.get("tokens", []):
+        if token.get("warn"):
+            out.append(
+                {
+                    "event": "token_expiring",
+                    "what": f"token:{token['token']}",
+                    "token": token["token"],
+                    "days_left": token["days_left"],
+                    "fix": f"issue a system-user token (it never expires) and set {token['token']}",
+                }
+            )
+    for page in found.get("pages", []):
+        if page.get("subscribed") is False:
+            out.append(
+                {
+                    "event": "page_unsubscribed",
+                    "what": f"page:{page['page']}",
+                    "page": page["page"],
+                    "fix": f"`{page['fix']}`: the Page sends no leadgen webhooks",
+                }
+            )
+    return out
+
+
+def read(connection) -> dict | None:
+    raw = connection.get(STATE)
+    return json.loads(raw) if raw else None
