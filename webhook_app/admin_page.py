@@ -255,7 +255,8 @@ def _row(entry: dict, now: float) -> dict:
     row["call"] = CALLS.get(entry.get("call"), entry.get("call")) or (
         "before sending" if entry.get("reason") in (INVALID, EXPIRED) and not entry.get("code") else ""
     )
-    row["meaning"], row["fix"] = explain(entry.get("code"), entry.get("subcode")) or ("", "")
+    # Meta's codes explain themselves; a CRM's refusal carries its own fix.
+    row["meaning"], row["fix"] = explain(entry.get("code"), entry.get("subcode")) or ("", entry.get("fix") or "")
     row["window_left"] = conversions.deadline(entry["event_time"]) - now if entry.get("event_time") else None
     return row
 

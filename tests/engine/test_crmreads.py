@@ -135,6 +135,7 @@ def test_a_refused_crm_token_makes_the_changes_wait_and_a_replay_after_the_fix_s
     admin.post("/admin/login", data={"token": "admin-token"})
     page = admin.get("/admin").get_data(as_text=True)
     assert "HubSpot refused <code>HUBSPOT_ACCESS_TOKEN</code>" in page and "1 job(s) wait for it" in page
+    assert "set a HUBSPOT_ACCESS_TOKEN with the scopes its docs page names" in page  # the dead letter's fix
     graph.crm_revoked.clear()  # the operator sets a token with the scopes
     replay = leadrelay("replay", "--reason", "auth")
     assert replay.returncode == 0, replay.stdout + replay.stderr

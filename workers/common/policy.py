@@ -77,8 +77,10 @@ class JobError(Exception):
         http_status: int | None = None,
         retry_after: int | None = None,
         call: str | None = None,
+        fix: str | None = None,
     ):
         super().__init__(f"{reason}: {detail}")
+        self.fix = fix  # what a person does about it, when no code of Meta's says (a CRM's refusal)
         self.call = call  # which Graph call failed: lead_read, events, ... (None: before any call)
         self.reason = reason
         self.detail = detail

@@ -59,15 +59,18 @@ class CrmHttp:
                 return response.json()
             except ValueError:
                 raise JobError(TRANSIENT, f"{self.name} answered HTTP {status} without JSON") from None
+        fix = None
         if status in (401, 403):
-            reason, detail = AUTH, f"{self.name} refused {self.label} (HTTP {status}): set a token with the scopes"
+            reason, detail = AUTH, f"{self.name} refused {self.label} (HTTP {status})"
+            fix = f"set a {self.label} with the scopes its docs page names, then replay the auth group"
         elif status == 429:
             reason, detail = THROTTLED, f"{self.name} rate limit (HTTP 429)"
         elif status >= 500:
             reason, detail = TRANSIENT, f"{self.name} answered HTTP {status}"
         else:
             reason, detail = INVALID, f"{self.name} answered HTTP {status}" + (": not found" if status == 404 else "")
-        raise JobError(reason, detail, http_status=status, code=status, retry_after=_retry_after(response))
+            fix = f"check the object in {self.name}, then replay"
+        raise JobError(reason, detail, http_status=status, retry_after=_retry_after(response), fix=fix)
 
     def probe(self, fp: str, path: str) -> bool | None:
         """One cheap call when `fp` is this token's pause: True if the CRM takes it again;

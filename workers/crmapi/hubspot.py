@@ -47,9 +47,16 @@ class HubSpot:
             contact_id = contact_of.get(item["object_id"]) if item["object"] == "deal" else item["object_id"]
             contact = contacts.get(contact_id) if contact_id else None
             if item["object"] == "deal" and deal is None:
-                out[item["event_key"]] = JobError(INVALID, "HubSpot has no such deal (deleted?)", call="deal_read")
+                out[item["event_key"]] = JobError(
+                    INVALID, "HubSpot has no such deal (deleted?)", call="deal_read", fix="nothing, if it was deleted"
+                )
             elif contact is None:
-                out[item["event_key"]] = JobError(INVALID, "no contact is associated with it", call="contact_read")
+                out[item["event_key"]] = JobError(
+                    INVALID,
+                    "no contact is associated with it",
+                    call="contact_read",
+                    fix="associate a contact with the deal in HubSpot, then replay",
+                )
             else:
                 out[item["event_key"]] = _person(contact, deal)
         return out

@@ -42,7 +42,10 @@ class Pipedrive:
             person = persons.get(item.get("person_id") or "")
             if person is None:
                 out[item["event_key"]] = JobError(
-                    INVALID, "the deal has no person, or Pipedrive has no such person", call="person_read"
+                    INVALID,
+                    "the deal has no person, or Pipedrive has no such person",
+                    call="person_read",
+                    fix="link a person to the deal in Pipedrive, then replay",
                 )
             else:
                 out[item["event_key"]] = {

@@ -52,6 +52,6 @@ def dead_letter(
         first_attempt_at=first_attempt_at,
         last_attempt_at=last_attempt_at,
     )
-    for name in ("code", "subcode", "user_title", "fbtrace_id", "call"):
+    for name in ("code", "subcode", "user_title", "fbtrace_id", "call", "fix"):
         record[name] = getattr(error, name, None)
     return {**record, **extra}
