@@ -46,7 +46,7 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     import requests
 
     from workers.common.policy import JobError
-    from workers.run import sendtest, supervisor
+    from workers.run import crmsamples, sendtest, supervisor
 
     settings = settings_or_exit()
     data = environment.data_dir()
@@ -70,7 +70,7 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
                 if not settings.sandbox:
                     raise click.UsageError(f"send-test {what} is the sandbox's: live, move a deal in {what}")
                 read_back = what in ("hubspot", "pipedrive")
-                result = (sendtest.crm_stages if read_back else sendtest.booking)(settings, web, what, leadgen_id)
+                result = (crmsamples.crm_stages if read_back else crmsamples.booking)(settings, web, what, leadgen_id)
             elif not settings.api_token:
                 raise click.UsageError("the stage API is off: set LEADRELAY_API_TOKEN")
             else:

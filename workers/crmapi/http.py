@@ -9,6 +9,7 @@ import requests
 from workers.common import logs
 from workers.common.policy import AUTH, INVALID, THROTTLED, TRANSIENT, JobError, Paused
 from workers.graphapi.pauses import Pauses, fingerprint
+from workers.sources import SOURCES
 
 log = logs.get(__name__)
 
@@ -87,3 +88,23 @@ class CrmHttp:
 def _retry_after(response) -> int | None:
     raw = response.headers.get("Retry-After", "")
     return int(raw) if raw.isdigit() else None
+
+
+class CrmClient:
+    """A CRM's read-back client: its name, and where its token goes (the setting that
+    holds it is the source registry's)."""
+
+    SOURCE = ""  # the source's name in workers/sources
+    NAME = ""  # as people write it, in errors and logs
+    HEADER = ("Authorization", "Bearer {token}")
+
+    def __init__(self, settings, pauses=None):
+        self.http = CrmHttp(
+            self.NAME,
+            settings.crm_urls[self.SOURCE],
+            settings.crm_tokens[self.SOURCE],
+            self.HEADER,
+            SOURCES[self.SOURCE].token_setting,
+            settings.graph_timeout_seconds,
+            pauses,
+        )

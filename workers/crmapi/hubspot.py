@@ -5,24 +5,15 @@ crm.objects.deals.read and crm.objects.contacts.read)."""
 from __future__ import annotations
 
 from workers.common.policy import INVALID, JobError
-from workers.crmapi.http import CrmHttp
+from workers.crmapi.http import CrmClient
 
 BATCH_LIMIT = 100  # HubSpot's batch read takes up to 100 ids
 DEAL_PROPERTIES = ["amount", "deal_currency_code", "dealstage", "pipeline"]
 CONTACT_PROPERTIES = ["email", "phone", "mobilephone", "firstname", "lastname"]
 
 
-class HubSpot:
-    def __init__(self, settings, pauses=None):
-        self.http = CrmHttp(
-            "HubSpot",
-            settings.crm_urls["hubspot"],
-            settings.crm_tokens["hubspot"],
-            ("Authorization", "Bearer {token}"),
-            "HUBSPOT_ACCESS_TOKEN",
-            settings.graph_timeout_seconds,
-            pauses,
-        )
+class HubSpot(CrmClient):
+    SOURCE, NAME = "hubspot", "HubSpot"
 
     def read(self, items: list[dict]) -> dict[str, dict | Exception]:
         """event key -> the person and the deal's value (or the error for that item).

@@ -4,22 +4,14 @@ email and phone, the primary first), with an API token (sent in a header)."""
 from __future__ import annotations
 
 from workers.common.policy import INVALID, JobError
-from workers.crmapi.http import CrmHttp
+from workers.crmapi.http import CrmClient
 
 BATCH_LIMIT = 100  # ids per GET /api/v2/persons?ids=...
 
 
-class Pipedrive:
-    def __init__(self, settings, pauses=None):
-        self.http = CrmHttp(
-            "Pipedrive",
-            settings.crm_urls["pipedrive"],
-            settings.crm_tokens["pipedrive"],
-            ("x-api-token", "{token}"),
-            "PIPEDRIVE_API_TOKEN",
-            settings.graph_timeout_seconds,
-            pauses,
-        )
+class Pipedrive(CrmClient):
+    SOURCE, NAME = "pipedrive", "Pipedrive"
+    HEADER = ("x-api-token", "{token}")  # a header, never the URL's api_token
 
     def read(self, items: list[dict]) -> dict[str, dict | Exception]:
         """event key -> the person and the deal's value as the push gave it (or the error).
