@@ -59,6 +59,10 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
         for form_tool in ("typeform", "tally"):
             answer = json.loads(cli(env, tmp_path, "send-test", form_tool).stdout.splitlines()[0])
             assert answer["status"] == 200 and answer["answer"]["accepted"] == 1, answer
+        # The CRMs and booking tools as they sign and send, for the same lead (docs/hubspot.md...).
+        for crm in ("hubspot", "pipedrive", "calendly", "calcom", "signed"):
+            sent_crm = cli(env, tmp_path, "send-test", crm)
+            assert sent_crm.returncode == 0 and json.loads(sent_crm.stdout.splitlines()[0])["status"] == 200, crm
         doctor = cli(env, tmp_path, "doctor")
         assert doctor.returncode == 0, doctor.stdout
         redis_url = (sandbox_dir(tmp_path) / "redis.url").read_text()
