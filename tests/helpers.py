@@ -357,6 +357,26 @@ def post_signed_meta(base: str, body: bytes, data=None) -> requests.Response:
     )
 
 
+def delivered_lead(graph, post_meta, work, seconds_ago: int) -> int:
+    """The Lead Ads lead LEAD, created `seconds_ago`, delivered (its Lead event went out);
+    its creation time. Stage events are checked against it."""
+    created = int(time.time()) - seconds_ago
+    graph.add_lead(LEAD, created_time=created)
+    post_meta(leadgen_body(LEAD, created_time=created))
+    work()
+    return created
+
+
+def post_signed(client, name: str, body: bytes, env: dict):
+    """`body` posted to /webhooks/<name> through a Flask test client, signed as the source
+    signs it with its first configured secret."""
+    from workers.sources import SOURCES
+
+    secret = env[SOURCES[name].secret_setting].split(",")[0]
+    headers = SOURCES[name].sign(secret, body, f"http://localhost/webhooks/{name}")
+    return client.post(f"/webhooks/{name}", data=body, headers={"Content-Type": "application/json", **headers})
+
+
 def kill_tree(pid: int) -> None:
     """SIGKILL a process and everything it started (a machine lost, no goodbye), and wait
     until they are all gone."""

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from helpers import LEAD, leadgen_body, leadrelay
+from helpers import LEAD, delivered_lead, leadrelay, post_signed
 from workers.sources import SOURCES
 
 
@@ -54,21 +54,13 @@ def _pipedrive_won(person_id: str, event_id: str = "9a1d3c7e-52f0-4b8a-b6e4-2d8f
 
 @pytest.fixture
 def post_crm(client, env):
-    def post(name: str, body: bytes):
-        secret = env[SOURCES[name].secret_setting].split(",")[0]
-        headers = SOURCES[name].sign(secret, body, f"http://localhost/webhooks/{name}")
-        return client.post(f"/webhooks/{name}", data=body, headers={"Content-Type": "application/json", **headers})
-
-    return post
+    return lambda name, body: post_signed(client, name, body, env)
 
 
 @pytest.fixture
 def lead(graph, post_meta, work):
     """The Lead Ads lead the CRM's person is (Joe@Example.com), delivered."""
-    created = int(time.time()) - 3600
-    graph.add_lead(LEAD, created_time=created)
-    post_meta(leadgen_body(LEAD, created_time=created))
-    work()
+    delivered_lead(graph, post_meta, work, 3600)
     return graph.add_crm_person("joe@example.com", amount=4800, currency="EUR")
 
 

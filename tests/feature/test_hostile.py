@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rq.registry import FailedJobRegistry
 
-from helpers import inbox_entries, leadgen_body
+from helpers import inbox_entries, leadgen_body, post_signed
 from webhook_app import create_app
 from workers import jobs
 from workers.common.queues import queue
@@ -201,12 +201,7 @@ def _body(doc) -> bytes:
 @pytest.fixture
 def deliver(client, env):
     def post(name: str, body: bytes):
-        secret = env[SOURCES[name].secret_setting].split(",")[0]
-        return client.post(
-            f"/webhooks/{name}",
-            data=body,
-            headers={"Content-Type": "application/json", **SOURCES[name].sign(secret, body, _url(name))},
-        )
+        return post_signed(client, name, body, env)
 
     return post
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from helpers import API_TOKEN as TOKEN
-from helpers import LEAD, leadgen_body, leadrelay
+from helpers import LEAD, delivered_lead, leadgen_body, leadrelay
 from webhook_app import create_app
 from workers.failures import deadletters
 
@@ -28,11 +28,7 @@ def api(env, monkeypatch):
 @pytest.fixture
 def meta_lead(graph, post_meta, work):
     """A Lead Ads lead that came in two hours ago and whose Lead event went out."""
-    created = int(time.time()) - 7200
-    graph.add_lead(LEAD, created_time=created)
-    post_meta(leadgen_body(LEAD, created_time=created))
-    work()
-    return created
+    return delivered_lead(graph, post_meta, work, 7200)
 
 
 def sent(graph, name):
