@@ -193,6 +193,17 @@ def test_a_calendly_and_a_calcom_booking_for_the_lead_send_one_schedule(graph, l
     assert graph.calls("person_read") == graph.calls("contact_read") == []
 
 
+def test_a_bookings_person_waits_in_redis_as_hashes_only(post_crm, redis_conn, env):
+    """Hashed on arrival, as form answers are: no raw email, phone or name is stored."""
+    from helpers import inbox_entries
+
+    post_crm("calendly", _booking("calendly", "invitee_created__booking.json"))
+    post_crm("calcom", _booking("calcom", "booking_created__attendee.json"))
+    stored = json.dumps(inbox_entries(redis_conn))
+    assert "joe@example.com" not in stored and "612345678" not in stored and "Sample" not in stored
+    assert stored.count('"email": ["') == 2
+
+
 def test_a_calendly_cancel_is_recorded_never_sent(graph, lead, post_crm, work):
     answer = post_crm("calendly", _booking("calendly", "invitee_canceled_rescheduled__ignored.json")).get_json()
     assert answer["accepted"] == 0 and answer["skipped"][0]["reason"] == "booking_rescheduled"

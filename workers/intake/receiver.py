@@ -17,6 +17,7 @@ from workers.config import crmmap
 from workers.config.routing import Routes
 from workers.config.settings import Settings
 from workers.events import accuracy
+from workers.identity import userdata
 from workers.intake import forms, inbox
 from workers.sources import CRM_STAGES, FORM, LEAD_ADS, Source
 
@@ -55,7 +56,7 @@ def receive(
     parsed = source.parse(body, headers)
     processing = mapping["processing"].get(source.name)
     if source.kind == CRM_STAGES:
-        jobs, not_sent = crm_jobs(source, parsed["items"], mapping["crm"][source.name])
+        jobs, not_sent = crm_jobs(source, parsed["items"], mapping["crm"][source.name], settings.default_region)
         # A cancelled booking is answered as skipped, and recorded: `leadrelay ignored` shows it.
         not_sent += [item for item in parsed["skipped"] if item["reason"].startswith("booking_")]
         parsed["skipped"] = [item for item in parsed["skipped"] if not item["reason"].startswith("booking_")]
@@ -115,7 +116,9 @@ def lead_jobs(
     return jobs, held
 
 
-def crm_jobs(source: Source, items: list[dict], table: dict) -> tuple[list[tuple[str, dict]], list[dict]]:
+def crm_jobs(
+    source: Source, items: list[dict], table: dict, region: str = "US"
+) -> tuple[list[tuple[str, dict]], list[dict]]:
     """A CRM's stage changes to (event key, job argument), each with the stage its id is
     mapped to and its account's dataset; a stage id the table does not map is not sent,
     recorded with the id (crmmap.py)."""
@@ -130,8 +133,18 @@ def crm_jobs(source: Source, items: list[dict], table: dict) -> tuple[list[tuple
             not_sent.append({"reason": "unmapped_stage", "stage_id": item["stage_id"], "event_key": item["event_key"]})
             continue
         dataset = table["accounts"].get(item["account"])
+        if "person" in item:  # hashed on arrival, as form answers are: no raw email waits in Redis
+            item = {**item, "person": _hashed_person(item["person"], region)}
         jobs.append((source.lead_key(item), {**item, "stage": stage, **({"dataset": dataset} if dataset else {})}))
     return jobs, not_sent
+
+
+def _hashed_person(person: dict, region: str) -> dict:
+    """The person a booking or a signed body carried, as hashes only (the stage check takes
+    hashes as they are); names are not kept: a stage event matches by email and phone."""
+    hashed, _ = userdata.build({"em": person.get("email") or [], "ph": person.get("phone") or []}, region)
+    kept = {k: person.get(k) for k in ("value", "currency", "fbclid") if person.get(k) is not None}
+    return {"email": hashed.get("em", []), "phone": hashed.get("ph", []), **kept}
 
 
 def _from_fields(item: dict, fields: dict) -> dict:
