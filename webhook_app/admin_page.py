@@ -30,7 +30,7 @@ from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
 from workers.intake import receiver
 from workers.sources.signing import matches_any
-from workers.sweep import watch
+from workers.sweep import readiness, watch
 
 from . import charts, guard, tokenauth
 
@@ -179,7 +179,10 @@ def overview() -> dict:
     last = connection.hget(counters.HASH, counters.LAST_DELIVERED)
     recent = [e for e in counters.recent(connection) if chosen in (None, e.get("dataset", DEFAULT))]
     figures = accuracy.report(connection)
+    ready = readiness.report(connection, routes, settings, now)
     return {
+        "readiness": ready,
+        "funnel_charts": charts.funnel_charts(ready["datasets"]),
         "accuracy": figures,
         "charts": charts.page_charts(figures),
         "silent": accuracy.silent(connection),

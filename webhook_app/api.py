@@ -44,7 +44,13 @@ def stage_events():
         raise BodyTooLarge(f"at most {stageitems.MAX_ITEMS} stage changes per request", reason="too_many_items")
     try:
         results = stageitems.accept(
-            ext["redis"], ext["queue"], items, ext["stages"], ext["settings"].default_region, g.scope
+            ext["redis"],
+            ext["queue"],
+            items,
+            ext["stages"],
+            ext["settings"].default_region,
+            g.scope,
+            f"api:{g.scope.client.name}" if g.scope.client else "api",
         )
     except redis.RedisError:
         raise QueueUnavailable("queue unavailable; retry later") from None

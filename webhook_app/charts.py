@@ -1,11 +1,22 @@
-"""The admin page's small accuracy chart, drawn on the server as SVG shapes: per Page, per
-day of the last 7, three bars (received by webhook, recovered by the sweep, confirmed by
-Meta). No script and no outside resource, as the page's Content-Security-Policy wants."""
+"""The admin page's small charts, drawn on the server as SVG shapes: bars per day, a few
+series side by side. No script and no outside resource, as the page's
+Content-Security-Policy wants.
+
+Accuracy: per Page, per day of the last 7, received by webhook, recovered by the sweep,
+confirmed by Meta. Readiness: per dataset, per day of the last 30, the leads created that
+day and the stage events sent."""
 
 from __future__ import annotations
 
 SERIES = ("webhook", "recovered", "confirmed")
-COLOURS = {"webhook": "#4a7bd0", "recovered": "#e0a030", "confirmed": "#3a9a5a"}
+FUNNEL = ("leads", "stage_events")
+COLOURS = {
+    "webhook": "#4a7bd0",
+    "recovered": "#e0a030",
+    "confirmed": "#3a9a5a",
+    "leads": "#4a7bd0",
+    "stage_events": "#3a9a5a",
+}
 HEIGHT, BAR, GAP, DAY_GAP, LABELS = 80, 8, 1, 10, 14
 
 
@@ -17,35 +28,35 @@ def page_charts(rows: list[dict]) -> list[dict]:
         for total, day in zip(days, row["days"]):
             for series in SERIES:
                 total[series] += day[series]
-    return [_chart(page, days) for page, days in sorted(pages.items())]
+    return [{"page_id": page, **bars(days, SERIES)} for page, days in sorted(pages.items())]
 
 
-def _chart(page_id: str, days: list[dict]) -> dict:
-    top = max([1] + [d[s] for d in days for s in SERIES])
-    step = len(SERIES) * (BAR + GAP) + DAY_GAP
-    bars, labels = [], []
+def funnel_charts(datasets: list[dict]) -> list[dict]:
+    """One chart per dataset of the readiness report: its 30 days, leads and stage events."""
+    return [{"dataset": d["dataset"], **bars(d["by_day"], FUNNEL, bar=4, day_gap=3, label_every=5)} for d in datasets]
+
+
+def bars(days: list[dict], series: tuple[str, ...], bar=BAR, day_gap=DAY_GAP, label_every=1) -> dict:
+    """Days (dicts with `day` and a figure per series) as positioned bars and labels."""
+    top = max([1] + [d[s] for d in days for s in series])
+    step = len(series) * (bar + GAP) + day_gap
+    shapes, labels = [], []
     for i, day in enumerate(days):
         left = i * step
-        for j, series in enumerate(SERIES):
-            h = round(day[series] / top * HEIGHT, 1)
-            bars.append(
+        for j, name in enumerate(series):
+            h = round(day[name] / top * HEIGHT, 1)
+            shapes.append(
                 {
-                    "x": left + j * (BAR + GAP),
+                    "x": left + j * (bar + GAP),
                     "y": round(HEIGHT - h, 1),
-                    "w": BAR,
+                    "w": bar,
                     "h": h,
-                    "fill": COLOURS[series],
-                    "series": series,
+                    "fill": COLOURS[name],
+                    "series": name,
                     "day": day["day"],
-                    "title": f"{day['day']}: {day[series]} {series}",
+                    "title": f"{day['day']}: {day[name]} {name.replace('_', ' ')}",
                 }
             )
-        labels.append({"x": left, "text": day["day"][5:]})
-    return {
-        "page_id": page_id,
-        "width": len(days) * step,
-        "height": HEIGHT + LABELS,
-        "bars": bars,
-        "labels": labels,
-        "top": top,
-    }
+        if i % label_every == 0:
+            labels.append({"x": left, "text": day["day"][5:]})
+    return {"width": len(days) * step, "height": HEIGHT + LABELS, "bars": shapes, "labels": labels, "top": top}

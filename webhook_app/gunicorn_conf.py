@@ -77,7 +77,7 @@ def on_starting(server):
     earlier server would be added in)."""
     from workers.common import logs
     from workers.common.queues import connect
-    from workers.config import mappingfile
+    from workers.config import mappingfile, versions
     from workers.config.needed import WEB, ConfigError
     from workers.config.settings import load
     from workers.graphapi import capi
@@ -98,6 +98,7 @@ def on_starting(server):
         print(f"leadrelay: configuration error: {err}", file=sys.stderr)
         sys.exit(2)
     capi.warn_at_start(routes.datasets.values(), "web")
+    versions.warn_at_start(settings.api_version, "web")
     if not settings.trusted_proxies:  # throttling's address; the first forwarded request is said again (guard.py)
         logs.get("leadrelay.web").info(
             "client_address",

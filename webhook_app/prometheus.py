@@ -23,9 +23,9 @@ from workers.events import accuracy
 from workers.failures import deadletters
 from workers.graphapi.pauses import Pauses
 from workers.run import redissafety
-from workers.sweep import watch
+from workers.sweep import readiness, watch
 
-from . import tokenauth
+from . import readinessmetrics, tokenauth
 
 bp = Blueprint("metrics", __name__)
 
@@ -45,9 +45,10 @@ def _web_registry() -> CollectorRegistry:
 class RedisCollector:
     """The installation-wide figures: worker counters, queues, dead letters, pauses."""
 
-    def __init__(self, connection: redis.Redis, queue):
+    def __init__(self, connection: redis.Redis, queue, routes, settings):
         self.connection = connection
         self.queue = queue
+        self.routes, self.settings = routes, settings
 
     def collect(self):
         up = GaugeMetricFamily(
@@ -108,6 +109,7 @@ class RedisCollector:
         yield paused
         yield from _watched(watch.read(self.connection) or {})
         yield from _accuracy(self.connection)
+        yield from readinessmetrics.families(readiness.report(self.connection, self.routes, self.settings), values)
 
 
 def _watched(found: dict):
@@ -188,15 +190,8 @@ def _coverage(values: dict) -> GaugeMetricFamily:
 
 def _graph_latency(values: dict) -> HistogramMetricFamily:
     out = HistogramMetricFamily(counters.GRAPH.name, counters.GRAPH.doc, labels=counters.GRAPH.labels)
-    series: dict[tuple, dict[str, float]] = {}
-    for (operation, outcome, bucket), value in _rows(values, counters.GRAPH.name):
-        series.setdefault((operation, outcome), {})[bucket] = value
-    for labels, counts in sorted(series.items()):
-        cumulative, buckets = 0.0, []
-        for bound in counters.GRAPH_BUCKETS:
-            cumulative += counts.get(str(bound), 0)
-            buckets.append(("+Inf" if bound == float("inf") else str(bound), cumulative))
-        out.add_metric(list(labels), buckets, counts.get("sum", 0.0))
+    for labels in sorted({key[:2] for key, _ in _rows(values, counters.GRAPH.name)}):
+        out.add_metric(list(labels), *counters.cumulative(values, counters.GRAPH, labels, counters.GRAPH_BUCKETS))
     return out
 
 
@@ -230,7 +225,7 @@ def scrape():
     if ext["settings"].metrics_token:
         tokenauth.check(ext["settings"].metrics_token, "LEADRELAY_METRICS_TOKEN", "metrics")
     stored_registry = CollectorRegistry(auto_describe=False)
-    stored_registry.register(RedisCollector(ext["redis"], ext["queue"]))
+    stored_registry.register(RedisCollector(ext["redis"], ext["queue"], ext["routes"], ext["settings"]))
     return Response(
         generate_latest(_web_registry()) + generate_latest(stored_registry), content_type=CONTENT_TYPE_LATEST
     )

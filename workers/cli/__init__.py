@@ -6,6 +6,7 @@ sent.py      dry-run, coverage
 imports.py   import-stages, reconcile
 samples.py   send-test
 accounting.py  accuracy, sweep
+readiness.py   readiness
 crm.py       crm-stages
 common.py    settings and mapping checked, the running queue, progress, filters
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import click
 
-from workers.cli import accounting, crm, failures, imports, samples, sent, service
+from workers.cli import accounting, crm, failures, imports, readiness, samples, sent, service
 from workers.config import environment
 
 
@@ -50,6 +51,7 @@ for command in (
     samples.send_test,
     accounting.accuracy,
     accounting.sweep,
+    readiness.readiness,
     crm.crm_stages,
 ):
     main.add_command(command)

@@ -39,7 +39,7 @@ def import_stages(path: str, client: str | None):
     with click.progressbar(length=len(rows), label="importing", file=sys.stderr) as bar:
         for start in range(0, len(rows), stageitems.MAX_ITEMS):
             chunk = rows[start : start + stageitems.MAX_ITEMS]
-            for result in stageitems.accept(connection, q, chunk, stage_map, settings.default_region, scope):
+            for result in stageitems.accept(connection, q, chunk, stage_map, settings.default_region, scope, "sheet"):
                 results.append({**result, "row": start + result["index"] + 2})  # +2: header, 1-based
             bar.update(len(chunk))
     for result in results:

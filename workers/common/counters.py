@@ -73,13 +73,29 @@ def count(conn: redis.Redis, family: Family, *labels: str, by: int = 1) -> None:
     conn.hincrby(HASH, _field(family, *labels), by)
 
 
+def observe(conn, family: Family, labels: tuple[str, ...], value: float, buckets: tuple[float, ...]) -> None:
+    """One observation of a histogram: its bucket (cumulated at scrape) and the sum; the
+    bucket is the family's last label."""
+    bucket = next(b for b in buckets if value <= b)
+    conn.hincrby(HASH, _field(family, *labels, str(bucket)), 1)
+    conn.hincrbyfloat(HASH, _field(family, *labels, "sum"), value)
+
+
+def cumulative(values: dict[tuple, float], family: Family, labels: tuple[str, ...], buckets: tuple[float, ...]):
+    """A histogram's series as Prometheus wants it from what `observe` stored: ([(le,
+    cumulative count)], sum). `values` is read()."""
+    total, out = 0.0, []
+    for bound in buckets:
+        total += values.get((family.name, *labels, str(bound)), 0)
+        out.append(("+Inf" if bound == float("inf") else str(bound), total))
+    return out, values.get((family.name, *labels, "sum"), 0.0)
+
+
 def observe_graph(connection: redis.Redis, operation: str, outcome: str, seconds: float) -> None:
-    """One Graph call's latency: its bucket (cumulated at scrape), the sum."""
-    bucket = next(b for b in GRAPH_BUCKETS if seconds <= b)
+    """One Graph call's latency."""
     try:
         with connection.pipeline(transaction=False) as pipe:
-            pipe.hincrby(HASH, _field(GRAPH, operation, outcome, str(bucket)), 1)
-            pipe.hincrbyfloat(HASH, _field(GRAPH, operation, outcome, "sum"), seconds)
+            observe(pipe, GRAPH, (operation, outcome), seconds, GRAPH_BUCKETS)
             pipe.execute()
     except redis.RedisError:
         pass  # a lost figure must never fail a delivery; Redis trouble shows elsewhere

@@ -60,6 +60,7 @@ class Settings:
     body_timeout_seconds: float = 10.0  # a request body must have arrived whole by then (408)
     token_warn_days: int = 7  # a token that expires sooner is a problem (doctor, the watch)
     watch_seconds: int = 21600  # how often a worker checks tokens and Page subscriptions (0: never)
+    source_silent_hours: float = 48.0  # a stage source silent this long while leads come is flagged
     # CRM sources (HubSpot, Pipedrive): the token each reads people back with, and its API's
     # address (the vendor's, or the sandbox's stand-in), by source name.
     crm_tokens: Mapping[str, str] = field(default_factory=dict)
@@ -261,6 +262,7 @@ def load(
         public_url=checked(public_url),
         token_warn_days=number("LEADRELAY_TOKEN_WARN_DAYS", 7, minimum=0),
         watch_seconds=number("LEADRELAY_WATCH_SECONDS", 21600, minimum=0),
+        source_silent_hours=number("LEADRELAY_SOURCE_SILENT_HOURS", 48.0, kind=float, minimum=1),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}

@@ -78,14 +78,14 @@ def stage_item(change: dict, person: dict) -> dict:
 
 
 def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> Counter:
-    """Check and queue each change read back (one stage-events job per dataset); what is
+    """Check and queue each change read back (one stage-events job per dataset and source); what is
     refused is recorded with its reason for `leadrelay ignored`. Outcomes counted."""
     outcomes: Counter = Counter()
-    by_dataset: dict[str | None, list[Lead]] = {}
+    by_dataset: dict[tuple[str | None, str], list[Lead]] = {}
     for lead in leads:
         if lead.job_id in people:
-            by_dataset.setdefault(lead.args.get("dataset"), []).append(lead)
-    for dataset, ready in by_dataset.items():
+            by_dataset.setdefault((lead.args.get("dataset"), lead.source), []).append(lead)
+    for (dataset, source), ready in by_dataset.items():
         # An account routed to a dataset matches only that dataset's leads: one client's
         # CRM never reaches another client's lead that shares an email.
         scope = (
@@ -98,6 +98,7 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
             ctx.stages or StageMap(),
             ctx.settings.default_region,
             scope or stageitems.Scope(ctx.routes),
+            source,
         )
         _record_refused(ctx, ready, results)
         outcomes.update(f"stage_{result['status']}" for result in results)

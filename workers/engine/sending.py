@@ -42,7 +42,7 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
         while stack:
             part = stack.pop()
             try:
-                capi.deliver(graph, connection, settings, [event for event, _ in part], dataset)
+                capi.deliver(graph, connection, settings, [event for event, _ in part], dataset, _lead_times(part))
                 delivered += len(part)
             except JobError as err:
                 if err.reason not in (INVALID, EXPIRED):
@@ -53,6 +53,16 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
                     middle = len(part) // 2
                     stack += [part[middle:], part[:middle]]
     return delivered, isolated
+
+
+def _lead_times(pairs: list[tuple[dict, object]]) -> dict:
+    """A stage event's id -> its lead's creation time, for the funnel's counts (a drain's
+    items are its leads, whose Lead events carry that time themselves)."""
+    return {
+        event["event_id"]: item["lead_time"]
+        for event, item in pairs
+        if isinstance(item, dict) and item.get("lead_time")
+    }
 
 
 def dead_letter_one(connection: redis.Redis, parent: Job | None, item: dict, err: JobError, job_function: str):

@@ -13,6 +13,7 @@ from workers.common.policy import TRANSIENT, JobError
 from workers.common.queues import redis_key
 from workers.config.routing import Dataset
 from workers.config.settings import Settings
+from workers.events import funnel
 from workers.events.conversions import validate
 from workers.graphapi.graph import Graph
 
@@ -65,29 +66,37 @@ def confirmed_many(connection: redis.Redis, event_ids: list[str | None]) -> list
         return [bool(found) and bool(event_id) for found, event_id in zip(pipe.execute(), event_ids)]
 
 
-def deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict], dataset: Dataset) -> dict:
+def deliver(
+    graph: Graph,
+    connection: redis.Redis,
+    settings: Settings,
+    events: list[dict],
+    dataset: Dataset,
+    lead_times: dict | None = None,
+) -> dict:
     """Send events to the dataset with its token; in dry-run (a dataset without a CAPI
     token), keep them for inspection instead.
 
     Delivered means HTTP 200 with `events_received` equal to the events sent; then
-    each event_id goes into the confirmed ledger.
+    each event_id goes into the confirmed ledger, and the events into the funnel's counts
+    (`lead_times`: a stage event's id -> its lead's creation time, funnel.py).
 
     Raises:
         JobError: an event Meta would refuse (invalid, before any call), a
             classified Graph failure, or a short count (transient).
     """
     try:
-        return _deliver(graph, connection, settings, events, dataset)
+        return _deliver(graph, connection, settings, events, dataset, lead_times)
     except JobError as err:
         _count_failed(connection, events, err.reason, dataset.name)
         raise
 
 
-def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: list[dict], dataset: Dataset) -> dict:
+def _deliver(graph, connection, settings, events: list[dict], dataset: Dataset, lead_times: dict | None) -> dict:
     for event in events:
         validate(event)
     if dataset.dry_run:
-        keep_dry_run(connection, settings, events, dataset)
+        keep_dry_run(connection, settings, events, dataset, lead_times)
         return {"outcome": "dry_run", "events": len(events)}
     body: dict = {"data": events, "partner_agent": PARTNER_AGENT}
     if dataset.test_event_code:
@@ -109,6 +118,7 @@ def _deliver(graph: Graph, connection: redis.Redis, settings: Settings, events: 
                 redis_key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL
             )
         counters.record_sent(pipe, events, "delivered", dataset.name)
+        funnel.record(pipe, events, dataset.name, time.time(), lead_times)
         pipe.execute()
     return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}
 
@@ -122,7 +132,7 @@ def _count_failed(connection: redis.Redis, events: list[dict], reason: str, data
         pass  # the delivery error is what matters; it is raised either way
 
 
-def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict], dataset: Dataset) -> None:
+def keep_dry_run(connection, settings: Settings, events: list[dict], dataset: Dataset, lead_times=None) -> None:
     kept_at = int(time.time())
     with connection.pipeline() as pipe:
         for event in events:
@@ -132,6 +142,7 @@ def keep_dry_run(connection: redis.Redis, settings: Settings, events: list[dict]
             )
         pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
         counters.record_sent(pipe, events, "dry_run", dataset.name)
+        funnel.record(pipe, events, dataset.name, kept_at, lead_times)
         pipe.execute()
 
 

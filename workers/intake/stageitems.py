@@ -19,7 +19,7 @@ from workers.common.queues import redis_key
 from workers.config import ldu
 from workers.config.routing import DEFAULT, Client, Routes, dataset_of
 from workers.config.stagemap import StageMap
-from workers.events import conversions, profiles
+from workers.events import conversions, profiles, stagelag
 from workers.graphapi import capi
 from workers.identity import browserids, userdata
 from workers.intake import receiver
@@ -211,6 +211,7 @@ def check(
         "lead_event_source": (source_name or "").strip() or scope.routes.datasets[route["dataset"]].lead_event_source,
         "route": route,
         "lead_first": lead_first,
+        "lead_time": profile["created_time"] if profile else None,  # the funnel's days to this stage
         "stage": stage,
         "processing": stage_map.processing if processing is None else processing,
     }
@@ -225,10 +226,19 @@ def release(connection: redis.Redis, checked: dict) -> None:
     connection.delete(redis_key("stage", checked["event_id"]))
 
 
-def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, region: str, scope: Scope) -> list[dict]:
+def accept(
+    connection: redis.Redis,
+    queue,
+    items: list,
+    stage_map: StageMap,
+    region: str,
+    scope: Scope,
+    source: str = "api",
+) -> list[dict]:
     """Check, claim and queue a list of stage changes; one result per item, in order.
 
-    Accepted items go out together in one job (sent many per Conversions API request).
+    Accepted items go out together in one job (sent many per Conversions API request);
+    `source` names who posted them, for the stage lag (stagelag.py).
 
     Raises:
         redis.RedisError: Redis failed; nothing was queued and no stage stays claimed (so
@@ -240,6 +250,9 @@ def accept(connection: redis.Redis, queue, items: list, stage_map: StageMap, reg
         for index, item in enumerate(items):
             results.append(_accept_one(connection, index, item, stage_map, region, scope, now, accepted, recorded))
         receiver.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
+        with connection.pipeline(transaction=False) as pipe:  # how late `source` posts (stagelag.py)
+            stagelag.record(pipe, source, items, results, now)
+            pipe.execute()
         if accepted:
             queue.enqueue(
                 jobnames.SEND_STAGE_EVENTS,

@@ -3,25 +3,20 @@ failure; and `leadrelay subscribe`: install the app on a Page for `leadgen`."""
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 
 import redis
 
 from workers.common.policy import JobError
-from workers.config import mappingfile
+from workers.config import mappingfile, versions
 from workers.config.needed import WEB, WHERE, WORKER, ConfigError
 from workers.config.routing import ANY_PAGE, Dataset, Page
-from workers.config.settings import Settings, load
+from workers.config.settings import DEFAULT_API_VERSION, Settings, load
 from workers.graphapi.graph import Graph
 from workers.run import redissafety
 
 REQUIRED_PERMISSION = "leads_retrieval"
-# Marketing API versions (lead reads fall under them) expire about a year after release;
-# the oldest still served, per Meta's Graph API version list
-# (developers.facebook.com/docs/graph-api/changelog/versions), is v25.0 (v24.0 ended 2026-10-06).
-OLDEST_SUPPORTED = (25, 0)
 
 
 @dataclass
@@ -66,13 +61,14 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
         )
     if settings.redis_url:
         checks.extend(_redis_checks(settings.redis_url))
-    version = tuple(int(n) for n in re.findall(r"\d+", settings.api_version))
+    version = versions.horizon(settings.api_version)
     checks.append(
         Check(
             "api version",
-            version >= OLDEST_SUPPORTED,
-            settings.api_version,
-            "set META_API_VERSION to a current version (v26.0)",
+            not version.warn,
+            version.say(),
+            f"set META_API_VERSION to a current version ({DEFAULT_API_VERSION}), test with "
+            f"`leadrelay send-test meta`, then restart: every request to Meta uses it",
         )
     )
     if routes is None:

@@ -16,6 +16,7 @@ from workers import jobs
 from workers.common import clock, logs
 from workers.common.policy import JobError, Paused
 from workers.common.queues import SERIALIZER, connect, queue
+from workers.config import versions
 from workers.config.settings import Settings
 from workers.engine import recovery
 from workers.failures import retention
@@ -156,6 +157,7 @@ def _work(settings: Settings, burst: bool) -> bool:
     worker.settings = settings
     ctx = jobs.install(settings)  # the jobs this process runs use these settings, read once
     capi.warn_at_start(ctx.routes.datasets.values(), "worker")
+    versions.warn_at_start(settings.api_version, "worker")
     sweeper.schedule(q, settings.sweep_seconds)  # one job per time slot, whoever schedules it
     watch.schedule(q, settings.watch_seconds)
     swept = recovery.recover(connection, q)

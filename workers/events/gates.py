@@ -1,0 +1,131 @@
+"""Meta's Conversion Leads gates, judged on a dataset's figures (funnel.py): each with the
+figure, the threshold, pass or fail, and what to do when it fails.
+
+Events Manager's "verify your data" steps ask for about 200 leads a month, Lead Coverage
+of at least 60%, at least two stages including the raw lead, an optimisation stage that
+1-40% of leads reach within 28 days, and uploads at least daily.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from workers.events import conversions, funnel
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str  # a stable id: series labels, --json
+    title: str
+    value: float | None  # the figure as a number (series); None: nothing to judge yet
+    figure: str  # the figure as a person reads it
+    threshold: str
+    passed: bool
+    fix: str | None  # what to do, when it fails
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def judge(figures: funnel.Figures, coverage: tuple[int, int] | None, now: float) -> list[Gate]:
+    """Every gate for one dataset; `coverage` is (confirmed, known) Lead Ads leads of the
+    accuracy window (None: no Lead Ads lead known there)."""
+    return [
+        _leads(figures),
+        _coverage(coverage),
+        _stages(figures),
+        _optimisation(figures),
+        _upload(figures, now),
+    ]
+
+
+def _leads(figures: funnel.Figures) -> Gate:
+    return Gate(
+        "leads_30d",
+        "Lead Ads leads, last 30 days",
+        figures.leads,
+        str(figures.leads),
+        f">= {funnel.MIN_LEADS}",
+        figures.leads >= funnel.MIN_LEADS,
+        None
+        if figures.leads >= funnel.MIN_LEADS
+        else "Meta optimises for a stage from about 200 leads a month on one dataset: raise the "
+        "campaign's budget, or route the forms of one funnel to one dataset (docs/configuration.md)",
+    )
+
+
+def _coverage(coverage: tuple[int, int] | None) -> Gate:
+    done, known = coverage or (0, 0)
+    share = done / known if known else None
+    passed = share is not None and share >= funnel.MIN_COVERAGE
+    return Gate(
+        "lead_coverage",
+        "Lead Coverage, last 7 days",
+        round(share, 4) if share is not None else None,
+        f"{share:.1%} ({done} of {known})" if share is not None else "no Lead Ads lead known",
+        f">= {funnel.MIN_COVERAGE:.0%}",
+        passed,
+        None
+        if passed
+        else "leads Meta holds reached it without their Lead event: `leadrelay accuracy` shows where they "
+        "stopped, `leadrelay dead-letters list` what failed (replay it), and a webhook_silent Page needs "
+        "`leadrelay subscribe`",
+    )
+
+
+def _stages(figures: funnel.Figures) -> Gate:
+    seen = figures.stages_seen
+    passed = conversions.LEAD in seen and len(seen) >= 2
+    return Gate(
+        "funnel_stages",
+        "Funnel stages sent, last 28 days",
+        len(seen),
+        ", ".join(seen) or "none",
+        ">= 2, including Lead (3 or more recommended)",
+        passed,
+        None
+        if passed
+        else "send the raw lead (Lead) and at least one later stage for Lead Ads leads: map your CRM's "
+        "stages (docs/stages.md) or post them to /api/stage-events",
+    )
+
+
+def _optimisation(figures: funnel.Figures) -> Gate:
+    fitting = [s for s in figures.stages if s.in_range]
+    best = max(fitting or figures.stages, key=lambda s: (s.in_range, s.reached), default=None)
+    return Gate(
+        "optimisation_stage",
+        "A stage 1-40% of leads reach within 28 days",
+        best.share if best else None,
+        f"{best.event_name} {best.share:.1%}" if best and best.share is not None else "no stage reached",
+        "1% to 40%",
+        bool(fitting),
+        None
+        if fitting
+        else "optimise for a stage between the raw lead and the sale: under 1% is too rare for Meta to "
+        "learn from, over 40% tells it little more than Lead; send the stage in between (QualifiedLead, "
+        "Schedule)",
+    )
+
+
+def _upload(figures: funnel.Figures, now: float) -> Gate:
+    hours = (now - figures.last_upload) / 3600 if figures.last_upload else None
+    passed = hours is not None and hours <= funnel.UPLOAD_HOURS
+    return Gate(
+        "daily_upload",
+        "Last upload",
+        round(hours * 3600) if hours is not None else None,
+        _ago(hours) if hours is not None else "never",
+        f"within {funnel.UPLOAD_HOURS} h",
+        passed,
+        None
+        if passed
+        else "Meta wants uploads at least daily: check that a worker runs (`leadrelay doctor`, the admin "
+        "page's queue) and that leads still arrive",
+    )
+
+
+def _ago(hours: float) -> str:
+    if hours < 1:
+        return f"{max(0, round(hours * 60))} min ago"
+    return f"{hours:.1f} h ago" if hours < 48 else f"{hours / 24:.1f} days ago"

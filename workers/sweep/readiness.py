@@ -1,0 +1,94 @@
+"""The readiness report: what `leadrelay readiness`, the admin page and /metrics show.
+
+Before Meta optimises for a funnel stage it checks figures nobody shows in advance, and
+the things that stop leads without a word (a token ending, a Page unsubscribed, a CRM
+that stopped posting, an API version Meta retires) show only when it is too late. One
+report holds them all, per dataset: Meta's gates with their figures (events/gates.py,
+from the funnel's counters), what the scheduled watch last found (watch.py), how late
+each stage source posts and which fell silent (events/stagelag.py), and the Graph API
+version's horizon (config/versions.py). It reads counters only, never the leads.
+"""
+
+from __future__ import annotations
+
+import time
+
+from workers.common import counters
+from workers.config import versions
+from workers.config.routing import Routes
+from workers.events import accuracy, funnel, gates, stagelag
+from workers.sweep import watch
+
+
+def report(connection, routes: Routes, settings, now: float | None = None) -> dict:
+    now = time.time() if now is None else now
+    names = sorted(routes.datasets)
+    figures = funnel.read(connection, names, now)
+    covered = funnel.coverage(accuracy.report(connection, now=now), lambda page, form: _dataset(routes, page, form))
+    found = watch.read(connection) or {}
+    version = versions.horizon(settings.api_version)
+    out = {
+        "checked_at": int(now),
+        "datasets": [_dataset_report(routes, figures[name], covered.get(name), now) for name in names],
+        "watched_at": found.get("checked_at"),
+        "tokens": found.get("tokens", []),
+        "pages": found.get("pages", []),
+        "watch_problems": watch.problems(found),
+        "sources": stagelag.report(connection, counters.read(connection), settings.source_silent_hours, now),
+        "api_version": {
+            "version": version.version,
+            "ends": version.ends.isoformat() if version.ends else None,
+            "days_left": version.days_left,
+            "warn": version.warn,
+            "said": version.say(),
+        },
+    }
+    out["problems"] = problems(out)
+    return out
+
+
+def _dataset(routes: Routes, page: str, form: str) -> str | None:
+    route, _ = routes.lead(page, form)
+    return route["dataset"] if route else None
+
+
+def _dataset_report(routes: Routes, figures: funnel.Figures, coverage, now: float) -> dict:
+    dataset = routes.datasets[figures.dataset]
+    judged = gates.judge(figures, coverage, now)
+    return {
+        "dataset": figures.dataset,
+        "id": dataset.id,
+        "dry_run": dataset.dry_run,
+        "ready": all(gate.passed for gate in judged),
+        "gates": [gate.as_dict() for gate in judged],
+        "stages": [
+            {
+                "event_name": stage.event_name,
+                "reached": stage.reached,
+                "share": stage.share,
+                "median_days": stage.median_days,
+                "later": stage.later,
+                "in_range": stage.in_range,
+            }
+            for stage in figures.stages
+        ],
+        "by_day": [{"day": on, "leads": leads, "stage_events": staged} for on, leads, staged in figures.by_day],
+    }
+
+
+def problems(report_: dict) -> list[str]:
+    """One line per thing a person must act on, with what to do."""
+    lines = []
+    for dataset in report_["datasets"]:
+        for gate in dataset["gates"]:
+            if not gate["passed"]:
+                lines.append(f"{dataset['dataset']}: {gate['title']} is {gate['figure']} (needs {gate['threshold']})")
+    lines += [f"{found['what']}: {found['fix']}" for found in report_["watch_problems"]]
+    lines += [
+        f"source {s['source']}: silent for {s['quiet_hours']} h while leads keep coming: {s['fix']}"
+        for s in report_["sources"]
+        if s["silent"]
+    ]
+    if report_["api_version"]["warn"]:
+        lines.append(f"api version {report_['api_version']['said']}: set META_API_VERSION to a current version")
+    return lines
