@@ -216,3 +216,42 @@ def test_check_config_names_the_bad_mapping_entry(tmp_path):
     assert out.returncode == 1 and "forms.tally.wMq.region" in out.stderr and "Traceback" not in out.stderr
     missing = cli({**env, "LEADRELAY_CONFIG": str(tmp_path / "nope.toml")}, tmp_path, "check-config")
     assert missing.returncode == 1 and "cannot read it" in missing.stderr
+
+
+def test_the_readiness_scenario_shows_each_gate_the_token_the_page_and_the_silent_source(tmp_path):
+    """`send-test readiness`: a month of a sample funnel (300 leads, two stages, a token
+    ending in 5 days, an unsubscribed Page, Pipedrive silent for 3 days)."""
+    env = nothing_set(tmp_path)
+    service = Service(env, tmp_path, free_port())
+    try:
+        service.banner()
+        sent = cli(env, tmp_path, "send-test", "readiness")
+        assert sent.returncode == 0, sent.stderr
+        made = json.loads(sent.stdout.splitlines()[0])
+        assert made["leads"] == 300 and made["sent_live"] > 0 and made["stages_live"] > 0
+        shown = cli(env, tmp_path, "readiness")
+        assert shown.returncode == 1  # the token, the Page and Pipedrive need someone
+        found = json.loads(cli(env, tmp_path, "readiness", "--json").stdout)
+        [dataset] = found["datasets"]
+        assert all(gate["passed"] for gate in dataset["gates"]), dataset["gates"]
+        gates = {gate["name"]: gate for gate in dataset["gates"]}
+        assert 250 <= gates["leads_30d"]["value"] <= 300
+        assert gates["funnel_stages"]["figure"] == "Lead, QualifiedLead, Schedule"
+        assert [token["days_left"] for token in found["tokens"]] == [5.0]
+        assert [page["subscribed"] for page in found["pages"]] == [False]
+        assert {s["source"]: s["silent"] for s in found["sources"]} == {"api": False, "pipedrive": True}
+        for line in (
+            "[FAIL] META_PAGE_ACCESS_TOKEN           5.0 days left",
+            f"[FAIL] page {sandbox.PAGE_ID}",
+            "pipedrive stopped posting",
+            "[ok]   Lead Coverage, last 7 days",
+        ):
+            assert line in shown.stdout, shown.stdout
+        admin = requests.Session()
+        token = sandbox.read(sandbox_dir(tmp_path))["LEADRELAY_ADMIN_TOKEN"]
+        admin.post(f"{service.base}/admin/login", data={"token": token})
+        page = admin.get(f"{service.base}/admin").text
+        assert 'data-verdict="optimisation_stage">pass' in page and 'data-source="pipedrive"' in page
+        assert "ends in 5.0 days" in page and f"leadrelay subscribe --page-id {sandbox.PAGE_ID}" in page
+    finally:
+        assert service.stop() == 0

@@ -3,9 +3,11 @@ retries, dead letters, queue depth and age, Graph latency, paused tokens)."""
 
 import json
 import re
+import shutil
 import subprocess
 import time
 
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from helpers import (
@@ -266,8 +268,17 @@ def test_metrics_carry_no_personal_data_or_secrets(client, graph, post_meta, wor
         assert raw.lower() not in text
 
 
-def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta, work, redis_conn):
+def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta, work, redis_conn, monkeypatch):
     """docs/prometheus-alerts.yml must not drift from what /metrics serves."""
+    monkeypatch.setenv("META_API_VERSION", "v25.0")  # an end announced: its days left are served
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", "crm-token")
+    client = create_app().test_client()
+    answer = client.post(
+        "/api/v1/stage-events",
+        headers={"Authorization": "Bearer crm-token"},
+        json={"email": "ana@example.com", "stage": "QualifiedLead", "occurred_at": int(time.time())},
+    )
+    assert answer.status_code == 202  # a stage source: its lag, edge, lateness and silence are served
     graph.add_lead(LEAD)
     graph.add_lead("1234567890123457")
     post_meta(leadgen_body(LEAD, created_time=int(time.time())))
@@ -284,6 +295,21 @@ def test_every_series_the_alerting_example_uses_exists(client, graph, post_meta,
     rules = (ROOT / "docs" / "prometheus-alerts.yml").read_text()
     used = set(re.findall(r"\bleadrelay_[a-z_]+", rules))
     assert used and used <= served, used - served
+
+
+def test_every_alert_rule_parses_and_says_what_it_means_and_what_to_do():
+    """The rules file is YAML Prometheus can load; each rule has a summary and a runbook."""
+    path = ROOT / "docs" / "prometheus-alerts.yml"
+    [group] = yaml.safe_load(path.read_text())["groups"]
+    names = [rule["alert"] for rule in group["rules"]]
+    assert len(names) == len(set(names)) >= 20
+    for rule in group["rules"]:
+        assert rule["expr"].strip() and rule["labels"]["severity"] in ("page", "ticket", "warn"), rule["alert"]
+        assert {"summary", "runbook"} <= set(rule.get("annotations", {})), rule["alert"]
+    promtool = shutil.which("promtool")
+    if promtool:  # Prometheus's own check, where it is installed
+        checked = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_a_running_worker_is_counted(client, env):

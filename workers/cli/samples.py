@@ -23,7 +23,9 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 @click.command("send-test", short_help="Send a signed sample to the running service.")
 @click.argument(
     "what",
-    type=click.Choice(["meta", "typeform", "tally", "stages", "hubspot", "pipedrive", "calendly", "calcom", "signed"]),
+    type=click.Choice(
+        ["meta", "typeform", "tally", "stages", "hubspot", "pipedrive", "calendly", "calcom", "signed", "readiness"]
+    ),
 )
 @click.option(
     "--fail", type=LazyChoice(_failures), help="Sandbox, meta: make the lead fail this way (see README, The sandbox)."
@@ -41,7 +43,8 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     Purchase for the last sample lead, through the stage API. hubspot, pipedrive
     (sandbox): that lead's deal moved in the CRM, as the CRM's signed webhook.
     calendly, calcom (sandbox): that lead books a meeting. signed (sandbox): a
-    Standard Webhooks POST moves that lead to StartTrial.
+    Standard Webhooks POST moves that lead to StartTrial. readiness (sandbox): a
+    month of a sample funnel, then `leadrelay readiness` shows Meta's gates.
     """
     import requests
 
@@ -55,7 +58,14 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     if fail and (what != "meta" or not settings.sandbox):
         raise click.UsageError("--fail works with `send-test meta` in the sandbox (no Meta settings set)")
     try:
-        if what == "meta" and not settings.sandbox:
+        if what == "readiness":
+            if not settings.sandbox:
+                raise click.UsageError("send-test readiness is the sandbox's: live, `leadrelay readiness` shows yours")
+            from workers.run import scenario
+
+            connection, q = running_queue()
+            result = scenario.run(settings, web, connection, q)
+        elif what == "meta" and not settings.sandbox:
             if not form_id:
                 raise click.UsageError("with a real Meta app, give --form-id: Meta's test lead is made on that form")
             result = sendtest.meta_test_lead(settings, form_id)
@@ -81,6 +91,8 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
         raise click.ClickException(
             f"nothing answers at {web} (or at the Graph stand-in): is `make run` running? (--url names another address)"
         ) from None
+    except TimeoutError as err:
+        raise click.ClickException(str(err)) from None
     except JobError as err:
         raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail})") from None
     # What was made first (a real Meta app's test lead exists now, whatever happens next);

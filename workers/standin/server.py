@@ -8,7 +8,8 @@ scripts import it; `python -m workers.standin.server --port 8765 --any-lead` run
 It answers HubSpot's and Pipedrive's read APIs too (crm.py). Beyond those paths it has
 one of its own, for `leadrelay send-test`:
 `POST /_standin/leads {"field_data", "created_time", "fail"}` adds a lead and says how
-its reads must fail (`FAILURES`).
+its reads must fail (`FAILURES`); `POST /_standin/scenario {"leads", "token_expires",
+"unsubscribed"}` scripts the readiness scenario (workers/run/scenario.py).
 """
 
 from __future__ import annotations
@@ -71,6 +72,15 @@ class GraphStandin(LeadAds, CrmStandin):
         {"hold": threading.Event()} (answer once the test sets it)."""
         for _ in range(times):
             self.script.append((on, action))
+
+    def script_scenario(self, leads=(), token_expires=None, unsubscribed=()) -> dict:
+        """`send-test readiness`: leads to read, when tokens end, Pages without leadgen."""
+        for lead in leads:
+            fields = [{"name": "email", "values": [lead["email"]]}] if lead.get("email") else None
+            self.add_lead(str(lead["id"]), field_data=fields, created_time=int(lead["created_time"]))
+        self.token_expiry.update({token: int(at) for token, at in (token_expires or {}).items()})
+        self.subscribed_pages.difference_update(str(page) for page in unsubscribed)
+        return {"leads": len(leads), "tokens": len(token_expires or {}), "unsubscribed": len(unsubscribed)}
 
     def _chaos(self) -> dict | None:
         with self.lock:
@@ -144,6 +154,8 @@ class GraphStandin(LeadAds, CrmStandin):
             kind = crm
         elif parts[:2] == ["_standin", "leads"]:
             kind = "standin"
+        elif parts[:2] == ["_standin", "scenario"]:
+            kind = "scenario"
         elif parts[-1:] == ["test_leads"]:
             kind = "test_leads"
         elif method == "DELETE":
@@ -226,6 +238,8 @@ class GraphStandin(LeadAds, CrmStandin):
             if body.get("fail") not in (None, *FAILURES):
                 return self._reply(handler, 400, {"error": {"message": f"fail: one of {sorted(FAILURES)}"}})
             return self._reply(handler, 200, self.add_failing_lead(**body))
+        if kind == "scenario":
+            return self._reply(handler, 200, self.script_scenario(**(record["body"] or {})))
         if kind == "test_leads":
             return self._test_leads(handler, method, parts[-2], record)
         if kind == "delete":
