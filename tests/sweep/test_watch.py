@@ -59,3 +59,28 @@ def test_the_watch_is_scheduled_once_per_slot_and_not_at_all_when_off(redis_conn
     first = watch.schedule(q, 3600, now=1_800_000_000)
     assert first == watch.schedule(q, 3600, now=1_800_000_100) and len(q.scheduled_job_registry) == 1
     assert watch.schedule(q, 0) is None
+
+
+def test_a_token_meta_refuses_is_named_with_its_fix(graph, post_meta, work, redis_conn):
+    graph.add_lead("8900000000000004")
+    post_meta(leadgen_body("8900000000000004", created_time=int(time.time())))
+    work()
+    graph.subscribed_pages.add("111")
+    graph.revoked.add(PAGE_TOKEN)  # a password change, a removed admin: Meta refuses the token (190)
+    watch.run(jobs.context())
+    [problem] = watch.problems(watch.read(redis_conn))
+    assert (problem["event"], problem["token"]) == ("token_invalid", "META_PAGE_ACCESS_TOKEN")
+    assert "issue a new (system-user) token and set META_PAGE_ACCESS_TOKEN" in problem["fix"]
+
+
+def test_a_page_its_token_was_not_granted_is_named_with_its_fix(agency, graph, redis_conn):
+    from helpers import PAGES
+
+    graph.subscribed_pages.update(PAGES)
+    graph.page_tokens[PAGES["202"][1]].discard("202")  # re-authorised without Brand B's Page selected
+    watch.run(jobs.context())
+    found = watch.read(redis_conn)
+    assert {p["page"]: p["reached"] for p in found["pages"]} == {"101": True, "202": False, "303": True}  # the file's
+    [problem] = watch.problems(found)
+    assert (problem["event"], problem["page"], problem["token"]) == ("page_unreachable", "202", "BRANDB_PAGE_TOKEN")
+    assert "not granted leads_retrieval on this Page" in problem["fix"]

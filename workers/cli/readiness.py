@@ -68,10 +68,14 @@ def render(found: dict) -> list[str]:
         lines.append("  not checked yet: a worker checks every LEADRELAY_WATCH_SECONDS; `leadrelay doctor` checks now")
     for token in found["tokens"]:
         left = "never ends" if token.get("days_left") is None else f"{token['days_left']} days left"
-        lines.append(f"  {'[FAIL]' if token.get('warn') else '[ok]  '} {token['token']:<32} {token.get('error', left)}")
+        state = "Meta refuses it" if token.get("valid") is False else token.get("error", left)
+        lines.append(f"  {'[FAIL]' if token.get('warn') else '[ok]  '} {token['token']:<32} {state}")
     for page in found["pages"]:
         state = "subscribed to leadgen" if page.get("subscribed") else page.get("error", "NOT subscribed to leadgen")
-        lines.append(f"  {'[ok]  ' if page.get('subscribed') else '[FAIL]'} page {page['page']:<27} {state}")
+        if page.get("reached") is False:
+            state += f"; {page['token']} cannot read its leads"
+        ok = page.get("subscribed") and page.get("reached") is not False
+        lines.append(f"  {'[ok]  ' if ok else '[FAIL]'} page {page['page']:<27} {state}")
     lines += ["", "stage sources"]
     if not found["sources"]:
         lines.append("  none has posted a stage yet")

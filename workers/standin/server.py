@@ -251,18 +251,16 @@ class GraphStandin(LeadAds, CrmStandin):
         if kind == "debug_token":  # Meta's token inspection: when it expires, what it may do
             inspected = (record["query"].get("input_token") or [token])[0]
             expires = self.token_expiry.get(inspected, 0)
-            return self._reply(
-                handler,
-                200,
-                {
-                    "data": {
-                        "is_valid": True,
-                        "expires_at": expires,
-                        "data_access_expires_at": expires,
-                        "scopes": sorted(self.permissions),
-                    }
-                },
-            )
+            data = {
+                "is_valid": inspected not in self.revoked,
+                "expires_at": expires,
+                "data_access_expires_at": expires,
+                "scopes": sorted(self.permissions),
+            }
+            if self.page_tokens:  # with clients set up, the Pages each token was granted
+                reach = sorted(self.page_tokens.get(inspected, ()))
+                data["granular_scopes"] = [{"scope": "leads_retrieval", "target_ids": reach}]
+            return self._reply(handler, 200, {"data": data})
         if kind == "permissions":
             return self._reply(
                 handler, 200, {"data": [{"permission": p, "status": "granted"} for p in sorted(self.permissions)]}

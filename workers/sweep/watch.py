@@ -18,11 +18,12 @@ from rq import Queue
 
 from workers import jobnames
 from workers.common import logs
-from workers.common.policy import JobError
+from workers.common.policy import AUTH, JobError
 from workers.common.queues import job_id, redis_key
 from workers.engine.context import Context
 from workers.sweep import sweeper
 
+READS = "leads_retrieval"  # the grant whose target_ids are the Pages a token may read leads of
 STATE = redis_key("watch")
 SAID = redis_key("watch", "said")  # problems already logged today
 log = logs.get(__name__)
@@ -46,28 +47,38 @@ def schedule(queue: Queue, interval: int, now: float | None = None) -> str | Non
 
 
 def check(ctx: Context, now: float | None = None) -> dict:
-    """Each token's days left and each Page's subscription, as Meta answers now."""
+    """Each token's days left, validity and reach, and each Page's subscription, as Meta
+    answers now."""
     now = time.time() if now is None else now
     tokens = {p.token: p.token_env for p in ctx.routes.pages.values() if p.token}
     tokens.update({d.token: d.token_env for d in ctx.routes.datasets.values() if d.token and not d.dry_run})
     found = {"checked_at": int(now), "tokens": [], "pages": []}
+    inspected = {}
     for token, setting in sorted(tokens.items(), key=lambda pair: pair[1]):
-        found["tokens"].append({"token": setting, **_days_left(ctx, token, now)})
+        inspected[token] = _inspect(ctx, token, now)
+        found["tokens"].append({"token": setting, **{k: v for k, v in inspected[token].items() if k != "reaches"}})
     for page_id, token in sweeper.pages(ctx):
-        found["pages"].append({"page": page_id, **_subscription(ctx, page_id, token)})
+        reaches = (inspected.get(token) or {}).get("reaches")
+        reached = {} if reaches is None else {"reached": page_id in reaches, "token": tokens.get(token)}
+        found["pages"].append({"page": page_id, **_subscription(ctx, page_id, token), **reached})
     return found
 
 
-def _days_left(ctx: Context, token: str, now: float) -> dict:
+def _inspect(ctx: Context, token: str, now: float) -> dict:
+    """When a token (or its data access) ends, whether Meta still takes it, and the Pages
+    its `leads_retrieval` grant names (None: Meta did not list them)."""
     try:
         data = ctx.graph.call("GET", "debug_token", token, params={"input_token": token}, probe=True).get("data") or {}
-    except JobError as err:
-        return {"error": err.reason}
+    except JobError as err:  # refused outright (190): Meta no longer takes it
+        return {"error": err.reason, **({"valid": False, "warn": True} if err.reason == AUTH else {})}
+    grants = [g for g in data.get("granular_scopes") or [] if isinstance(g, dict) and g.get("scope") == READS]
+    reaches = sorted({str(t) for g in grants for t in g.get("target_ids") or []}) if grants else None
+    found = {"valid": data.get("is_valid") is not False, "reaches": reaches}
     ends = [t for t in (data.get("expires_at"), data.get("data_access_expires_at")) if isinstance(t, int) and t > 0]
     if not ends:
-        return {"days_left": None, "warn": False}
+        return {**found, "days_left": None, "warn": not found["valid"]}
     days = round((min(ends) - now) / 86400, 1)
-    return {"days_left": days, "warn": days <= ctx.settings.token_warn_days}
+    return {**found, "days_left": days, "warn": days <= ctx.settings.token_warn_days or not found["valid"]}
 
 
 def _subscription(ctx: Context, page_id: str, token: str) -> dict:
@@ -93,7 +104,16 @@ def problems(found: dict) -> list[dict]:
     """What needs a person, each with the fix."""
     out = []
     for token in found.get("tokens", []):
-        if token.get("warn"):
+        if token.get("valid") is False:
+            out.append(
+                {
+                    "event": "token_invalid",
+                    "what": f"token:{token['token']}",
+                    "token": token["token"],
+                    "fix": f"Meta no longer takes it: issue a new (system-user) token and set {token['token']}",
+                }
+            )
+        elif token.get("warn"):
             out.append(
                 {
                     "event": "token_expiring",
@@ -104,6 +124,18 @@ def problems(found: dict) -> list[dict]:
                 }
             )
     for page in found.get("pages", []):
+        if page.get("reached") is False:
+            out.append(
+                {
+                    "event": "page_unreachable",
+                    "what": f"page:{page['page']}:token",
+                    "page": page["page"],
+                    "token": page["token"],
+                    "fix": f"{page['token']} is not granted {READS} on this Page: give the system user (or the "
+                    f"person who issued it) access to the Page and issue it again, or name the Page's own token "
+                    f"in the mapping file (token_env)",
+                }
+            )
         if page.get("subscribed") is False:
             out.append(
                 {
