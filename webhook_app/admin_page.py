@@ -20,11 +20,11 @@ from flask import Blueprint, Flask, abort, current_app, flash, redirect, render_
 from rq import Worker
 
 from workers.common import counters, logs
-from workers.common.policy import ADMIN_SESSION_TTL, AUTH, CRASHED, EXPIRED, INVALID, THROTTLED, TRANSIENT, explain
+from workers.common.policy import ADMIN_SESSION_TTL
 from workers.common.queues import queue_status
 from workers.config.routing import DEFAULT, dataset_of
 from workers.events import accuracy, conversions
-from workers.failures import deadletters
+from workers.failures import advice, deadletters
 from workers.failures.replay import run_replay
 from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
@@ -36,17 +36,6 @@ from . import charts, guard, tokenauth
 
 bp = Blueprint("admin_page", __name__, url_prefix="/admin", template_folder="templates")
 log = logs.get(__name__)
-
-# What each dead-letter reason means for the person looking at it, and what to do.
-REASON_HELP = {
-    AUTH: "Meta refused the token. Put a working token in place, then replay: jobs waiting on it run too.",
-    INVALID: "Meta refused a call for good: the lead read or the event (see which, and the code). Fix the cause, "
-    "then replay.",
-    EXPIRED: "Older than Meta's 7-day window: these can no longer be sent, and replay refuses them.",
-    TRANSIENT: "Meta or the network kept failing until the retries ran out. Replay once Meta answers again.",
-    THROTTLED: "Meta kept rate-limiting until the retries ran out. Replay once the limit has passed.",
-    CRASHED: "The job kept killing its worker. Check the worker logs for the job id before replaying.",
-}
 
 
 def init_app(app: Flask, admin_token: str, secure_cookie: bool = True) -> None:
@@ -195,8 +184,8 @@ def overview() -> dict:
         "pauses": pauses,
         "watched": watch.problems(watch.read(connection) or {}),  # tokens ending, Pages unsubscribed
         "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
-        "reason_help": REASON_HELP,
-        "not_replayable": {EXPIRED},
+        "reason_help": advice.REASONS,
+        "not_replayable": advice.NOT_REPLAYABLE,
         "recent": recent[:25],
         "coverage": counters.recent_coverage(recent),
         "match_keys": matchkeys.ALL,
@@ -233,12 +222,9 @@ def _datasets(routes, entries: list[dict], pauses: list[dict], figures: dict) ->
     return rows
 
 
-CALLS = {"lead_read": "lead read", "events": "event send", "form_leads": "lead list", "probe": "token check"}
-
-
 def _row(entry: dict, now: float) -> dict:
     """A dead letter as the page shows it: ids, which call failed, what Meta's code means
-    and the fix, the time left in Meta's 7-day window; never its payload."""
+    and the fix (advice.py), the time left in Meta's 7-day window; never its payload."""
     row = {
         key: entry.get(key)
         for key in (
@@ -255,11 +241,7 @@ def _row(entry: dict, now: float) -> dict:
             "last_attempt_at",
         )
     }
-    row["call"] = CALLS.get(entry.get("call"), entry.get("call")) or (
-        "before sending" if entry.get("reason") in (INVALID, EXPIRED) and not entry.get("code") else ""
-    )
-    # Meta's codes explain themselves; a CRM's refusal carries its own fix.
-    row["meaning"], row["fix"] = explain(entry.get("code"), entry.get("subcode")) or ("", entry.get("fix") or "")
+    row.update(advice.advice(entry))
     row["window_left"] = conversions.deadline(entry["event_time"]) - now if entry.get("event_time") else None
     return row
 

@@ -16,7 +16,7 @@ from workers.common.refusals import BodyTooLarge, ReceiverError
 from workers.intake import receiver
 from workers.sources import SOURCES, meta
 
-from . import prometheus
+from . import errors, prometheus
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 log = logs.get(__name__)
@@ -35,11 +35,16 @@ def _ext() -> dict:
 
 @bp.get("/meta")
 def meta_handshake():
-    """Meta's subscription check: echo hub.challenge as plain text, or 403."""
+    """Meta's subscription check: echo hub.challenge as plain text (what Meta reads), or
+    403 with a JSON reason, as every other refusal."""
     challenge = meta.handshake(request.args, _ext()["settings"].verify_token)
     if challenge is None:
         log.warning("handshake_refused", source="meta")
-        return Response("forbidden", status=403, mimetype="text/plain", headers=_NOSNIFF)
+        return errors.answer(
+            "wrong_verify_token",
+            "hub.verify_token is not META_VERIFY_TOKEN, hub.mode is not subscribe, or no challenge",
+            403,
+        )
     # The challenge is the caller's text echoed back: never let a browser read it as HTML.
     return Response(challenge, status=200, mimetype="text/plain", headers=_NOSNIFF)
 

@@ -65,6 +65,12 @@ def test_malformed_setting_is_named(name, value):
     assert err.value.setting == name
 
 
+def test_a_malformed_required_setting_is_said_once_not_again_as_missing():
+    with pytest.raises(ConfigError) as err:
+        load({**BASE, "META_DATASET_ID": "pixel"}, role=WORKER)
+    assert str(err.value).count("META_DATASET_ID") == 1 and "must be the numeric" in str(err.value)
+
+
 def test_masked_summary_never_shows_secrets():
     summary = load({**BASE, "META_CAPI_ACCESS_TOKEN": "EAAB-secret"}).masked()
     assert summary["capi_access_token"] == "set"

@@ -53,3 +53,10 @@ def test_no_doc_or_comment_cites_a_file_outside_the_repository():
     outside = re.compile(r"\.\./shared|(?<![\w/])spec/(meta|forms|stage-sources)\.md|\bspec §")
     files = [*_pages(), *ROOT.glob("workers/**/*.py"), *ROOT.glob("webhook_app/**/*.py"), *ROOT.glob("bench/*.py")]
     assert sorted(str(f.relative_to(ROOT)) for f in files if outside.search(f.read_text())) == []
+
+
+def test_every_log_line_the_docs_tell_you_to_watch_for_is_one_the_code_logs():
+    """A walkthrough that says to look for a log line nothing logs sends people hunting."""
+    code = "".join(p.read_text() for p in [*ROOT.glob("workers/**/*.py"), *ROOT.glob("webhook_app/**/*.py")])
+    named = {name for page in _pages() for name in re.findall(r'"event": "([a-z_]+)"', page.read_text())}
+    assert named and {name for name in named if f'"{name}"' not in code} == set()

@@ -59,12 +59,23 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
         for form_tool in ("typeform", "tally"):
             answer = json.loads(cli(env, tmp_path, "send-test", form_tool).stdout.splitlines()[0])
             assert answer["status"] == 200 and answer["answer"]["accepted"] == 1, answer
+            if form_tool == "typeform":  # as its answer promises: a website event, its click id kept
+                kept = wait_for(lambda: _newest(env, tmp_path, "typeform"), timeout=15)
+                assert kept["action_source"] == "website" and kept["user_data"]["fbc"].startswith("fb.1.")
         # The CRMs and booking tools as they sign and send, for the same lead (docs/hubspot.md...).
         for crm in ("hubspot", "pipedrive", "calendly", "calcom", "signed"):
             sent_crm = cli(env, tmp_path, "send-test", crm)
             assert sent_crm.returncode == 0 and json.loads(sent_crm.stdout.splitlines()[0])["status"] == 200, crm
         doctor = cli(env, tmp_path, "doctor")
         assert doctor.returncode == 0, doctor.stdout
+
+        # A lead Meta holds whose webhook never came: the sweep, run by hand, recovers it.
+        held = cli(env, tmp_path, "send-test", "meta", "--no-webhook")
+        assert held.returncode == 0 and "job:" not in held.stdout and "leadrelay sweep" in held.stdout
+        missing = json.loads(held.stdout.splitlines()[0])["leadgen_id"]
+        wait_for(lambda: "recovered 1" in cli(env, tmp_path, "sweep").stdout or _recovered(env, tmp_path), timeout=30)
+        wait_for(lambda: f"meta:{missing}:Lead" in _event_ids(cli(env, tmp_path, "dry-run", "-n", "3").stdout))
+        assert _recovered(env, tmp_path) == 1
         redis_url = (sandbox_dir(tmp_path) / "redis.url").read_text()
     finally:
         assert service.stop() == 0
@@ -81,6 +92,22 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
         assert (sandbox_dir(tmp_path) / "redis.url").read_text() == redis_url
     finally:
         again.stop()
+
+
+def _newest(env: dict, tmp_path: Path, source: str) -> dict | None:
+    """The newest dry-run event from `source`'s samples, once the worker has kept it."""
+    for line in cli(env, tmp_path, "dry-run", "-n", "5").stdout.splitlines():
+        event = json.loads(line)["event"] if line.startswith("{") else {}
+        if event.get("custom_data", {}).get("lead_event_source", "").lower() == source or source in event.get(
+            "event_id", ""
+        ):
+            return event
+    return None
+
+
+def _recovered(env: dict, tmp_path: Path) -> int:
+    """Leads the sweep recovered, as `leadrelay accuracy --json` counts them."""
+    return sum(row["recovered"] for row in json.loads(cli(env, tmp_path, "accuracy", "--json").stdout)["forms"])
 
 
 def _event_ids(dry_run_output: str) -> set[str]:

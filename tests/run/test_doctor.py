@@ -75,3 +75,15 @@ def test_a_token_further_out_than_the_warning_passes(env, graph, monkeypatch):
     monkeypatch.setenv("LEADRELAY_TOKEN_WARN_DAYS", "14")
     out = leadrelay("doctor", "--page-id", PAGE)
     assert out.returncode == 0 and "[ok] page token expiry: expires in 30.0 days" in out.stdout
+
+
+def test_meta_out_of_reach_is_a_network_failure_not_a_bad_token(env, monkeypatch):
+    from workers.run.embedded_redis import free_port
+
+    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens: the connection is refused
+    monkeypatch.setenv("META_GRAPH_URL", closed)
+    out = leadrelay("doctor")
+    assert out.returncode == 1
+    assert f"[FAIL] page token: could not reach {closed} (connection_error); nothing was checked" in out.stdout
+    assert "fix: check this host's network, proxy or firewall towards that address" in out.stdout
+    assert "create a new Page or system-user token" not in out.stdout  # the token may well be fine

@@ -22,7 +22,7 @@ def test_handshake_echoes_challenge_as_plain_text(client):
 
 def test_handshake_with_wrong_token_is_403(client):
     answer = client.get("/webhooks/meta?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1")
-    assert answer.status_code == 403
+    assert answer.status_code == 403 and answer.get_json()["error"] == "wrong_verify_token"
 
 
 def test_leadgen__batch_enqueues_each_lead(post_meta, redis_conn):

@@ -16,18 +16,23 @@ from __future__ import annotations
 import click
 
 from workers.cli import accounting, crm, failures, imports, readiness, samples, sent, service
+from workers.cli.common import VERBOSE
 from workers.config import environment
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="leadrelay", message="leadrelay %(version)s")
+@click.option("-v", "--verbose", is_flag=True, help="Also print the structured log lines (JSON, on stderr).")
 @click.pass_context
-def main(ctx: click.Context):
+def main(ctx: click.Context, verbose: bool):
     """leadrelay: Meta leads and funnel stages to the Conversions API.
 
     Settings come from the environment, then a .env file in this folder; with no Meta
     setting at all, from the local sandbox that `leadrelay run` sets up in data/.
+    Commands answer in plain language on stdout (most take --json for scripts); the
+    services (run, web, worker) log structured JSON lines on stderr.
     """
+    ctx.meta[VERBOSE] = verbose
     ctx.ensure_object(dict)  # {"clock": ...} from a caller that runs commands in its own process
     if ctx.invoked_subcommand != "run":  # run decides about the sandbox itself, after --data-dir
         environment.apply()

@@ -40,8 +40,23 @@ def settings_or_exit(*roles: str, skip: tuple[str, ...] = ()):
     except ConfigError as err:
         click.echo("leadrelay: configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
         sys.exit(2)
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level if speaks_in_logs() else "CRITICAL")
     return settings
+
+
+SERVICES = ("run", "web", "worker")  # their log lines are their output
+
+
+def speaks_in_logs() -> bool:
+    """A service logs as configured; any other command answers in plain language on
+    stdout and keeps its structured log lines for --verbose (on stderr)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return True
+    return bool(ctx.meta.get(VERBOSE)) or ctx.find_root().invoked_subcommand in SERVICES
+
+
+VERBOSE = "leadrelay.verbose"
 
 
 def mapping_or_exit(settings) -> dict:
@@ -95,9 +110,13 @@ def running_queue():
 
 
 def progress(label: str):
-    """A progress bar over a stream of unknown length (pages of leads)."""
+    """A progress bar over a stream of unknown length (pages of leads), on a terminal only:
+    piped into a file or a script, the items pass through silently."""
 
     def watch(items):
+        if not sys.stderr.isatty():
+            yield from items
+            return
         with click.progressbar(items, label=label, file=sys.stderr, show_pos=True) as bar:
             yield from bar
 

@@ -23,19 +23,21 @@ def dead_letters_group():
 def dead_letters_list(as_json: bool, **options):
     """List dead letters (personal data redacted), grouped by reason."""
     from workers.failures import deadletters
+    from workers.failures.advice import advice
     from workers.graphapi.pauses import Pauses
 
     connection, q = running_queue()
     entries = deadletters.select(connection, q, dead_letter_filter(**options))
     if as_json:
         for entry in entries:
-            click.echo(json.dumps(deadletters.summary(entry), sort_keys=True))
+            click.echo(json.dumps({**deadletters.summary(entry), **advice(entry)}, sort_keys=True))
         return
     by_reason = Counter(e["reason"] for e in entries)
     for pause in Pauses(connection).all():
         click.echo(
             f"paused: {pause['token']} (fingerprint {pause['fingerprint']}) refused with code "
-            f"{pause.get('code')}/{pause.get('subcode')}; {pause['waiting']} jobs waiting on it"
+            f"{_code(pause)}; {pause['waiting']} jobs waiting on it: put a working token in place, then "
+            f"`leadrelay replay --reason auth`"
         )
     click.echo(
         f"{len(entries)} dead letters"
@@ -43,12 +45,14 @@ def dead_letters_list(as_json: bool, **options):
     )
     for entry in entries:
         row = deadletters.summary(entry)
-        meta = f"code {row['code']}/{row['subcode']}" if row.get("code") else ""
+        told = advice(entry)
         click.echo(
             f"  {row['job_id']:<32} {row['reason']:<10} {row.get('dataset') or 'default':<12} "
-            f"{row.get('event_name') or '-':<14} "
-            f"attempts {row['attempts']:<3} {row['age_hours']:>6}h ago  {meta} {row.get('detail') or ''}"
+            f"{row.get('event_name') or '-':<14} attempts {row['attempts']:<3} {row['age_hours']:>6}h ago"
         )
+        said = " ".join(part for part in (told["call"] + ":" if told["call"] else "", told["said"]) if part)
+        click.echo(f"      {said + ' ' if said else ''}{told['meaning'] or row.get('detail') or ''}".rstrip())
+        click.echo(f"      what to do: {told['fix']}")
 
 
 @dead_letters_group.command("show")
@@ -147,10 +151,7 @@ def resume(fingerprints, everything: bool):
         if not paused:
             click.echo("no token is paused")
         for item in paused:
-            click.echo(
-                f"{item['fingerprint']}  {item['token']}  code {item.get('code')}/{item.get('subcode')}  "
-                f"{item['waiting']} jobs waiting"
-            )
+            click.echo(f"{item['fingerprint']}  {item['token']}  code {_code(item)}  {item['waiting']} jobs waiting")
         return
     targets = [p["fingerprint"] for p in paused] if everything else list(fingerprints)
     for fp in targets:
@@ -193,3 +194,8 @@ def ignored(count: int, release: bool):
         click.echo("nothing ignored", err=True)
     for raw in rows:
         click.echo(raw.decode())
+
+
+def _code(record: dict) -> str:
+    """Meta's code as a person reads it: 190/463, or 190 alone."""
+    return f"{record.get('code')}" + (f"/{record['subcode']}" if record.get("subcode") else "")

@@ -30,15 +30,21 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 @click.option(
     "--fail", type=LazyChoice(_failures), help="Sandbox, meta: make the lead fail this way (see README, The sandbox)."
 )
+@click.option(
+    "--no-webhook", is_flag=True, help="Sandbox, meta: a lead Meta holds whose webhook never came (the sweep finds it)."
+)
 @click.option("--form-id", help="A real Meta app: the Lead Ads form to create Meta's test lead on.")
 @click.option("--leadgen-id", help="stages: the lead to move (default: the last `send-test meta` lead).")
 @click.option("--url", help="The service (default: where `leadrelay run` listens, from the data folder).")
-def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str | None, url: str | None):
+def send_test(
+    what: str, fail: str | None, no_webhook: bool, form_id: str | None, leadgen_id: str | None, url: str | None
+):
     """Send a correctly signed sample to the running service and say what to look at.
 
     meta: in the sandbox, a lead in the stand-in and its signed leadgen webhook
     (--fail auth|invalid|transient|expired to see a paused token, a dead letter, a
-    retry, the 7-day window); with a real Meta app, Meta's test lead on --form-id.
+    retry, the 7-day window; --no-webhook for a lead only the sweep finds); with a real
+    Meta app, Meta's test lead on --form-id.
     typeform, tally: a signed submission. stages: QualifiedLead, Schedule and
     Purchase for the last sample lead, through the stage API. hubspot, pipedrive
     (sandbox): that lead's deal moved in the CRM, as the CRM's signed webhook.
@@ -55,8 +61,10 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
     data = environment.data_dir()
     web_file = data / supervisor.WEB_URL_FILE
     web = (url or (web_file.read_text().strip() if web_file.is_file() else "http://127.0.0.1:8000")).rstrip("/")
-    if fail and (what != "meta" or not settings.sandbox):
-        raise click.UsageError("--fail works with `send-test meta` in the sandbox (no Meta settings set)")
+    if (fail or no_webhook) and (what != "meta" or not settings.sandbox):
+        raise click.UsageError(
+            "--fail and --no-webhook work with `send-test meta` in the sandbox (no Meta settings set)"
+        )
     try:
         if what == "readiness":
             if not settings.sandbox:
@@ -70,7 +78,7 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
                 raise click.UsageError("with a real Meta app, give --form-id: Meta's test lead is made on that form")
             result = sendtest.meta_test_lead(settings, form_id)
         elif what == "meta":
-            result = sendtest.meta_lead(settings, web, fail)
+            result = sendtest.meta_lead(settings, web, fail, webhook=not no_webhook)
         elif what in ("stages", "hubspot", "pipedrive", "calendly", "calcom", "signed"):
             last = data / LAST_SENT
             leadgen_id = leadgen_id or (json.loads(last.read_text())["leadgen_id"] if last.is_file() else None)
@@ -103,7 +111,7 @@ def send_test(what: str, fail: str | None, form_id: str | None, leadgen_id: str 
         (data / LAST_SENT).write_text(json.dumps({"leadgen_id": result["leadgen_id"]}) + "\n")
     if result.get("status", 200) >= 300:
         sys.exit(1)
-    if settings.sandbox and what == "meta":
+    if settings.sandbox and what == "meta" and not no_webhook:
         click.echo(f"job: {_settled('lead-meta-' + result['leadgen_id'])}")
         if fail == "auth":  # a second lead, to see a job waiting on the paused token
             second = sendtest.meta_lead(settings, web)

@@ -128,7 +128,11 @@ def banner(environ: Mapping[str, str], web: str, redis_url: str, directory: Path
             "    .venv/bin/leadrelay dry-run                      the Lead event it became, with lead_id",
             "    .venv/bin/leadrelay send-test stages             QualifiedLead, Schedule, Purchase for it",
             "    .venv/bin/leadrelay send-test hubspot            the same from a HubSpot deal (and pipedrive)",
-            "    .venv/bin/leadrelay send-test meta --fail auth   a refused token: the job waits; `leadrelay resume`",
+            "    .venv/bin/leadrelay send-test meta --no-webhook  a lead whose webhook never came; then "
+            "`leadrelay sweep`",
+            "    .venv/bin/leadrelay send-test meta --fail auth   a refused token; 10 s later "
+            "`leadrelay replay --reason auth`",
+            "    .venv/bin/leadrelay send-test readiness          a month of a funnel; then `leadrelay readiness`",
             "    .venv/bin/leadrelay doctor                       every check, with the fix for each",
             "",
             "  Going live: put your Meta settings in .env (docs/configuration.md); the sandbox then switches off.",

@@ -237,7 +237,9 @@ def load(
         graph_timeout_seconds=number("LEADRELAY_GRAPH_TIMEOUT_SECONDS", 10.0, kind=float, minimum=0.1),
         dry_run_keep=number("LEADRELAY_DRY_RUN_KEEP", 200),
         sweep_seconds=number("LEADRELAY_SWEEP_SECONDS", 300, minimum=0),
-        sweep_grace_seconds=number("LEADRELAY_SWEEP_GRACE_SECONDS", 600, minimum=0),
+        # The sandbox's sample leads are made and announced at once: a short grace shows the
+        # sweep recovering a lead whose webhook never came (send-test meta --no-webhook).
+        sweep_grace_seconds=number("LEADRELAY_SWEEP_GRACE_SECONDS", 5 if in_sandbox else 600, minimum=0),
         retry_base_seconds=number("LEADRELAY_RETRY_BASE_SECONDS", 30.0, kind=float, minimum=0.01),
         admin_token=_text(env, "LEADRELAY_ADMIN_TOKEN"),
         allow_unsigned=checked(allow_unsigned, ()),
@@ -269,7 +271,8 @@ def load(
     skip = (*skip, *_routed(settings.config_path))
     for name in (role,) if isinstance(role, str) else role or ():
         missing.update((err.setting, err) for err in problems(settings, name, skip))
-    errors.extend(missing.values())
+    named = {err.setting for err in errors}  # a malformed value is said once, not again as missing
+    errors.extend(err for setting, err in missing.items() if setting not in named)
     if found is not None:
         found.extend(errors)
     elif errors:

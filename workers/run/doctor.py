@@ -28,11 +28,25 @@ class Check:
     client: str = ""  # the dataset (client) whose checklist it belongs to; "" for the installation's
 
 
-def _graph_check(name: str, call, ok_detail, fix: str) -> Check:
+NETWORK = ("timeout", "connection_error", "transport_error")  # graph.py's details when Meta never answered
+
+
+def _graph_check(graph: Graph, name: str, call, ok_detail, fix: str) -> Check:
+    """One call to Meta: its answer's detail, or the failure with the fix; a network
+    failure is told apart from a refusal, since the token was never checked then."""
     try:
         return Check(name, True, ok_detail(call()))
     except JobError as err:
-        said = f"{err.reason}: code {err.code}/{err.subcode} ({err.detail})" if err.code else err.detail
+        if err.code is None and str(err.detail).startswith(NETWORK):
+            return Check(
+                name,
+                False,
+                f"could not reach {graph.settings.graph_url} ({err.detail}); nothing was checked",
+                "check this host's network, proxy or firewall towards that address (META_GRAPH_URL), then run "
+                "doctor again: the token may well be fine",
+            )
+        code = f"{err.code}" + (f"/{err.subcode}" if err.subcode else "")
+        said = f"{err.reason}: code {code} ({err.detail})" if err.code else err.detail
         return Check(name, False, said, fix)
 
 
@@ -83,6 +97,7 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
                 if wanted and group[-1].ok:
                     group.append(
                         _graph_check(
+                            graph,
                             "page subscription" if page.id == ANY_PAGE else f"page {wanted} subscription",
                             lambda p=page, w=wanted: _subscribed(graph, p.token, w),
                             lambda fields: "the app receives leadgen for this Page",
@@ -106,6 +121,7 @@ def _dataset_check(graph: Graph, dataset: Dataset) -> Check:
     if dataset.dry_run:
         return Check("dataset", True, f"{dataset.id}: dry-run, no {dataset.token_env}: events are kept, not sent")
     return _graph_check(
+        graph,
         "dataset",
         lambda: graph.call("GET", dataset.id, dataset.token, params={"fields": "id,name"}, probe=True),
         lambda ds: f"{ds.get('name') or ds.get('id')} ({dataset.id}) reachable with {dataset.token_env}",
@@ -153,6 +169,7 @@ def _token_checks(graph: Graph, page: Page) -> list[Check]:
     token, where = page.token, "" if page.id == ANY_PAGE else f"page {page.id} "
     checks = [
         _graph_check(
+            graph,
             f"{where}page token",
             lambda: graph.call("GET", "me", token, params={"fields": "id,name"}, probe=True),
             lambda me: f"valid ({me.get('name') or me.get('id')}, {page.token_env})",

@@ -26,7 +26,7 @@ FAILURES = ("auth", "invalid", "transient", "expired")
 AFTER = {
     None: "the worker reads the lead and keeps its Lead event: `leadrelay dry-run` shows it, with lead_id",
     "auth": "the stand-in refuses the token (190) for 10 s: the first lead is dead-lettered `auth` and the token "
-    "paused; the second waits on it (admin page, `leadrelay resume`). After 10 s, `leadrelay replay --reason "
+    "paused; the second waits on it (the admin page's banner). After 10 s, `leadrelay replay --reason "
     "auth` lifts the pause and runs both within seconds",
     "invalid": "the lead read is refused (100): the job is dead-lettered `invalid`. `leadrelay dead-letters list`, "
     "then `leadrelay replay JOB_ID` (the stand-in answers the second read)",
@@ -35,6 +35,13 @@ AFTER = {
     "expired": "the lead is 8 days old, past Meta's 7-day window: dead-lettered `expired`, with no replay",
 }
 EXPIRED_AGE = 8 * 86400
+NO_WEBHOOK = (
+    "Meta holds the lead but sent no webhook. The sweep leaves a lead LEADRELAY_SWEEP_GRACE_SECONDS to its "
+    "webhook (5 s in the sandbox, 10 min live), then `leadrelay sweep` (or the worker's own sweep, every 5 min) "
+    "recovers it: `leadrelay accuracy` shows it listed by Meta and recovered, and flags the Page webhook_silent"
+)
+SAMPLE_BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0 Safari/537.36"
+SAMPLE_PAGE = "https://www.example.com/book-a-demo"
 
 
 def _fields(tag: str) -> list[dict]:
@@ -64,8 +71,9 @@ def answer_of(response: requests.Response) -> dict:
         return {"text": response.text[:200]}
 
 
-def meta_lead(settings: Settings, web: str, fail: str | None = None) -> dict:
-    """Sandbox: a lead in the stand-in, then its signed leadgen notification."""
+def meta_lead(settings: Settings, web: str, fail: str | None = None, webhook: bool = True) -> dict:
+    """Sandbox: a lead in the stand-in, then its signed leadgen notification (none with
+    `webhook` False: a lead Meta holds whose webhook never came, for the sweep to find)."""
     created = int(time.time()) - (EXPIRED_AGE if fail == "expired" else 0)
     tag = uuid.uuid4().hex[:8]
     lead = requests.post(
@@ -78,6 +86,8 @@ def meta_lead(settings: Settings, web: str, fail: str | None = None) -> dict:
             "form_id": sandbox.FORM_ID,
         },
     ).json()
+    if not webhook:
+        return {"source": "meta", "leadgen_id": lead["id"], "webhook": False, "next": NO_WEBHOOK}
     body = json.dumps(
         {
             "object": "page",
@@ -156,7 +166,8 @@ def typeform_submission(settings: Settings, web: str) -> dict:
                 "token": tag,
                 "landed_at": _iso(90),
                 "submitted_at": _iso(),
-                "hidden": {"fbclid": f"IwAR{tag}"},
+                # The page passed these on (docs/sources.md): with both, the Lead is a website event.
+                "hidden": {"fbclid": f"IwAR{tag}", "user_agent": SAMPLE_BROWSER, "page_url": SAMPLE_PAGE},
                 "definition": {"id": "sandboxTF", "title": "Book a demo", "fields": []},
                 "answers": [
                     {
@@ -178,7 +189,8 @@ def typeform_submission(settings: Settings, web: str) -> dict:
         "source": "typeform",
         "status": response.status_code,
         "answer": answer_of(response),
-        "next": "a Lead event with action_source website; `leadrelay dry-run`",
+        "next": "a Lead event with action_source website (the page passed its browser and address), with fbc "
+        "from the ad click; `leadrelay dry-run`",
     }
 
 

@@ -64,6 +64,7 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
         from workers.standin.server import GraphStandin  # the sandbox's alone: no worker loads it
 
         standin = GraphStandin(any_lead=True)  # leads survive a restart of the sandbox as sample leads
+        standin.page_forms[sandbox.PAGE_ID] = [sandbox.FORM_ID]  # listed, so the sweep reads its leads
         standin.start(sandbox.standin_port(env))
     base = webserver.base_url(bind)
     (data_dir / WEB_URL_FILE).write_text(base + "\n")

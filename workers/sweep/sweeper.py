@@ -32,6 +32,7 @@ from workers import jobnames
 from workers.common import logs
 from workers.common.policy import THROTTLED, TRANSIENT, JobError, Paused
 from workers.common.queues import SERIALIZER, job_id, redis_key
+from workers.config import sandbox
 from workers.config.routing import ANY_PAGE
 from workers.engine.context import Context
 from workers.events import accuracy, conversions
@@ -89,6 +90,8 @@ def pages(ctx: Context) -> list[tuple[str, str]]:
     if listed or ANY_PAGE not in ctx.routes.pages:
         return listed
     seen = {pair.decode().split(" ")[0] for pair in ctx.connection.smembers(accuracy.FORMS)}
+    if ctx.settings.sandbox:  # the stand-in's Page is known before any lead came from it
+        seen.add(sandbox.PAGE_ID)
     return [(page, ctx.routes.pages[ANY_PAGE].token) for page in sorted(seen - {accuracy.NONE})]
 
 
