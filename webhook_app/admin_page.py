@@ -16,7 +16,7 @@ import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
-from flask import Blueprint, Flask, abort, current_app, flash, redirect, render_template, request, session, url_for
+from flask import Flask, redirect, render_template, request, session, url_for
 from rq import Worker
 
 from workers.common import counters, logs
@@ -25,16 +25,15 @@ from workers.common.queues import queue_status
 from workers.config.routing import DEFAULT, dataset_of
 from workers.events import accuracy, conversions
 from workers.failures import advice, deadletters
-from workers.failures.replay import run_replay
 from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
 from workers.intake import receiver
 from workers.sources.signing import matches_any
 from workers.sweep import readiness, watch
 
-from . import charts, guard, tokenauth
+from . import charts, guard
+from .adminsession import bp, check_form, ext, logged_in
 
-bp = Blueprint("admin_page", __name__, url_prefix="/admin", template_folder="templates")
 log = logs.get(__name__)
 
 
@@ -55,42 +54,16 @@ def init_app(app: Flask, admin_token: str, secure_cookie: bool = True) -> None:
     app.register_blueprint(bp)
 
 
-def _ext() -> dict:
-    return current_app.extensions["leadrelay"]
-
-
-@bp.before_request
-def _enabled():
-    if not _ext()["settings"].admin_token:
-        raise tokenauth.Disabled("set LEADRELAY_ADMIN_TOKEN to enable the admin page", reason="admin_disabled")
-
-
-@bp.after_request
-def _headers(response):
-    # Nothing here is for other sites: no framing, no caching, no outside resources.
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
-    )
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Cache-Control"] = "no-store"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    return response
-
-
-def _logged_in() -> bool:
-    return session.get("admin") is True and guard.session_alive(session.get("sid"))
-
-
 @bp.get("")
 def page():
-    if not _logged_in():
+    if not logged_in():
         return render_template("admin/login.html", error=None)
     return render_template("admin/page.html", csrf=session["csrf"], **overview())
 
 
 @bp.post("/login")
 def login():
-    if not matches_any([_ext()["settings"].admin_token], request.form.get("token", "")):
+    if not matches_any([ext()["settings"].admin_token], request.form.get("token", "")):
         log.warning("admin_login_refused", remote_addr=request.remote_addr)
         try:
             guard.wrong_token("admin_login")
@@ -108,54 +81,16 @@ def login():
 
 @bp.post("/logout")
 def logout():
-    _check_form()
+    check_form()
     guard.end_session(session.get("sid"))  # a saved copy of the cookie stops working too
     session.clear()
     return redirect(url_for("admin_page.page"), code=303)
 
 
-@bp.post("/dead-letters/replay")
-def replay():
-    """Replay one dead letter (job_id) or a reason group (reason), then back to the page."""
-    _check_form()
-    job_id, reason = request.form.get("job_id"), request.form.get("reason")
-    dataset = request.form.get("dataset") or None  # the page's dataset filter: its group only
-    if bool(job_id) == bool(reason):
-        abort(400, "give a job_id or a reason")
-    where = deadletters.Filter(job_ids=(job_id,)) if job_id else deadletters.Filter(reason=reason, dataset=dataset)
-    result = run_replay(_ext()["redis"], _ext()["queue"], where)
-    log.info("admin_replay", job_id=job_id, reason=reason, dataset=dataset, **result["counts"], woken=result["woken"])
-    flash(_replay_message(result), "error" if result["counts"]["failed"] else "ok")
-    return redirect(url_for("admin_page.page", **({"dataset": dataset} if dataset else {})) + "#dead-letters", code=303)
-
-
-def _check_form() -> None:
-    """Only a logged-in session's own forms may change anything."""
-    if not _logged_in():
-        abort(401)
-    if not matches_any([session.get("csrf", "")], request.form.get("csrf", "")):
-        abort(400, "the form is stale; reload the page")
-
-
-def _replay_message(result: dict) -> str:
-    counts = result["counts"]
-    parts = [f"{counts['requeued']} requeued"]
-    for outcome, text in (
-        ("already_delivered", "already delivered (dropped)"),
-        ("expired", "past the 7-day window (kept as expired)"),
-        ("failed", "failed"),
-    ):
-        if counts[outcome]:
-            parts.append(f"{counts[outcome]} {text}")
-    if result.get("woken"):
-        parts.append(f"{result['woken']} waiting on the token woken")
-    return "Replay: " + ", ".join(parts) + "."
-
-
 def overview() -> dict:
     """Everything the page shows; identifiers and key names only, never personal data."""
-    ext = _ext()
-    connection, queue, settings, routes = ext["redis"], ext["queue"], ext["settings"], ext["routes"]
+    found = ext()
+    connection, queue, settings, routes = found["redis"], found["queue"], found["settings"], found["routes"]
     chosen = request.args.get("dataset")
     chosen = chosen if chosen in routes.datasets else None
     groups: dict[str, list] = defaultdict(list)
@@ -169,20 +104,32 @@ def overview() -> dict:
     recent = [e for e in counters.recent(connection) if chosen in (None, e.get("dataset", DEFAULT))]
     figures = accuracy.report(connection)
     ready = readiness.report(connection, routes, settings, now)
+    watched = watch.problems(watch.read(connection) or {})  # tokens ending or refused, Pages unreachable
+    silent, held = accuracy.silent(connection), receiver.held(connection)
+    # The gates are the readiness section's; what stops work on its own is listed first.
+    quiet = [
+        f"Stage source {s['source']} has been silent for {s['quiet_hours']} h while leads keep coming: {s['fix']}"
+        for s in ready["sources"]
+        if s["silent"]
+    ]
+    version = [f"Graph API version {ready['api_version']['said']}: set META_API_VERSION to a current version"]
+    stops = quiet + (version if ready["api_version"]["warn"] else [])
     return {
         "readiness": ready,
+        "readiness_problems": stops,
+        "nothing_needs_you": not (groups or pauses or watched or silent or held or stops),
         "funnel_charts": charts.funnel_charts(ready["datasets"]),
         "accuracy": figures,
         "charts": charts.page_charts(figures),
-        "silent": accuracy.silent(connection),
+        "silent": silent,
         "datasets": _datasets(routes, entries, pauses, counters.read(connection)),
         "chosen": chosen,
-        "held": receiver.held(connection),
+        "held": held,
         "queue": queue_status(queue),
         "waiting_on_token": sum(p["waiting"] for p in pauses),
         "workers": Worker.count(connection=connection, queue=queue),
         "pauses": pauses,
-        "watched": watch.problems(watch.read(connection) or {}),  # tokens ending, Pages unsubscribed
+        "watched": watched,
         "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
         "reason_help": advice.REASONS,
         "not_replayable": advice.NOT_REPLAYABLE,

@@ -3,17 +3,18 @@ series side by side. No script and no outside resource, as the page's
 Content-Security-Policy wants.
 
 Accuracy: per Page, per day of the last 7, received by webhook, recovered by the sweep,
-confirmed by Meta. Readiness: per dataset, per day of the last 30, the leads created that
+confirmed by Meta, kept in dry run. Readiness: per dataset, per day of the last 30, the leads created that
 day and the stage events sent."""
 
 from __future__ import annotations
 
-SERIES = ("webhook", "recovered", "confirmed")
+SERIES = ("webhook", "recovered", "confirmed", "kept")
 FUNNEL = ("leads", "stage_events")
 COLOURS = {
     "webhook": "#4a7bd0",
     "recovered": "#e0a030",
     "confirmed": "#3a9a5a",
+    "kept": "#98a2b3",
     "leads": "#4a7bd0",
     "stage_events": "#3a9a5a",
 }

@@ -145,7 +145,7 @@ def _accuracy(connection):
         labels=["page", "form", "state"],
     )
     for row in rows:
-        for state in ("meta", "webhook", "recovered", "confirmed", "dead", "waiting", "too_old"):
+        for state in ("meta", "webhook", "recovered", "confirmed", "kept", "dead", "waiting", "too_old"):
             leads.add_metric([row["page_id"], row["form_id"], state], row[state])
     yield leads
     ratio = GaugeMetricFamily(

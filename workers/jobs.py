@@ -78,7 +78,8 @@ def process_meta_lead(leadgen: dict) -> dict:
         profiles.save(ctx.connection, profile, ctx.settings.profile_retention_days)
         event = leadevents.lead_ads_event(profile, user_data, leadgen, dataset)
         result = _deliver(ctx, event, dataset)
-        accuracy.mark_now(ctx.connection, "confirmed", [{**leadgen, "created_time": profile["created_time"]}])
+        done = "kept" if result["outcome"] == "dry_run" else "confirmed"
+        accuracy.mark_now(ctx.connection, done, [{**leadgen, "created_time": profile["created_time"]}])
         return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
 
     return _run(ctx, work, body)

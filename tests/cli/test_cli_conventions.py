@@ -100,3 +100,35 @@ def test_negative_stages_are_recorded_not_sent_and_import_exits_0(env, graph, wo
     assert kept["reason"] == "negative_stage" and kept["lead"] == "meta:5550003" and kept["source"] == "crm"
     work()
     assert [e["event_name"] for e in graph.events] == ["Lead"]
+
+
+def test_answers_are_plain_language_on_stdout_and_log_lines_wait_for_verbose(env, graph, work, redis_conn):
+    """`replay --reason auth` used to print a JSON `token_resumed` line among its answer."""
+    from helpers import PAGE_TOKEN, leadrelay
+
+    client = create_app().test_client()
+    graph.add_lead("1234567890123456")
+    graph.revoked.add(PAGE_TOKEN)
+    body = leadgen_body("1234567890123456", created_time=int(time.time()))
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()  # refused: dead-lettered `auth`, the token paused
+    graph.revoked.discard(PAGE_TOKEN)
+    quiet = leadrelay("replay", "--reason", "auth")
+    assert quiet.returncode == 0 and quiet.stdout.startswith("1 selected: requeued 1")
+    assert "{" not in quiet.stdout + quiet.stderr  # no structured line, no progress bar off a terminal
+    swept = leadrelay("sweep")
+    assert swept.stdout.startswith("sweep: swept") and "{" not in swept.stdout + swept.stderr
+    loud = leadrelay("-v", "sweep")
+    assert '"event": "sweep"' in loud.stderr and "{" not in loud.stdout  # logs on stderr, answers on stdout
+    as_json = json.loads(leadrelay("sweep", "--json").stdout)
+    assert as_json["outcome"] == "swept"
+
+
+def test_doctor_and_replay_answer_json_for_scripts(env, graph):
+    from helpers import leadrelay
+
+    graph.subscribed_pages.add("111")
+    checked = json.loads(leadrelay("doctor", "--json").stdout)
+    assert checked["passed"] == len(checked["checks"]) and {"name", "ok", "detail", "fix"} <= set(checked["checks"][0])
+    replayed = leadrelay("replay", "--all", "--json")
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["counts"]["requeued"] == 0

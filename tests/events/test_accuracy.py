@@ -19,14 +19,15 @@ def model(marks: list[tuple[str, int]]) -> dict:
     for kind, n in marks:
         sets[kind].add(n)
     known = sets["meta"] | sets["webhook"] | sets["recovered"]
-    sent = sets["confirmed"] & known
+    sent = (sets["confirmed"] | sets["kept"]) & known
     dead = (sets["dead"] & known) - sent
     return {
         "known": len(known),
         "meta": len(sets["meta"]),
         "webhook": len(sets["webhook"]),
         "recovered": len(sets["recovered"] - sets["webhook"]),
-        "confirmed": len(sent),
+        "confirmed": len(sets["confirmed"] & known),
+        "kept": len((sets["kept"] & known) - sets["confirmed"]),
         "dead": len(dead),
         "too_old": len(sets["too_old"] - sent),
         "waiting": len((sets["webhook"] | sets["recovered"]) - sent - dead),

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 from werkzeug.serving import make_server
 
-from helpers import ADMIN, agency_lead, agency_post, invalid_dead_letter
+from helpers import ADMIN, ROOT, agency_lead, agency_post, invalid_dead_letter, leadgen_body, sign
 from webhook_app import create_app
 from workers.common import policy
 
@@ -114,17 +114,83 @@ def test_replay_a_whole_reason_group_with_a_click(served, browser, graph, work, 
     assert len(graph.events) == 3
 
 
-def test_the_page_fits_a_phone_width_screen(served, browser, graph, work):
-    """Wide tables scroll inside themselves; the page itself never scrolls sideways."""
+ARTEFACTS = ROOT / "build" / "screenshots"  # kept after a run: what the page looked like
+
+
+def _expired_dead_letter(client, graph, work, leadgen_id="1234567890129999"):
+    """A lead whose webhook came 8 days late: dead-lettered `expired`, never sendable."""
+    created = int(time.time()) - 8 * 86400
+    graph.add_lead(leadgen_id, created_time=created)
+    body = leadgen_body(leadgen_id, created_time=created)
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+
+
+@pytest.mark.parametrize("width", [375, 1440])
+def test_what_is_wrong_and_what_to_do_are_on_screen_on_a_phone_and_a_desktop(served, browser, graph, work, width):
+    """Problems first; each dead letter's fix and action inside the screen's width (a card
+    on a phone); the page never scrolls sideways; the configuration folded away."""
     app, base = served
     invalid_dead_letter(app.test_client(), graph, work)
-    page = browser.new_page(viewport={"width": 375, "height": 740})
+    _expired_dead_letter(app.test_client(), graph, work)
+    page = browser.new_page(viewport={"width": width, "height": 900})
     page.goto(f"{base}/admin")
     page.fill("#token", ADMIN)
     page.click("text=Log in")
-    expect(page.locator('section[data-reason="invalid"]')).to_be_visible()
-    assert page.evaluate("document.documentElement.scrollWidth") <= 375
-    expect(page.get_by_role("button", name="Replay").first).to_be_visible()
+    needs = page.locator("#needs-you")
+    expect(needs.locator('[data-needs="invalid"]')).to_contain_text("1 dead letter(s) invalid")
+    expect(needs.locator('[data-needs="expired"]')).to_contain_text("Purge them")
+    assert needs.bounding_box()["y"] < page.locator("#queue").bounding_box()["y"]  # before everything else
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    for reason, action in (("invalid", "Replay"), ("expired", None)):
+        card = page.locator(f'section[data-reason="{reason}"] tr[data-job]').first
+        fix = card.locator("[data-fix]")
+        expect(fix).not_to_be_empty()
+        box = fix.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width, (reason, box)
+        if action:
+            button = card.get_by_role("button", name=action)
+            assert button.bounding_box()["x"] + button.bounding_box()["width"] <= width
+    expect(page.get_by_role("button", name="Purge all 1")).to_be_visible()
+    expect(page.locator("#config table")).to_be_hidden()  # folded until asked for
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTEFACTS / f"admin-first-screen-{width}.png"))
+    page.locator("#dead-letters").scroll_into_view_if_needed()
+    page.locator("#dead-letters").evaluate("element => element.scrollIntoView()")
+    page.screenshot(path=str(ARTEFACTS / f"admin-dead-letters-{width}.png"))
+
+
+def test_a_group_that_can_never_be_sent_is_purged_with_a_click(served, browser, graph, work, redis_conn):
+    app, base = served
+    _expired_dead_letter(app.test_client(), graph, work)
+    page = browser.new_page()
+    page.goto(f"{base}/admin")
+    page.fill("#token", ADMIN)
+    page.press("#token", "Enter")
+    group = page.locator('section[data-reason="expired"]')
+    expect(group.locator("[data-action]")).to_contain_text("cannot be sent")
+    expect(group.get_by_role("button", name="Replay")).to_have_count(0)
+    group.get_by_role("button", name="Purge all 1").click()
+    expect(page.get_by_role("status")).to_have_text("Purged 1 expired dead letter(s): they could never be sent.")
+    expect(page.locator('section[data-reason="expired"]')).to_have_count(0)
+    expect(page.locator("#all-well")).to_be_visible()
+
+
+def test_leads_kept_in_dry_run_are_never_shown_as_confirmed(served, browser, graph, post_meta, work, monkeypatch):
+    monkeypatch.delenv("META_CAPI_ACCESS_TOKEN")
+    app = create_app()  # no CAPI token now: dry run
+    graph.add_lead(LEAD)
+    body = leadgen_body(LEAD, created_time=int(time.time()))
+    app.test_client().post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    client = app.test_client()
+    client.post("/admin/login", data={"token": ADMIN})
+    html = client.get("/admin").get_data(as_text=True)
+    row = html[html.index('<tr data-form="111/555">') :]
+    assert (
+        '<td class="num" data-figure="confirmed">0</td>' in row and '<td class="num" data-figure="kept">1</td>' in row
+    )
+    assert "none: dry run, events are kept, not sent" in html
 
 
 def test_logging_out_ends_the_session_for_a_copied_cookie_and_wrong_tokens_are_throttled(served, browser):

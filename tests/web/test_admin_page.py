@@ -116,11 +116,11 @@ def test_a_dead_letter_says_which_call_failed_what_the_code_means_and_the_time_l
     page = admin.get("/admin").get_data(as_text=True)
     sent = re.search(rf'<tr data-job="lead-meta-{LEAD}">.*?</tr>', page, re.S).group(0)
     read = re.search(r'<tr data-job="lead-meta-999">.*?</tr>', page, re.S).group(0)
-    assert "<td data-call>event send</td>" in sent and "not hashed as Meta expects" in sent
-    assert "<td data-call>lead read</td>" in read and "this token cannot see it" in read
-    assert "leads_retrieval" in re.search(r"<td data-fix>(.*?)</td>", read, re.S).group(1)
-    assert re.search(r"<td data-window>6 d \d+ h left</td>", sent)
-    assert re.search(r"<td data-window>5 d \d+ h left</td>", read)  # the lead came a day ago
+    assert "<span data-call>event send</span>" in sent and "not hashed as Meta expects" in sent
+    assert "<span data-call>lead read</span>" in read and "this token cannot see it" in read
+    assert "leads_retrieval" in re.search(r"<td data-label=\"What to do\" data-fix>(.*?)</td>", read, re.S).group(1)
+    assert re.search(r"data-window>6 d \d+ h left</td>", sent)
+    assert re.search(r"data-window>5 d \d+ h left</td>", read)  # the lead came a day ago
 
 
 def test_jobs_waiting_on_a_refused_token_are_their_own_state(admin, graph, work):

@@ -9,7 +9,7 @@ import click
 from workers.cli.common import running_queue, settings_or_exit
 from workers.config.needed import WORKER
 
-COLUMNS = ("meta", "webhook", "recovered", "confirmed", "dead", "waiting", "too_old")
+COLUMNS = ("meta", "webhook", "recovered", "confirmed", "kept", "dead", "waiting", "too_old")
 
 
 @click.command(short_help="Of the leads Meta holds, how many reached it.")
@@ -50,7 +50,8 @@ def accuracy(days: int, as_json: bool):
 
 
 @click.command(short_help="Sweep every form's leads now.")
-def sweep():
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: per form, listed, recovered, known, too old.")
+def sweep(as_json: bool):
     """Read every Page's Lead Ads forms now and enqueue the leads no webhook brought (what
     the worker does every LEADRELAY_SWEEP_SECONDS), from where the last sweep stopped."""
     from workers import jobs
@@ -65,6 +66,9 @@ def sweep():
         raise click.ClickException(
             f"Graph refused ({err.reason}: {err.detail}, code {err.code}/{err.subcode})"
         ) from None
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+        return
     for where, counts in sorted(result.get("forms", {}).items()):
         click.echo(
             f"{where}: listed {counts['listed']}, recovered {counts['recovered']}, already known "

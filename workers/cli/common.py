@@ -9,6 +9,7 @@ tables.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from typing import Callable, Sequence
 
 import click
@@ -107,6 +108,17 @@ def running_queue():
         ) from None
     redis_usable_or_exit(settings, connection)
     return connection, queue(connection, settings.queue_name)
+
+
+@contextmanager
+def counting(length: int, label: str):
+    """A progress bar of known length on a terminal, yielding its `update(n)`; piped into a
+    file or a script, nothing is drawn."""
+    if not sys.stderr.isatty():
+        yield lambda n=1: None
+        return
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar.update
 
 
 def progress(label: str):

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from contextlib import contextmanager
 
 import click
 
-from workers.cli.common import dead_letter_filter, filter_options, running_queue
+from workers.cli.common import counting, dead_letter_filter, filter_options, running_queue
 
 
 @click.group("dead-letters", short_help="List, show and purge failed jobs.")
@@ -85,9 +84,10 @@ def dead_letters_purge(everything: bool, dry_run: bool, **options):
     connection, q = running_queue()
     entries = deadletters.select(connection, q, where)
     if not dry_run:
-        with click.progressbar(entries, label="purging", file=sys.stderr) as bar:
-            for entry in bar:
+        with counting(len(entries), "purging") as update:
+            for entry in entries:
                 deadletters.purge(connection, q, entry["job_id"])
+                update(1)
     click.echo(f"{'would purge' if dry_run else 'purged'} {len(entries)} dead letters")
 
 
@@ -96,7 +96,8 @@ def dead_letters_purge(everything: bool, dry_run: bool, **options):
 @click.option("--all", "everything", is_flag=True, help="Every dead letter.")
 @filter_options
 @click.option("--dry-run", is_flag=True, help="Count what would go and what can no longer be sent; change nothing.")
-def replay(job_ids, everything: bool, dry_run: bool, **options):
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the counts and each job's outcome.")
+def replay(job_ids, everything: bool, dry_run: bool, as_json: bool, **options):
     """Requeue dead letters once their cause is fixed: by id, by filter, or --all.
 
     Each job is handled on its own; an event Meta already confirmed is not sent again,
@@ -109,14 +110,16 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
         raise click.UsageError("say which: JOB_ID..., --reason/--source/--event/--since/--dataset, or --all")
     connection, q = running_queue()
 
-    @contextmanager
     def bar(length):
-        with click.progressbar(length=length, label="replaying", file=sys.stderr) as progress:
-            yield progress.update
+        return counting(length, "replaying")
 
     clock = (click.get_current_context().find_root().obj or {}).get("clock")
     result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar, now=clock() if clock else None)
     counts = result["counts"]
+    failed = counts["not_found"] or (not dry_run and (counts["expired"] or counts["failed"]))
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True, default=str))
+        sys.exit(1 if failed else 0)
     verb = "would requeue" if dry_run else "requeued"
     click.echo(
         f"{result['selected']} selected: {verb} {counts['requeued']}, already delivered "
@@ -130,7 +133,7 @@ def replay(job_ids, everything: bool, dry_run: bool, **options):
     for item in result["results"]:
         if item["outcome"] in ("expired", "failed", "not_found"):
             click.echo(f"  {item['job_id']}: {item['outcome']} {item.get('error') or ''}".rstrip())
-    if counts["not_found"] or (not dry_run and (counts["expired"] or counts["failed"])):
+    if failed:
         sys.exit(1)
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 import click
 
-from workers.cli.common import mapping_or_exit, progress, running_queue, settings_or_exit
+from workers.cli.common import counting, mapping_or_exit, progress, running_queue, settings_or_exit
 from workers.config.needed import WORKER
 
 
@@ -36,12 +36,12 @@ def import_stages(path: str, client: str | None):
     with open(path, newline="", encoding="utf-8-sig") as handle:
         rows = [stageitems.from_sheet_row(row) for row in csv.DictReader(handle)]
     results = []
-    with click.progressbar(length=len(rows), label="importing", file=sys.stderr) as bar:
+    with counting(len(rows), "importing") as update:
         for start in range(0, len(rows), stageitems.MAX_ITEMS):
             chunk = rows[start : start + stageitems.MAX_ITEMS]
             for result in stageitems.accept(connection, q, chunk, stage_map, settings.default_region, scope, "sheet"):
                 results.append({**result, "row": start + result["index"] + 2})  # +2: header, 1-based
-            bar.update(len(chunk))
+            update(len(chunk))
     for result in results:
         detail = (
             result.get("event_name")

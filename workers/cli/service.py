@@ -117,12 +117,18 @@ def _routes_summary(routes) -> dict:
 
 @click.command(short_help="Check the whole setup; a fix for each.")
 @click.option("--page-id", help="Also check that this Page sends leadgen webhooks to the app.")
-def doctor(page_id: str | None):
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: every check with its fix.")
+def doctor(page_id: str | None, as_json: bool):
     """Check configuration, Redis, tokens, permissions, dataset, Page subscription and API version;
-    with datasets and Pages in the mapping file, one checklist per dataset and its Pages."""
+    with datasets and Pages in the mapping file, one checklist per dataset and its Pages.
+    Exits 1 when a check fails."""
     from workers.run import doctor as checkup
 
     checks = checkup.run(page_id=page_id)
+    failed = sum(1 for c in checks if not c.ok)
+    if as_json:
+        click.echo(json.dumps({"passed": len(checks) - failed, "checks": [c.__dict__ for c in checks]}))
+        sys.exit(1 if failed else 0)
     client = ""
     for check in checks:
         if check.client != client and check.client != "default":
@@ -131,7 +137,6 @@ def doctor(page_id: str | None):
         click.echo(f"[{'ok' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
         if not check.ok and check.fix:
             click.echo(f"       fix: {check.fix}")
-    failed = sum(1 for c in checks if not c.ok)
     click.echo(f"{len(checks) - failed} of {len(checks)} checks passed")
     if failed:
         sys.exit(1)

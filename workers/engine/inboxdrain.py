@@ -181,15 +181,16 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
             if item.lead.job_id in unsent or item.dataset.dry_run:
                 profiles.keep_lead_event(pipe, item.event)
         accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
-        accuracy.mark(
-            pipe,
-            "confirmed",
-            [
-                {**item.lead.args, "created_time": item.profile["created_time"]}
-                for item in delivered
-                if item.lead.source == "meta"
-            ],
-        )
+        for done, dry in (("confirmed", False), ("kept", True)):  # dry run: kept, never confirmed by Meta
+            accuracy.mark(
+                pipe,
+                done,
+                [
+                    {**item.lead.args, "created_time": item.profile["created_time"]}
+                    for item in delivered
+                    if item.lead.source == "meta" and item.dataset.dry_run == dry
+                ],
+            )
         for (source, outcome), count in Counter(
             (lead.source, outcome) for lead, outcome in [(item.lead, item.outcome) for item in delivered] + confirmed
         ).items():

@@ -5,7 +5,8 @@ Each lead has a few flags, per (day it was created, Page, form):
     meta        listed by Meta (the sweep reads every form's lead list)
     webhook     brought by a webhook
     recovered   enqueued by the sweep: no webhook had brought it
-    confirmed   its Lead event confirmed by Meta (or kept, in dry run)
+    confirmed   its Lead event confirmed by Meta
+    kept        its Lead event kept in dry run (a dataset without a CAPI token): never sent
     dead        dead-lettered
     too_old     listed by Meta but past what can still be sent: counted, never sent
 
@@ -27,7 +28,7 @@ import redis
 from workers.common import times
 from workers.common.queues import redis_key
 
-FLAGS = {"meta": "m", "webhook": "w", "recovered": "r", "confirmed": "c", "dead": "d", "too_old": "o"}
+FLAGS = {"meta": "m", "webhook": "w", "recovered": "r", "confirmed": "c", "kept": "k", "dead": "d", "too_old": "o"}
 KINDS = tuple(FLAGS)
 WINDOW_DAYS = 7  # what can still be sent, and what the report looks back over
 FORMS = redis_key("accuracy", "forms")  # "page form" pairs ever marked
@@ -122,23 +123,25 @@ def _figures(combos: dict[str, int]) -> dict:
     def count(test) -> int:
         return sum(n for flags, n in combos.items() if n > 0 and test(set(flags)))
 
-    known = {"m", "w", "r"}
+    known, done = {"m", "w", "r"}, {"c", "k"}  # done: confirmed by Meta, or kept in dry run
     return {
         "known": count(lambda f: f & known),
         "meta": count(lambda f: "m" in f),
         "webhook": count(lambda f: "w" in f),
         "recovered": count(lambda f: "r" in f and "w" not in f),
         "confirmed": count(lambda f: "c" in f and f & known),
-        "dead": count(lambda f: "d" in f and "c" not in f and f & known),
-        "too_old": count(lambda f: "o" in f and not ("c" in f and f & known)),
-        "waiting": count(lambda f: f & {"w", "r"} and not f & {"c", "d"}),
+        "kept": count(lambda f: "k" in f and "c" not in f and f & known),
+        "dead": count(lambda f: "d" in f and not f & done and f & known),
+        "too_old": count(lambda f: "o" in f and not (f & done and f & known)),
+        "waiting": count(lambda f: f & {"w", "r"} and not f & {*done, "d"}),
         "missing": count(lambda f: "m" in f and not f & {"w", "r", "o"}),
     }
 
 
 def _share(figures: dict) -> float | None:
-    """Confirmed over every lead known to exist (Meta's list, webhooks, recoveries)."""
-    return round(figures["confirmed"] / figures["known"], 4) if figures["known"] else None
+    """Confirmed (or kept, in dry run) over every lead known to exist (Meta's list,
+    webhooks, recoveries)."""
+    return round((figures["confirmed"] + figures["kept"]) / figures["known"], 4) if figures["known"] else None
 
 
 def by_page(rows: list[dict]) -> dict[str, dict]:

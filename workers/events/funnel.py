@@ -160,12 +160,12 @@ def _median(counts: dict[int, int]) -> float | None:
 
 
 def coverage(rows: list[dict], dataset_of) -> dict[str, tuple[int, int]]:
-    """(leads with their Lead event confirmed, leads known) per dataset, from the accuracy
+    """(leads with their Lead event confirmed or kept in dry run, leads known) per dataset, from the accuracy
     report's rows; `dataset_of(page_id, form_id)` names a row's dataset (None: no route)."""
     out: dict[str, tuple[int, int]] = {}
     for row in rows:
         dataset = dataset_of(row["page_id"], row["form_id"])
         if dataset:
             done, known = out.get(dataset, (0, 0))
-            out[dataset] = (done + row["confirmed"], known + row["known"])
+            out[dataset] = (done + row["confirmed"] + row.get("kept", 0), known + row["known"])
     return out
