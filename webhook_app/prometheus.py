@@ -23,7 +23,7 @@ from workers.events import accuracy
 from workers.failures import deadletters
 from workers.graphapi.pauses import Pauses
 from workers.run import redissafety
-from workers.sweep import readiness, watch
+from workers.sweep import watch
 
 from . import readinessmetrics, tokenauth
 
@@ -108,8 +108,9 @@ class RedisCollector:
         paused.add_metric([], len(Pauses(self.connection).all()))
         yield paused
         yield from _watched(watch.read(self.connection) or {})
-        yield from _accuracy(self.connection)
-        yield from readinessmetrics.families(readiness.report(self.connection, self.routes, self.settings), values)
+        slow = readinessmetrics.slow_figures(self.connection, self.routes, self.settings)
+        yield from _accuracy(self.connection, slow["pages"])
+        yield from readinessmetrics.families(slow["readiness"], values)
 
 
 def _watched(found: dict):
@@ -134,26 +135,26 @@ def _watched(found: dict):
     yield unsubscribed
 
 
-def _accuracy(connection):
-    """Of the Lead Ads leads of the last 7 days, per Page and form, where each stands."""
-    rows = accuracy.report(connection)
+def _accuracy(connection, pages: dict[str, dict]):
+    """Of the Lead Ads leads of the last 7 days, per Page, where each stands. Per Page, not
+    per form: an agency's thousand forms would be thousands of series at every scrape
+    (`leadrelay accuracy` and the admin page have the forms)."""
     leads = GaugeMetricFamily(
         "leadrelay_leads",
-        "Lead Ads leads created in the last 7 days, by Page, form and "
-        "state (meta: listed by Meta; webhook; recovered: by the sweep; confirmed; dead; "
-        "waiting; too_old).",
-        labels=["page", "form", "state"],
+        "Lead Ads leads created in the last 7 days, by Page and state (meta: listed by Meta; "
+        "webhook; recovered: by the sweep; confirmed; kept: in dry run; dead; waiting; too_old).",
+        labels=["page", "state"],
     )
-    for row in rows:
+    for page, figures in sorted(pages.items()):
         for state in ("meta", "webhook", "recovered", "confirmed", "kept", "dead", "waiting", "too_old"):
-            leads.add_metric([row["page_id"], row["form_id"], state], row[state])
+            leads.add_metric([page, state], figures[state])
     yield leads
     ratio = GaugeMetricFamily(
         "leadrelay_lead_accuracy_ratio",
-        "Share of the last 7 days' known leads whose Lead event Meta confirmed, by Page.",
+        "Share of the last 7 days' known leads whose Lead event Meta confirmed (or kept, in dry run), by Page.",
         labels=["page"],
     )
-    for page, figures in sorted(accuracy.by_page(rows).items()):
+    for page, figures in sorted(pages.items()):
         if figures["accuracy"] is not None:
             ratio.add_metric([page], figures["accuracy"])
     yield ratio

@@ -1,14 +1,41 @@
 """The readiness report as Prometheus series (workers/sweep/readiness.py): Meta's gates per
 dataset, each stage's share and median days, each stage source's lag, silence and last
 post, and the Graph API version's days left. Served by /metrics with the other figures
-read from Redis; like them, aggregate with max() across scraped web processes."""
+read from Redis; like them, aggregate with max() across scraped web processes.
+
+The accuracy report and the readiness report read a hash per day, Page and form: at an
+agency's thousand forms, far more than a scrape every 15 s should pay each time. So
+they are computed at most once a minute, by whichever scrape comes first, and kept for
+the others (`slow_figures`): the series they feed are up to a minute old.
+"""
 
 from __future__ import annotations
+
+import json
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from workers.common import counters
-from workers.events import stagelag
+from workers.common.queues import redis_key
+from workers.events import accuracy, stagelag
+from workers.sweep import readiness
+
+SLOW = redis_key("scrape", "slow-figures")
+SLOW_SECONDS = 60
+
+
+def slow_figures(connection, routes, settings) -> dict:
+    """The accuracy report per Page and the readiness report, at most a minute old."""
+    kept = connection.get(SLOW)
+    if kept:
+        return json.loads(kept)
+    rows = accuracy.report(connection)
+    found = {
+        "pages": accuracy.by_page(rows),
+        "readiness": readiness.report(connection, routes, settings, rows=rows),
+    }
+    connection.set(SLOW, json.dumps(found), ex=SLOW_SECONDS)
+    return found
 
 
 def families(report: dict, values: dict):

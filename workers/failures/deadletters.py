@@ -28,8 +28,38 @@ from workers.config.routing import dataset_of
 from workers.events import accuracy
 
 INDEX = redis_key("dead")
-# job id -> "reason dataset", so the metrics count without reading records
+# job id -> "reason dataset"; and "reason dataset" -> how many wait, kept as they change, so
+# a scrape reads a handful of fields at 100 dead letters or 100,000.
 REASONS = redis_key("dead-reasons")
+WAITING = redis_key("dead-waiting")
+# Counts from a release that kept none are made once from the index (its one full read).
+_RECOUNT = """
+if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('HLEN', KEYS[1]) > 0 then
+  for _, value in ipairs(redis.call('HVALS', KEYS[1])) do redis.call('HINCRBY', KEYS[2], value, 1) end
+end
+"""
+# KEYS: REASONS, WAITING. ARGV: job id, its new "reason dataset" ("" to forget it).
+_MOVE = (
+    _RECOUNT
+    + """
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if old == ARGV[2] then return 0 end
+if old then
+  if redis.call('HINCRBY', KEYS[2], old, -1) <= 0 then redis.call('HDEL', KEYS[2], old) end
+end
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+end
+return 1
+"""
+)
+# Only their shas here; they run on the caller's client or pipeline, which loads them.
+_MOVE_SCRIPT = redis.Redis().register_script(_MOVE)
+_RECOUNT_SCRIPT = redis.Redis().register_script(_RECOUNT)
+
 # Keys whose values may be personal data; never shown in a listing.
 _PII_KEYS = {
     "email",
@@ -62,7 +92,7 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
         pipe.set(record_key(entry["job_id"]), json.dumps(entry, sort_keys=True))
         pipe.zadd(INDEX, {entry["job_id"]: entry["last_attempt_at"]})
         dataset = dataset_of(entry)
-        pipe.hset(REASONS, entry["job_id"], f"{entry['reason']} {dataset}")
+        _MOVE_SCRIPT(keys=[REASONS, WAITING], args=[entry["job_id"], f"{entry['reason']} {dataset}"], client=pipe)
         if new:
             counters.count(pipe, counters.DEAD, entry["reason"], dataset)
         if entry.get("source") == "meta" and isinstance(entry.get("args"), dict):
@@ -71,11 +101,13 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
 
 
 def by_reason(connection: redis.Redis) -> Counter:
-    """How many dead letters wait, per (reason, dataset)."""
+    """How many dead letters wait, per (reason, dataset): the kept counts, never the index."""
+    _RECOUNT_SCRIPT(keys=[REASONS, WAITING], client=connection)
     out: Counter = Counter()
-    for value in connection.hvals(REASONS):
+    for value, count in connection.hgetall(WAITING).items():
         reason, _, dataset = value.decode().partition(" ")
-        out[(reason, dataset or "default")] += 1
+        if int(count) > 0:
+            out[(reason, dataset or "default")] += int(count)
     return out
 
 
@@ -101,7 +133,7 @@ def forget(connection: redis.Redis, job_id: str, pipe=None) -> None:
     pipe = connection.pipeline() if own else pipe
     pipe.delete(record_key(job_id))
     pipe.zrem(INDEX, job_id)
-    pipe.hdel(REASONS, job_id)
+    _MOVE_SCRIPT(keys=[REASONS, WAITING], args=[job_id, ""], client=pipe)
     if own:
         pipe.execute()
         pipe.reset()

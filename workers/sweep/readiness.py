@@ -20,11 +20,14 @@ from workers.events import accuracy, funnel, gates, stagelag
 from workers.sweep import watch
 
 
-def report(connection, routes: Routes, settings, now: float | None = None) -> dict:
+def report(connection, routes: Routes, settings, now: float | None = None, rows: list[dict] | None = None) -> dict:
+    """`rows`: the accuracy report's rows when the caller has them (a scrape passes its
+    minute-old totals); else read now."""
     now = time.time() if now is None else now
     names = sorted(routes.datasets)
     figures = funnel.read(connection, names, now)
-    covered = funnel.coverage(accuracy.report(connection, now=now), lambda page, form: _dataset(routes, page, form))
+    rows = accuracy.report(connection, now=now) if rows is None else rows
+    covered = funnel.coverage(rows, lambda page, form: _dataset(routes, page, form))
     found = watch.read(connection) or {}
     version = versions.horizon(settings.api_version)
     out = {

@@ -1,0 +1,142 @@
+"""GET /metrics with 100 dead letters against 100,000, and with 10 forms against 1,000, in
+one run: four embedded Redis servers, each filled through the functions the service uses
+(dead letters recorded, Lead Ads leads marked for the accuracy report), one Flask app on
+each, the scrapes taking turns. The goal: a scrape costs the same whatever the account
+holds (an agency scrapes every 15 s, forever).
+
+    .venv/bin/python bench/metrics.py [--rounds 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from workers.common.queues import connect  # noqa: E402
+from workers.events import accuracy  # noqa: E402
+from workers.failures import deadletters  # noqa: E402
+from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
+
+DAY = 86400
+
+
+def dead_letters(connection, count: int, now: float) -> None:
+    for n in range(count):
+        reason = ("invalid", "transient", "auth", "expired")[n % 4]
+        deadletters.record(
+            connection,
+            {
+                "job_id": f"lead-meta-{10**15 + n}",
+                "source": "meta",
+                "reason": reason,
+                "attempts": 1,
+                "first_attempt_at": now,
+                "last_attempt_at": now,
+                "event_time": int(now),
+                "args": {"leadgen_id": str(10**15 + n)},
+            },
+        )
+
+
+def forms(connection, count: int, now: float, leads_per_form: int = 5) -> None:
+    with connection.pipeline(transaction=False) as pipe:
+        for form in range(count):
+            page, form_id = str(100 + form % 10), str(5000 + form)  # ten Pages either way: forms grow
+            for n in range(leads_per_form):
+                lead = {"leadgen_id": f"{form}-{n}", "page_id": page, "form_id": form_id}
+                lead["created_time"] = now - (n % 7) * DAY
+                for kind in ("webhook", "confirmed"):
+                    accuracy.mark(pipe, kind, [lead], now)
+            if form % 100 == 99:
+                pipe.execute()
+        pipe.execute()
+
+
+def app_on(redis_url: str, data: str):
+    os.environ.update(
+        {
+            "REDIS_URL": redis_url,
+            "META_APP_SECRET": "bench-secret",
+            "META_VERIFY_TOKEN": "bench-verify",
+            "META_PAGE_ACCESS_TOKEN": "bench-page-token",
+            "META_DATASET_ID": "4242424242",
+            "META_CAPI_ACCESS_TOKEN": "bench-capi-token",
+            "META_GRAPH_URL": "http://127.0.0.1:9",
+            "LEADRELAY_ENV_FILE": "",
+            "LEADRELAY_DATA_DIR": data,
+            "LEADRELAY_LOG_LEVEL": "WARNING",
+        }
+    )
+    from webhook_app import create_app
+
+    return create_app()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=60)
+    args = parser.parse_args()
+    now = time.time()
+    cases = {
+        "100 dead letters": lambda c: dead_letters(c, 100, now),
+        "100,000 dead letters": lambda c: dead_letters(c, 100_000, now),
+        "10 forms": lambda c: forms(c, 10, now),
+        "1,000 forms": lambda c: forms(c, 1000, now),
+    }
+    with tempfile.TemporaryDirectory() as data:
+        servers = {name: EmbeddedRedis(Path(data) / str(i)) for i, name in enumerate(cases)}
+        try:
+            clients = {}
+            for name, fill in cases.items():
+                url = servers[name].start()
+                started = time.perf_counter()
+                fill(connect(url))
+                print(f"{name:<22} written in {time.perf_counter() - started:.1f} s", flush=True)
+                clients[name] = app_on(url, data).test_client()
+            spent: dict[str, list[float]] = {name: [] for name in cases}
+            sizes = {name: len(client.get("/metrics").get_data()) for name, client in clients.items()}
+            for _ in range(args.rounds):
+                for name, client in clients.items():
+                    start = time.perf_counter()
+                    client.get("/metrics").get_data()
+                    spent[name].append((time.perf_counter() - start) * 1000)
+            print(f"\n{'GET /metrics with':<22}{'min':>9}{'median':>9}{'max':>9}   body")
+            for name, values in spent.items():
+                print(
+                    f"{name:<22}{min(values):>7.1f}ms{statistics.median(values):>7.1f}ms{max(values):>7.1f}ms"
+                    f"   {sizes[name] / 1024:.0f} KB"
+                )
+            for small, large in (("100 dead letters", "100,000 dead letters"), ("10 forms", "1,000 forms")):
+                ratio = statistics.median(spent[large]) / statistics.median(spent[small])
+                print(f"{large} against {small}: {ratio:.2f}x (medians)")
+            # What the first scrape of each minute pays to compute the slow figures again.
+            try:
+                from webhook_app.readinessmetrics import SLOW
+            except ImportError:  # a tree from before the figures were kept: each scrape computes them
+                return
+
+            print("\nonce a minute (the accuracy and readiness reports computed again):")
+            for name in ("10 forms", "1,000 forms"):
+                client, connection = clients[name], connect(servers[name].url)
+                again = []
+                for _ in range(max(5, args.rounds // 6)):
+                    connection.delete(SLOW)
+                    start = time.perf_counter()
+                    client.get("/metrics").get_data()
+                    again.append((time.perf_counter() - start) * 1000)
+                print(f"{name:<22}{min(again):>7.1f}ms{statistics.median(again):>7.1f}ms{max(again):>7.1f}ms")
+        finally:
+            for server in servers.values():
+                server.stop()
+
+
+if __name__ == "__main__":
+    main()
