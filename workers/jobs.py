@@ -21,6 +21,7 @@ from workers.common.queues import queue as make_queue
 from workers.config.routing import dataset_of
 from workers.engine import crmreads, inboxdrain, sending
 from workers.engine.attempts import attempt, finished
+from workers.engine.batchsteps import LISTED
 from workers.engine.context import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
 from workers.engine.inflight import Lead
 from workers.engine.jobwork import Work
@@ -72,8 +73,11 @@ def process_meta_lead(leadgen: dict) -> dict:
 
     def body():
         dataset = ctx.routes.dataset(route)
-        lead = ctx.graph.read_lead(leadgen_id, ctx.routes.page_token(route))
-        profile, user_data = leadevents.lead_ads_profile(leadgen, lead, dataset, ctx.settings.default_region)
+        if leadgen.get(LISTED):  # the sweep's listing gave its answers (hashed): no second read
+            profile, user_data = leadevents.profile_of(leadgen, leadgen[LISTED], dataset)
+        else:
+            lead = ctx.graph.read_lead(leadgen_id, ctx.routes.page_token(route))
+            profile, user_data = leadevents.lead_ads_profile(leadgen, lead, dataset, ctx.settings.default_region)
         work.event_time = profile["created_time"]
         profiles.save(ctx.connection, profile, ctx.settings.profile_retention_days)
         event = leadevents.lead_ads_event(profile, user_data, leadgen, dataset)

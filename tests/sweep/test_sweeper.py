@@ -17,7 +17,7 @@ from workers import jobs
 from workers.common.queues import queue
 from workers.config.settings import load
 from workers.events import accuracy
-from workers.sweep import sweeper
+from workers.sweep import reconcile, sweeper
 
 PAGE, FORM = "111", "555"  # where tests/helpers.leadgen_body's leads come from
 HOUR = 3600
@@ -47,6 +47,12 @@ def lead_events(graph) -> list[str]:
 
 def filtering(call) -> dict:
     return {rule["operator"]: rule["value"] for rule in json.loads(call["query"]["filtering"][0])}
+
+
+def listings(graph) -> list[dict]:
+    """The sweep's listings of ids and times (not the one that fetches the answers of the
+    leads it recovers)."""
+    return [c for c in graph.calls("form_leads") if c["query"]["fields"] == [reconcile.LISTED_FIELDS]]
 
 
 def test_webhooks_for_8_of_10_leads_then_the_sweep_enqueues_exactly_the_other_2(
@@ -93,7 +99,7 @@ def test_a_restart_between_sweeps_neither_rereads_nor_skips(form, graph, post_me
     second = leads(graph, 2, int(now) - 300, start=100)  # inside the grace period at the first sweep
     later = now + 1000
     result = run(redis_conn, later)
-    [_, call] = graph.calls("form_leads")
+    [_, call] = listings(graph)
     assert filtering(call) == {"GREATER_THAN": int(now) - 600, "LESS_THAN": int(later) - 600 + 1}
     assert result["forms"][f"{PAGE}/{FORM}"]["listed"] == 2 and result["recovered"] == 2
     work()
@@ -115,7 +121,7 @@ def test_two_workers_sweeping_at_once_enqueue_each_lead_once(form, graph, post_m
     release.set()
     first.join(10)
     assert sorted(outcomes) == ["already_running", "swept"]
-    assert len(graph.calls("form_leads")) == 1
+    assert len(listings(graph)) == 1
     assert len(inbox_entries(redis_conn)) == 3  # the three recovered, once each
 
 
@@ -201,7 +207,7 @@ def test_an_interrupted_read_goes_on_from_the_page_it_reached(form, graph, post_
     post_meta(leadgen_body(ids[0], created_time=created))
     work()
     graph.then({"status": 500, "error": {"code": 2, "is_transient": True}}, on="form_leads")  # before any page
-    graph.then({}, on="form_leads")  # page 1 answers...
+    graph.then({}, on="form_leads", times=2)  # page 1 answers (and its leads' answers)...
     graph.then({"status": 400, "error": {"code": 613}}, on="form_leads")  # ...then Meta rate-limits page 2
     assert run(redis_conn)["failed_pages"] == [PAGE]  # a 5xx: this Page waits for the next sweep
     interrupted = run(redis_conn)
@@ -209,5 +215,33 @@ def test_an_interrupted_read_goes_on_from_the_page_it_reached(form, graph, post_
     assert json.loads(redis_conn.hget(sweeper.PROGRESS, FORM))["after"] == "100"
     finished = run(redis_conn)
     assert finished["forms"][f"{PAGE}/{FORM}"]["listed"] == 150  # pages 2 and 3, not page 1 again
-    assert [c["query"].get("after") for c in graph.calls("form_leads")][-2:] == [["100"], ["200"]]
+    assert [c["query"].get("after") for c in listings(graph)][-2:] == [["100"], ["200"]]
     assert len(inbox_entries(redis_conn)) == 249 and redis_conn.hget(sweeper.PROGRESS, FORM) is None
+
+
+def test_a_recovered_lead_is_read_once_and_a_sweep_of_known_leads_reads_no_answers(
+    form, graph, post_meta, work, redis_conn
+):
+    created = int(time.time()) - HOUR
+    ids = [str(7100000000000000 + n) for n in range(120)]  # two pages of Graph's list, a second apart
+    for n, leadgen_id in enumerate(ids):
+        graph.add_lead(leadgen_id, created_time=created - n, form_id=FORM)
+    post_meta(leadgen_body(ids[0], created_time=created))  # no webhook for the other 119
+    work()
+    reads_before = len(graph.calls("lead")) + len(graph.calls("batch"))
+    assert run(redis_conn)["recovered"] == 119
+    work()
+    assert len(graph.calls("lead")) + len(graph.calls("batch")) == reads_before  # no lead read again
+    assert lead_events(graph) == sorted(ids)
+    sent = {str(e["user_data"]["lead_id"]): e for e in graph.events}
+    assert {"em", "ph", "fn", "ln"} <= set(sent[ids[-1]]["user_data"])  # its answers, from the listing
+    answers = [c for c in graph.calls("form_leads") if c not in listings(graph)]
+    assert len(listings(graph)) == 2 and len(answers) == 2  # one for each page of leads recovered
+    assert all("field_data" in c["query"]["fields"][0] for c in answers)
+    # A later sweep whose leads all came by webhook lists ids and times, and no answer.
+    more = leads(graph, 5, int(time.time()) - 700, start=500)
+    post_meta(leadgen_body(*more, created_time=int(time.time()) - 700))
+    work()
+    graph.requests.clear()
+    assert run(redis_conn, time.time() + 10)["recovered"] == 0
+    assert [c["query"]["fields"] for c in graph.calls("form_leads")] == [[reconcile.LISTED_FIELDS]]

@@ -17,6 +17,7 @@ from workers.graphapi.graph import BATCH_LIMIT
 from workers.graphapi.pauses import fingerprint
 
 log = logs.get(__name__)
+LISTED = "listed"  # a job argument: the lead's hashed answers, from the sweep's listing (sweeper.py)
 _DATA_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)
 
 
@@ -40,6 +41,8 @@ def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]
     by_token: dict[str, list[Lead]] = {}
     unread: list[Failed] = []
     for lead in leads:
+        if lead.args.get(LISTED):  # the sweep's listing gave its answers already: never read twice
+            continue
         try:
             by_token.setdefault(ctx.routes.page_token(lead.route), []).append(lead)
         except JobError as err:  # its Page left the mapping file
@@ -67,14 +70,19 @@ def build(ctx: Context, leads: list[Lead], reads: dict[str, dict]) -> tuple[list
     built: list[Built] = []
     unbuilt: list[Failed] = []
     for lead in leads:
-        if lead.source == "meta" and lead.job_id not in reads:
+        listed = lead.args.get(LISTED)
+        if lead.source == "meta" and lead.job_id not in reads and not listed:
             continue  # its read failed
         profile = None
         try:
             dataset = ctx.routes.dataset(lead.route)
             if lead.source == "meta":
-                profile, user_data = leadevents.lead_ads_profile(
-                    lead.args, reads[lead.job_id], dataset, ctx.settings.default_region
+                profile, user_data = (
+                    leadevents.profile_of(lead.args, listed, dataset)
+                    if listed
+                    else leadevents.lead_ads_profile(
+                        lead.args, reads[lead.job_id], dataset, ctx.settings.default_region
+                    )
                 )
                 event = leadevents.lead_ads_event(profile, user_data, lead.args, dataset)
             else:

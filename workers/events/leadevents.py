@@ -18,21 +18,33 @@ def lead_ads_profile(leadgen: dict, lead: dict, dataset: Dataset, default_region
     """(the profile of a Lead Ads lead, every match key its answers gave): `leadgen` is its
     webhook change (with its route and Limited Data Use fields), `lead` what Graph
     answered for it."""
+    return profile_of(leadgen, hashed(leadgen, lead, default_region), dataset)
+
+
+def hashed(leadgen: dict, lead: dict, default_region: str | None) -> dict:
+    """What a Lead Ads lead's answers give, normalised and hashed: its creation time and
+    match keys, never a raw answer (the sweep keeps this in the job of a lead it listed)."""
     leadgen_id = leadgen["leadgen_id"]
     created = times.unix_time(lead.get("created_time")) or leadgen.get("created_time") or int(time.time())
     user_data, dropped = userdata.build(matchkeys.from_lead_ads(lead.get("field_data")), default_region)
     for item in dropped:
         log.info("match_key_dropped", leadgen_id=leadgen_id, **item)
+    return {"created_time": created, "user_data": user_data}
+
+
+def profile_of(leadgen: dict, read: dict, dataset: Dataset) -> tuple[dict, dict]:
+    """The profile and match keys of a Lead Ads lead from its `hashed` answers."""
+    leadgen_id = leadgen["leadgen_id"]
     return _kept(
         source="meta",
         key=leadgen_id,
         lead_id=int(leadgen_id),
-        created_time=created,
+        created_time=read["created_time"],
         page_id=leadgen.get("page_id"),
-        user_data=user_data,
+        user_data=read["user_data"],
         fbc=None,
         dataset=dataset,
-    ), user_data
+    ), read["user_data"]
 
 
 def lead_ads_event(profile: dict, user_data: dict, leadgen: dict, dataset: Dataset) -> dict:

@@ -9,11 +9,13 @@ from typing import Callable, Iterable, Iterator
 
 from workers.common import times
 from workers.config.routing import ANY_PAGE, Routes
-from workers.graphapi.graph import LEAD_FIELDS, Graph
+from workers.graphapi.graph import Graph
 from workers.intake import receiver
 from workers.sources import SOURCES, meta
 
 PAGE_SIZE = 100
+# What a listing needs to tell a lead no webhook brought: no answer, no personal data.
+LISTED_FIELDS = "id,created_time,ad_id"
 
 
 def pages_of(
@@ -41,13 +43,13 @@ def _pages(graph: Graph, path: str, token: str, params: dict) -> Iterator[dict]:
         yield from items
 
 
-def lead_list(form_id: str, since: int, until: int | None = None) -> tuple[str, dict]:
+def lead_list(form_id: str, since: int, until: int | None = None, fields: str = LISTED_FIELDS) -> tuple[str, dict]:
     """The path and parameters that list a form's leads created after `since` (and, with
-    `until`, not after it)."""
+    `until`, not after it): their ids and times, or `fields`."""
     rules = [{"field": "time_created", "operator": "GREATER_THAN", "value": since}]
     if until is not None:
         rules.append({"field": "time_created", "operator": "LESS_THAN", "value": until + 1})
-    return f"{form_id}/leads", {"fields": LEAD_FIELDS, "filtering": json.dumps(rules), "limit": PAGE_SIZE}
+    return f"{form_id}/leads", {"fields": fields, "filtering": json.dumps(rules), "limit": PAGE_SIZE}
 
 
 def form_leads(graph: Graph, form_id: str, since: int, token: str, until: int | None = None) -> Iterator[dict]:

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 
 import redis
 from rq import Queue, get_current_job
+from rq.job import Job
 
 from workers import jobnames
 from workers.common import logs
@@ -34,9 +35,11 @@ from workers.common.policy import THROTTLED, TRANSIENT, JobError, Paused
 from workers.common.queues import SERIALIZER, job_id, redis_key
 from workers.config import sandbox
 from workers.config.routing import ANY_PAGE
+from workers.engine.batchsteps import LISTED
 from workers.engine.context import Context
-from workers.events import accuracy, conversions
-from workers.intake import receiver
+from workers.events import accuracy, conversions, leadevents
+from workers.graphapi.graph import LEAD_FIELDS
+from workers.intake import inbox, receiver
 from workers.sources import SOURCES, meta
 from workers.sweep.reconcile import as_change, lead_list, page_forms, pages_of
 
@@ -171,7 +174,7 @@ def _sweep_form(ctx: Context, queue: Queue, page_id: str, token: str, form_id: s
     for items, after in pages_of(ctx.graph, path, token, params, progress["after"]):
         with connection.pipeline() as pipe:
             pipe.expire(LOCK, _lock_seconds(ctx))  # still sweeping: a killed sweep's lock soon lapses
-            for name, value in _take(ctx, queue, pipe, page_id, form_id, items, now).items():
+            for name, value in _take(ctx, queue, pipe, (page_id, token), form_id, items, now).items():
                 counts[name] += value
             if after is None:  # the whole window is read: the next sweep starts where it ended
                 pipe.hset(CURSORS, form_id, progress["until"])
@@ -188,14 +191,46 @@ def _lock_seconds(ctx: Context) -> int:
     return int(max(3 * ctx.settings.graph_timeout_seconds, 30))
 
 
-def _take(ctx: Context, queue: Queue, pipe, page_id: str, form_id: str, items: list[dict], now: float) -> dict:
-    """Enqueue one page of a form's leads that no webhook brought; mark them all for the
-    accuracy figures (in `pipe`); counts."""
+def _answers(ctx: Context, token: str, form_id: str, work: list[tuple[str, dict]]) -> None:
+    """The answers of the listed leads no webhook brought, from one more listing of the form
+    over their minutes, hashed into their jobs (LISTED): one Graph call for a page of them
+    instead of a read each, the read that matters when a backlog is recovered under rate
+    limits. The listing before it named ids and times only, so a sweep of leads the webhooks
+    brought reads no personal data. Should this listing fail (but for a rate limit, which
+    stops the sweep where it stands), the drain reads them as usual."""
+    with ctx.connection.pipeline(transaction=False) as pipe:
+        for key, _ in work:
+            pipe.exists(inbox.SEEN + job_id("lead", meta.NAME, key), Job.key_for(job_id("lead", meta.NAME, key)))
+        found = pipe.execute()
+    wanted = {args["leadgen_id"]: args for (_, args), known in zip(work, found) if not known}
+    created = [args["created_time"] for args in wanted.values() if args.get("created_time")]
+    if not created:
+        return
+    path, params = lead_list(form_id, min(created) - 1, max(created), fields=LEAD_FIELDS)
+    try:
+        for items, _ in pages_of(ctx.graph, path, token, params):
+            for lead in items:
+                args = wanted.pop(str(lead.get("id")), None)
+                if args is not None and isinstance(lead.get("field_data"), list):
+                    args[LISTED] = leadevents.hashed(args, lead, ctx.settings.default_region)
+            if not wanted:  # each one found: the window's other leads are not needed
+                break
+    except JobError as err:
+        if err.reason == THROTTLED:  # the sweep stops here and keeps its place, as for a listing
+            raise
+        log.info("sweep_answers_unread", form_id=form_id, reason=err.reason, leads=len(wanted))
+
+
+def _take(ctx: Context, queue: Queue, pipe, page: tuple[str, str], form_id: str, items: list[dict], now: float) -> dict:
+    """Enqueue one page of a form's leads that no webhook brought, with their answers; mark
+    them all for the accuracy figures (in `pipe`); counts. `page`: its id and token."""
+    page_id, token = page
     listed = [as_change(lead, page_id, form_id) for lead in items]
     cutoff = conversions.oldest_acceptable(now)
     sendable = [lead for lead in listed if (lead["created_time"] or now) > cutoff]
     too_old = [lead for lead in listed if (lead["created_time"] or now) <= cutoff]
     work, _ = receiver.lead_jobs(SOURCES[meta.NAME], sendable, ctx.routes, ctx.processing)
+    _answers(ctx, token, form_id, work)
     enqueued = receiver.enqueue_new(queue, SOURCES[meta.NAME], work)
     new = set(enqueued["job_ids"])
     recovered = [args for key, args in work if job_id("lead", meta.NAME, key) in new]
