@@ -61,6 +61,7 @@ class Settings:
     token_warn_days: int = 7  # a token that expires sooner is a problem (doctor, the watch)
     watch_seconds: int = 21600  # how often a worker checks tokens and Page subscriptions (0: never)
     source_silent_hours: float = 48.0  # a stage source silent this long while leads come is flagged
+    drain_slots: int = 0  # drain jobs at most at once; 0: one per live worker, at least 4
     # CRM sources (HubSpot, Pipedrive): the token each reads people back with, and its API's
     # address (the vendor's, or the sandbox's stand-in), by source name.
     crm_tokens: Mapping[str, str] = field(default_factory=dict)
@@ -265,6 +266,7 @@ def load(
         token_warn_days=number("LEADRELAY_TOKEN_WARN_DAYS", 7, minimum=0),
         watch_seconds=number("LEADRELAY_WATCH_SECONDS", 21600, minimum=0),
         source_silent_hours=number("LEADRELAY_SOURCE_SILENT_HOURS", 48.0, kind=float, minimum=1),
+        drain_slots=number("LEADRELAY_DRAIN_SLOTS", 0, minimum=0),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}

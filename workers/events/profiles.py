@@ -34,7 +34,7 @@ def write(pipe, profile: dict, retention_days: int) -> str:
     pipe.set(profile_key, json.dumps(profile, sort_keys=True, separators=(",", ":")), ex=ttl)
     for match_key in LOOKUP_KEYS:
         for hashed in profile.get("user_data", {}).get(match_key, []):
-            pipe.set(_lookup(profile.get("dataset"), match_key, hashed), profile_key, ex=ttl)
+            pipe.set(lookup_key(profile.get("dataset"), match_key, hashed), profile_key, ex=ttl)
     return profile_key
 
 
@@ -58,7 +58,7 @@ def load(connection: redis.Redis, source: str, source_key: str) -> dict | None:
     return json.loads(raw) if raw else None
 
 
-def _lookup(dataset: str | None, match_key: str, hashed: str) -> str:
+def lookup_key(dataset: str | None, match_key: str, hashed: str) -> str:
     # One person may be a lead of two clients: each dataset has its own lookups. The
     # environment's dataset keeps the names it had before datasets existed.
     if dataset in (None, DEFAULT):
@@ -68,6 +68,6 @@ def _lookup(dataset: str | None, match_key: str, hashed: str) -> str:
 
 def find(connection: redis.Redis, match_key: str, hashed: str, dataset: str | None = None) -> dict | None:
     """The profile a hashed email, phone or external id points at in a dataset, if any."""
-    profile_key = connection.get(_lookup(dataset, match_key, hashed))
+    profile_key = connection.get(lookup_key(dataset, match_key, hashed))
     raw = connection.get(profile_key) if profile_key else None
     return json.loads(raw) if raw else None

@@ -24,7 +24,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 import redis
-from rq import Queue
+from rq import Queue, Worker
 from rq.job import Job
 
 from workers import jobnames
@@ -38,19 +38,24 @@ STREAM = INBOX
 GROUP = "drainers"
 SLOT = redis_key("inbox", "slot", "")  # + slot number
 SEEN = redis_key("seen", "")  # + job id: a lead's dedupe record
-SLOTS = 4  # drain jobs at most at once; one more per 50 leads waiting (see `admit`)
+SLOTS = 4  # drain jobs at most at once, at the least: one more per 50 leads waiting (see `admit`)
+# The installation's drain slots, kept by the workers (`follow_workers`): one per live
+# worker, at least SLOTS, or LEADRELAY_DRAIN_SLOTS; more worker hosts then deliver more.
+SLOT_COUNT = redis_key("inbox", "slots")
+SLOT_COUNT_TTL = 600  # no worker kept it for ten minutes: the default again
 SLOT_TTL = 60  # a slot whose drain job died frees itself; a live one renews it each batch
 ALIVE = redis_key("inbox", "alive", "")  # + consumer: renewed by a drain job after each batch
 ALIVE_TTL = 120  # longer than any one batch can take (two Graph calls and their timeouts)
 DRAIN = jobnames.DRAIN
 TRIES = redis_key("inbox", "tries")  # entry id -> times taken up from a dead or stopped drain job
 
-# KEYS: the stream, then (dedupe record, RQ job hash) per lead. ARGV: dedupe TTL, slot
-# prefix, slots, leads per drain job, slot TTL, then one entry per lead.
+# KEYS: the stream, the slot count, then (dedupe record, RQ job hash) per lead. ARGV:
+# dedupe TTL, slot prefix, slots when no count is kept, leads per drain job, slot TTL,
+# then one entry per lead.
 _ADMIT = """
 local new = {}
-for i = 1, (#KEYS - 1) / 2 do
-  local seen, job = KEYS[2 * i], KEYS[2 * i + 1]
+for i = 1, (#KEYS - 2) / 2 do
+  local seen, job = KEYS[2 * i + 1], KEYS[2 * i + 2]
   if redis.call('EXISTS', job) == 0 and redis.call('SET', seen, '1', 'NX', 'EX', ARGV[1]) then
     redis.call('XADD', KEYS[1], '*', 'e', ARGV[5 + i])
     new[#new + 1] = i
@@ -59,7 +64,8 @@ end
 local woken = {}
 if #new > 0 then
   local waiting = redis.call('XLEN', KEYS[1])
-  local wanted = math.min(tonumber(ARGV[3]), 1 + math.floor((waiting - 1) / tonumber(ARGV[4])))
+  local most = tonumber(redis.call('GET', KEYS[2]) or ARGV[3])
+  local wanted = math.min(most, 1 + math.floor((waiting - 1) / tonumber(ARGV[4])))
   local slots = {}
   for k = 0, wanted - 1 do slots[k + 1] = ARGV[2] .. k end
   local held = redis.call('MGET', unpack(slots))  -- one look at every slot: most calls find them all awake
@@ -93,7 +99,7 @@ def admit(
     job exists. `connection`: a client, or the receiver's RequestRedis (workers/intake/requestredis.py)."""
     if not entries:
         return [], []
-    keys = [STREAM]
+    keys = [STREAM, SLOT_COUNT]
     for job_id, _ in entries:
         keys += [SEEN + job_id, Job.key_for(job_id)]
     args = [len(keys), *keys, policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries)]
@@ -126,11 +132,31 @@ def revive(queue: Queue) -> bool:
 
 def wake_for(queue: Queue, waiting: int, per_job: int = 50) -> list[int]:
     """`admit`'s rule, for leads put in the inbox another way (replay): one drain slot,
-    one more per `per_job` leads waiting, at most SLOTS; wake those that were free."""
-    wanted = min(SLOTS, 1 + (waiting - 1) // per_job) if waiting else 0
+    one more per `per_job` leads waiting, at most the installation's slots; wake those
+    that were free."""
+    wanted = min(slot_count(queue.connection), 1 + (waiting - 1) // per_job) if waiting else 0
     woken = [slot for slot in range(wanted) if claim_slot(queue.connection, slot)]
     wake(queue, woken)
     return woken
+
+
+def slot_count(connection: redis.Redis) -> int:
+    return int(connection.get(SLOT_COUNT) or SLOTS)
+
+
+def follow_workers(connection: redis.Redis, setting: int = 0, joining: bool = False) -> int:
+    """Keep the drain slots at the setting, or at one per live worker (at least SLOTS): a
+    worker's start (`joining`: it counts itself, and does not lower what another starting
+    worker kept) and each maintenance pass, every 30 s (which may lower it as workers
+    leave). The count lapses with the workers that keep it."""
+    if setting:
+        connection.set(SLOT_COUNT, setting, ex=SLOT_COUNT_TTL)
+        return setting
+    count = max(SLOTS, Worker.count(connection=connection) + (1 if joining else 0))
+    if joining:  # two starting at once may each keep a count short of the other's: the next pass mends it
+        count = max(count, int(connection.get(SLOT_COUNT) or 0))
+    connection.set(SLOT_COUNT, count, ex=SLOT_COUNT_TTL)
+    return count
 
 
 def claim_slot(connection: redis.Redis, slot: int = 0) -> bool:

@@ -235,7 +235,7 @@ def enqueue_new(
         except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
             unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
     try:
-        new, woken = inbox.admit(request_redis or queue.connection, entries, inbox.SLOTS)
+        new, woken = inbox.admit(request_redis or queue.connection, entries, inbox.SLOTS)  # or the kept count
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
     try:

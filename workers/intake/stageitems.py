@@ -17,12 +17,13 @@ from workers import jobnames
 from workers.common import logs, policy, times
 from workers.common.queues import redis_key
 from workers.config import ldu
-from workers.config.routing import DEFAULT, Client, Routes, dataset_of
+from workers.config.routing import DEFAULT
 from workers.config.stagemap import StageMap
 from workers.events import conversions, profiles, stagelag
 from workers.graphapi import capi
-from workers.identity import browserids, userdata
-from workers.intake import receiver
+from workers.identity import browserids
+from workers.intake import receiver, stagereads
+from workers.intake.stagescope import Negative, Rejected, Scope  # noqa: F401 (callers name them here)
 
 log = logs.get(__name__)
 
@@ -30,77 +31,12 @@ MAX_ITEMS = 1000
 CLOCK_SKEW_SECONDS = 300  # a CRM clock a little ahead is not "the future"
 
 
-class Rejected(Exception):
-    def __init__(self, reason: str, detail: str):
-        super().__init__(detail)
-        self.reason, self.detail = reason, detail
-
-
-class Negative(Exception):
-    """A negative stage (disqualified, junk...): recorded for reporting, never sent."""
-
-    def __init__(self, stage: str, lead: str | None):
-        super().__init__(stage)
-        self.stage, self.lead = stage, lead
-
-
-class Scope:
-    """Which datasets a caller of the stage API may reach: an API client's, or every one
-    (the operator's LEADRELAY_API_TOKEN, the CLI). A lead outside it is treated as unknown,
-    so a client learns nothing about another's leads; the attempt is logged."""
-
-    def __init__(self, routes: Routes, client: Client | None = None):
-        self.routes, self.client = routes, client
-        self.datasets = sorted(client.datasets if client else routes.datasets)
-
-    def holds(self, profile: dict) -> bool:
-        if dataset_of(profile) in self.datasets:
-            return True
-        log.warning(
-            "stage_lead_out_of_scope",
-            client=self.client.name if self.client else None,
-            source=profile.get("source"),
-            dataset=dataset_of(profile),
-        )
-        return False
-
-    def route(self, item: dict, profile: dict | None) -> dict:
-        """Where the stage event goes: where its lead went, else the dataset the item names,
-        else the caller's only (or default) dataset.
-
-        Raises:
-            Rejected: `unknown_dataset` (also for another client's), `no_dataset`.
-        """
-        if profile:
-            return {
-                "dataset": dataset_of(profile),
-                "dataset_id": profile.get("dataset_id"),
-                "page_id": profile.get("page_id"),
-            }
-        name = item.get("dataset")
-        if name is not None and (not isinstance(name, str) or name not in self.datasets):
-            if self.client:
-                log.warning("stage_dataset_out_of_scope", client=self.client.name)
-            raise Rejected("unknown_dataset", f"no dataset named {str(name)[:40]!r}")
-        if name is None:
-            name = (
-                self.datasets[0]
-                if len(self.datasets) == 1
-                else (self.routes.default if self.routes.default in self.datasets else None)
-            )
-        route = self.routes.named(name)
-        if route is None:
-            raise Rejected("no_dataset", f"give `dataset`: one of {', '.join(self.datasets)}")
-        return route
-
-
-def _identify(connection: redis.Redis, item: dict, region: str, scope: Scope) -> tuple[dict | None, dict]:
+def _identify(
+    connection: redis.Redis, item: dict, region: str, scope: Scope, hashed: dict | None = None
+) -> tuple[dict | None, dict]:
     """The lead profile the item refers to (if known to this caller) and the hashed
-    identifiers it gave."""
-    given, _ = userdata.build(
-        {"em": item.get("email") or [], "ph": item.get("phone") or [], "external_id": item.get("external_id") or []},
-        region,
-    )
+    identifiers it gave (`hashed`: already made, by stagereads.prefetch)."""
+    given = stagereads.given(item, region) if hashed is None else hashed
     if item.get("leadgen_id"):
         found = profiles.load(connection, "meta", str(item["leadgen_id"]).strip())
         if found and scope.holds(found):
@@ -120,7 +56,13 @@ def _identify(connection: redis.Redis, item: dict, region: str, scope: Scope) ->
 
 
 def check(
-    connection: redis.Redis, item, stage_map: StageMap, region: str, scope: Scope, now: float | None = None
+    connection: redis.Redis,
+    item,
+    stage_map: StageMap,
+    region: str,
+    scope: Scope,
+    now: float | None = None,
+    hashed: dict | None = None,
 ) -> dict:
     """One stage change, checked and hashed, as a plain dict ready to send.
 
@@ -135,7 +77,7 @@ def check(
         raise Rejected("missing_stage", "give `stage`: a CRM stage name or a Meta event name")
     event_name, problem = stage_map.resolve(stage)
     if problem == "negative_stage":
-        profile, _ = _identify(connection, item, region, scope)
+        profile, _ = _identify(connection, item, region, scope, hashed)
         raise Negative(stage, f"{profile['source']}:{profile['key']}" if profile else None)
     if event_name is None:
         reason, _, detail = problem.partition(": ")
@@ -170,7 +112,7 @@ def check(
         processing = ldu.from_item(item)
     except ldu.BadLdu as err:
         raise Rejected("bad_ldu", str(err)) from None
-    profile, given = _identify(connection, item, region, scope)
+    profile, given = _identify(connection, item, region, scope, hashed)
     if profile is None and not given:
         raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
     if profile and occurred < profile["created_time"]:
@@ -244,11 +186,38 @@ def accept(
         redis.RedisError: Redis failed; nothing was queued and no stage stays claimed (so
             for anything else that fails part-way).
     """
-    results, accepted, recorded = [], [], []
     now = time.time()
+    # Every key the checks can read, in three round trips for the whole request (stagereads.py).
+    reader, hashed = stagereads.prefetch(connection, items, region, scope.datasets)
+    results: list[dict] = []
+    to_claim: list[tuple[int, dict]] = []
+    recorded: list[dict] = []
+    for index, item in enumerate(items):
+        result = _check_one(reader, index, item, stage_map, region, scope, now, hashed.get(index), recorded)
+        if isinstance(result, dict) and "status" in result:
+            results.append(result)
+        else:  # checked: claimed below with the others
+            results.append({})
+            to_claim.append((index, result))
+    accepted: list[dict] = []
     try:
-        for index, item in enumerate(items):
-            results.append(_accept_one(connection, index, item, stage_map, region, scope, now, accepted, recorded))
+        # Each stage is sent once per lead: one pipeline of claims, in order, so a repeat
+        # within the request is a duplicate as a repeat in a later request is.
+        with connection.pipeline(transaction=False) as pipe:
+            for _, checked in to_claim:
+                pipe.set(redis_key("stage", checked["event_id"]), 1, nx=True, ex=policy.STAGE_SEEN_TTL)
+            won = pipe.execute() if to_claim else []
+        for (index, checked), claimed in zip(to_claim, won):
+            if claimed:
+                accepted.append(checked)
+                results[index] = {
+                    "index": index,
+                    "status": "accepted",
+                    "event_name": checked["event_name"],
+                    "event_id": checked["event_id"],
+                }
+            else:
+                results[index] = {"index": index, "status": "duplicate", "event_id": checked["event_id"]}
         receiver.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
         with connection.pipeline(transaction=False) as pipe:  # how late `source` posts (stagelag.py)
             stagelag.record(pipe, source, items, results, now)
@@ -270,20 +239,12 @@ def accept(
     return results
 
 
-def _accept_one(
-    connection,
-    index: int,
-    item,
-    stage_map: StageMap,
-    region: str,
-    scope: Scope,
-    now: float,
-    accepted: list,
-    recorded: list,
-) -> dict:
-    """One item's result; claimed and added to `accepted` when it is to be sent."""
+def _check_one(
+    reader, index: int, item, stage_map: StageMap, region: str, scope: Scope, now: float, hashed, recorded: list
+):
+    """One item's result when it is not to be sent, else the item checked (to claim)."""
     try:
-        checked = check(connection, item, stage_map, region, scope, now)
+        return check(reader, item, stage_map, region, scope, now, hashed)
     except Rejected as err:
         return {"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail}
     except Negative as negative:
@@ -298,10 +259,6 @@ def _accept_one(
             "reason": "unreadable_item",
             "detail": f"this item could not be read ({type(err).__name__})",
         }
-    if not claim(connection, checked):
-        return {"index": index, "status": "duplicate", "event_id": checked["event_id"]}
-    accepted.append(checked)
-    return {"index": index, "status": "accepted", "event_name": checked["event_name"], "event_id": checked["event_id"]}
 
 
 SHEET_NUMBERS = ("value",)

@@ -54,6 +54,7 @@ class LeadrelayWorker(SimpleWorker):
                 ("sweep_schedule", lambda q=q: sweeper.schedule(q, self.settings.sweep_seconds)),
                 ("watch_schedule", lambda q=q: watch.schedule(q, self.settings.watch_seconds)),
                 ("recovery", lambda q=q: recovery.recover(self.connection, q)),
+                ("drain_slots", lambda: inbox.follow_workers(self.connection, self.settings.drain_slots)),
                 ("inbox_revive", lambda q=q: inbox.revive(q)),
                 ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
                 ("prune", lambda q=q: retention.prune(self.connection, q)),
@@ -161,6 +162,7 @@ def _work(settings: Settings, burst: bool) -> bool:
     sweeper.schedule(q, settings.sweep_seconds)  # one job per time slot, whoever schedules it
     watch.schedule(q, settings.watch_seconds)
     swept = recovery.recover(connection, q)
+    inbox.follow_workers(connection, settings.drain_slots, joining=True)
     inbox.revive(q)
     if any(swept.values()):
         log.warning("recovery_sweep", **swept)

@@ -1,0 +1,44 @@
+"""A request of stage changes reads Redis in a few round trips, whatever its size, and
+finds each item's lead exactly as checking it one key at a time would."""
+
+import time
+
+import redis
+from redis.connection import Connection
+
+from helpers import LEAD, delivered_lead
+from workers.common.queues import queue
+from workers.config.stagemap import StageMap
+from workers.intake import stageitems
+from workers.intake.stagescope import Scope
+
+
+class Counting(Connection):
+    """A connection that counts what it sends: one pipeline is one send, one round trip."""
+
+    sends = 0
+
+    def send_packed_command(self, command, check_health=True):
+        Counting.sends += 1
+        return super().send_packed_command(command, check_health)
+
+
+def test_a_thousand_items_cost_a_few_round_trips_and_find_their_leads(env, graph, post_meta, work, redis_url):
+    from workers.engine.context import context
+
+    delivered_lead(graph, post_meta, work, seconds_ago=3600)
+    pool = redis.ConnectionPool.from_url(redis_url, connection_class=Counting)
+    connection = redis.Redis(connection_pool=pool)
+    now = int(time.time())
+    items = [{"leadgen_id": LEAD, "stage": "QualifiedLead", "occurred_at": now - 60}]
+    items += [
+        {"email": f"person{n}@example.com", "stage": "QualifiedLead", "occurred_at": now - 60} for n in range(999)
+    ]
+    items.append({"leadgen_id": LEAD, "stage": "QualifiedLead", "occurred_at": now - 30})  # a repeat: duplicate
+    ctx = context()
+    Counting.sends = 0
+    results = stageitems.accept(connection, queue(connection, "leadrelay"), items, StageMap(), "US", Scope(ctx.routes))
+    assert Counting.sends <= 12, Counting.sends  # one at a time, this was a few per item: thousands
+    assert [r["status"] for r in results].count("accepted") == 1000
+    assert results[-1]["status"] == "duplicate"
+    assert results[0]["event_id"] == f"meta:{LEAD}:QualifiedLead"  # its lead found among the prefetched profiles
