@@ -113,7 +113,12 @@ def send(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Failed]]:
         dataset = group[0].dataset
         try:
             _, refused = sending.deliver_isolating(
-                ctx.graph, ctx.connection, ctx.settings, [(item.event, item) for item in group], dataset
+                ctx.graph,
+                ctx.connection,
+                ctx.settings,
+                [(item.event, item) for item in group],
+                dataset,
+                ledger_checked=True,  # already_done looked each lead up moments before
             )
         except (JobError, Paused) as err:
             errors = each_lead_error(err, dataset.token, len(group))

@@ -23,10 +23,14 @@ MAX_BATCH = 1000  # Meta's limit per Conversions API request
 log = logs.get(__name__)
 
 
-def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tuple[dict, dict]], dataset):
+def deliver_isolating(
+    graph, connection: redis.Redis, settings, pairs: list[tuple[dict, dict]], dataset, ledger_checked: bool = False
+):
     """Deliver (event, item) pairs to one dataset (routing.Dataset) in requests of up to
     MAX_BATCH; return (delivered count,
-    [(item, error)] for the events Meta refused on their own).
+    [(item, error)] for the events Meta refused on their own). `ledger_checked`: the
+    caller has just looked each event up in the ledger of what Meta confirmed (a drain's
+    already_done), so it is not looked up twice.
 
     Raises:
         JobError: anything but a per-event refusal (transient, throttled, auth): the
@@ -35,9 +39,9 @@ def deliver_isolating(graph, connection: redis.Redis, settings, pairs: list[tupl
     delivered, isolated = 0, []
     for start in range(0, len(pairs), MAX_BATCH):
         chunk = pairs[start : start + MAX_BATCH]
-        chunk = [
-            p for p, done in zip(chunk, capi.confirmed_many(connection, [e["event_id"] for e, _ in chunk])) if not done
-        ]
+        if not ledger_checked:
+            confirmed = capi.confirmed_many(connection, [e["event_id"] for e, _ in chunk])
+            chunk = [p for p, done in zip(chunk, confirmed) if not done]
         stack = [chunk] if chunk else []
         while stack:
             part = stack.pop()

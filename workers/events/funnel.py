@@ -40,28 +40,33 @@ def _key(dataset: str, on: str) -> str:
 
 def record(pipe, events: list[dict], dataset: str, now: float, lead_times: dict | None = None) -> None:
     """Count events that went out (delivered or kept in dry run) for `dataset`; `lead_times`
-    maps a stage event's id to its lead's creation time. `pipe` is the sender's pipeline."""
-    touched = set()
+    maps a stage event's id to its lead's creation time. `pipe` is the sender's pipeline;
+    a batch's counts are added up first (one HINCRBY per field and day)."""
+    figures: dict[tuple[str, str], int] = {}
+
+    def add(on: str, field: str) -> None:
+        figures[(on, field)] = figures.get((on, field), 0) + 1
+
+    leads = False
     for event in events:
         if not (event.get("user_data") or {}).get("lead_id"):
             continue
-        name, sent_on = event["event_name"], accuracy.day(now)
-        pipe.hincrby(_key(dataset, sent_on), f"sent {name}", 1)
-        touched.add(sent_on)
+        name = event["event_name"]
+        add(accuracy.day(now), f"sent {name}")
         if name == conversions.LEAD:
-            created = accuracy.day(event["event_time"])
-            pipe.hincrby(_key(dataset, created), "leads", 1)
-            pipe.hset(LAST, "lead", now)
-            touched.add(created)
+            add(accuracy.day(event["event_time"]), "leads")
+            leads = True
             continue
         lead_time = (lead_times or {}).get(event["event_id"])
         if lead_time:
             after = min(LATER, max(0, int((event["event_time"] - lead_time) // 86400)))
-            created = accuracy.day(lead_time)
-            pipe.hincrby(_key(dataset, created), f"reach {name} {after}", 1)
-            touched.add(created)
-    for on in touched:
+            add(accuracy.day(lead_time), f"reach {name} {after}")
+    for (on, field), by in figures.items():
+        pipe.hincrby(_key(dataset, on), field, by)
+    for on in {on for on, _ in figures}:
         pipe.expire(_key(dataset, on), KEEP_DAYS * 86400)
+    if leads:
+        pipe.hset(LAST, "lead", now)
     if events:
         pipe.hset(LAST, f"upload {dataset}", now)
 
