@@ -13,6 +13,11 @@ from hypothesis import strategies as st
 from workers.identity.matchkeys import HASHED as HASHED_KEYS
 from workers.identity.userdata import GENDERS, Unusable, build, hash_value, normalise
 
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 # Meta's own examples, from its customer information parameters doc.
 META_EXAMPLES = [
     ("em", "John_Smith@gmail.com", "62a14e44f765419d10fea99367361a727c12365e2520f32218d505ed9aa0f62f"),
@@ -240,3 +245,29 @@ def test_a_hash_of_nothing_is_treated_as_empty(hashed):
         {},
         [{"key": "em", "reason": "empty"}, {"key": "ph", "reason": "empty"}],
     )
+
+
+def test_a_country_no_table_knows_gets_no_us_rules():
+    """Its postcode is not cut to five digits, its state is its letters."""
+    user_data, dropped = build({"country": "Wakanda", "zp": "12345-6789", "st": "Birnin Zana"})
+    assert user_data["zp"] == [sha256("123456789")] and user_data["st"] == [sha256("birninzana")]
+    assert dropped == [{"key": "country", "reason": "unknown_country"}]
+
+
+@pytest.mark.parametrize(
+    "full, first, last",
+    [
+        ("Dr. Ana García", "ana", "garcía"),  # a leading title is not a first name
+        ("Frau Erika Mustermann", "erika", "mustermann"),
+        ("Sra. María José López", "maría", "josélópez"),
+        ("山田\u3000太郎", "山田", "太郎"),  # an ideographic space separates too
+        ("Jean\u00a0Dupont", "jean", "dupont"),  # a no-break space
+        ("Dr", "dr", None),  # a title alone is kept: it is all there is
+    ],
+)
+def test_full_names_split_on_any_space_without_their_title(full, first, last):
+    from workers.identity.matchkeys import from_lead_ads
+
+    user_data, _ = build(from_lead_ads([{"name": "full_name", "values": [full]}]))
+    assert user_data["fn"] == [sha256(first)]
+    assert user_data.get("ln") == ([sha256(last)] if last else None)

@@ -122,7 +122,7 @@ def test_whole_leads_through_build(fields, expected):
 def test_a_french_mobile_under_the_us_default_is_dropped_with_a_reason_not_mangled():
     user_data, dropped = build({"em": "a@b.fr", "ph": "06 12 34 56 78"}, region="US")
     assert "ph" not in user_data
-    assert dropped == [{"key": "ph", "reason": "invalid_phone"}]
+    assert dropped == [{"key": "ph", "reason": "no_region_for_national"}]
 
 
 def test_the_forms_region_comes_after_the_leads_country():

@@ -46,16 +46,30 @@ FORM_TYPES = {row[0]: set(row[4]) for row in TABLE if row[4]}
 _LEAD_ADS = {name: row[0] for row in TABLE for name in row[2]}
 
 
+# Titles written before a name, in the languages of the forms we see: never a first name.
+# Compared casefolded, without a trailing dot.
+TITLES = frozenset(
+    "mr mrs ms miss mx dr prof sir madam mme mlle monsieur madame herr frau sr sra srta "
+    "doña sigra signor signora dott dhr mevr pani bayan sayın г-н г-жа "
+    "господин госпожа κ κα κος κυρία".split()
+)
+
+
 def split_full_name(values: dict[str, list[str]], full_names: list[str]) -> None:
     """Add first and last names from full names, only when neither was given: the first
-    word, then the rest."""
+    word, then the rest, split on any whitespace (an ideographic or no-break space too),
+    and a leading title (Mr, Dr, Frau, Sra...) dropped when a name follows it."""
     if "fn" in values or "ln" in values:
         return
     for full in full_names:
-        first, _, rest = full.strip().partition(" ")
-        values.setdefault("fn", []).append(first)
-        if rest.strip():
-            values.setdefault("ln", []).append(rest.strip())
+        words = full.split()
+        while len(words) > 1 and words[0].casefold().rstrip(".") in TITLES:
+            words = words[1:]
+        if not words:
+            continue
+        values.setdefault("fn", []).append(words[0])
+        if len(words) > 1:
+            values.setdefault("ln", []).append(" ".join(words[1:]))
 
 
 def from_lead_ads(field_data) -> dict[str, list[str]]:

@@ -3,9 +3,13 @@
 A number written with `+` or `00` (after stripping spaces and symbols: `(0044)`, `+0044`,
 `+001` too) is international. One written without is read in each of the given regions
 in turn (the lead's own country, the form's region, the default), then as digits that
-already hold a country code, as CRMs store them (`447911123456`). It must be *valid*
-by phonenumbers' metadata (a real range of a real type: mobile, fixed line, toll free...),
-not merely of a possible length; otherwise it is dropped.
+already hold a country code, as CRMs store them (`447911123456`), unless it is written
+in a national form: with a trunk prefix (`0532 ...`, or `8` and a number of a region
+whose trunk prefix is 8). Read as a country code, those digits make another country's
+number that looks valid (a Turkish mobile became a Cuban one), so a national form no
+given region fits is dropped (`no_region_for_national`), never guessed. It must be
+*valid* by phonenumbers' metadata (a real range of a real type: mobile, fixed line, toll
+free...), not merely of a possible length; otherwise it is dropped.
 
 Speed: validity is checked with each region's patterns compiled once, and numbers are
 built from their parts; phonenumbers.parse, several times slower, is only the fallback
@@ -38,7 +42,8 @@ MAX_DIGITS = 17  # E.164 allows 15, plus a written trunk or international prefix
 
 
 class NotAPhone(ValueError):
-    """`reason` is `unparseable_phone` (no digits) or `invalid_phone`."""
+    """`reason` is `unparseable_phone` (no digits), `no_region_for_national` (a national
+    form no given region fits) or `invalid_phone`."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -62,10 +67,30 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
     if text.lstrip(" \t([").startswith("+") or digits.startswith("00"):
         found = _international(digits.lstrip("0"))
     else:
-        found = next(filter(None, (_national(digits, region) for region in regions)), None) or _international(digits)
+        found = next(filter(None, (_national(digits, region) for region in regions)), None)
+        if not found and national_form(digits):
+            raise NotAPhone("no_region_for_national")
+        found = found or _international(digits)
     if not found:
         raise NotAPhone("invalid_phone")
     return found
+
+
+def national_form(digits: str) -> bool:
+    """Written with a trunk prefix: a leading 0 (no country code starts with one), or an 8
+    before a number valid where 8 is the trunk prefix (Russia, Kazakhstan...)."""
+    if digits.startswith("0"):
+        return True
+    return digits.startswith("8") and any(_valid(code, digits[1:]) for code in _EIGHT_TRUNK_CODES)
+
+
+_EIGHT_TRUNK_CODES = sorted(
+    {
+        metadata.country_code
+        for metadata in map(phonenumbers.PhoneMetadata.metadata_for_region, phonenumbers.SUPPORTED_REGIONS)
+        if metadata is not None and metadata.national_prefix == "8"
+    }
+)
 
 
 def _national(digits: str, region: str) -> str | None:

@@ -153,7 +153,35 @@ def _state_table() -> dict[str, str]:
         code = sub.code.split("-")[1].lower()
         table[squash(sub.name)] = table[code] = code
     table.update(US_STATE_NAMES)
+    table.update({squash(name): code for name, code in US_STATE_NAMES_ES.items()})
     return table
+
+
+# Spanish names (forms in Spanish for US audiences): those not spelt as in English.
+US_STATE_NAMES_ES = {
+    "Nueva York": "ny",
+    "Nueva Jersey": "nj",
+    "Nuevo México": "nm",
+    "Nuevo Mexico": "nm",
+    "Carolina del Norte": "nc",
+    "Carolina del Sur": "sc",
+    "Dakota del Norte": "nd",
+    "Dakota del Sur": "sd",
+    "Virginia Occidental": "wv",
+    "Luisiana": "la",
+    "Misisipi": "ms",
+    "Misisipí": "ms",
+    "Misuri": "mo",
+    "Pensilvania": "pa",
+    "Hawái": "hi",
+    "Oregón": "or",
+    "Míchigan": "mi",
+    "Kansas": "ks",
+    "Tennesí": "tn",
+    "Distrito de Columbia": "dc",
+    "Islas Vírgenes": "vi",
+    "Islas Virgenes": "vi",
+}
 
 
 # The abbreviations of the GPO style manual and AP (Calif., Mass., Penn.), DC's names,

@@ -116,17 +116,20 @@ def _name(value: str, lead: "_Lead") -> str:
 
 
 def _state(value: str, lead: "_Lead") -> str:
-    if lead.country in (None, "us"):
+    if lead.american:
         code = places.us_state(value)
         if code:
             return code
+        # Letters squashed from a US state no table knows can never match Meta's two-letter
+        # code: nothing is sent rather than a hash that looks right.
+        raise Unusable("unknown_state")
     return _letters(value, keep_digits=True)
 
 
 def _zip(value: str, lead: "_Lead") -> str:
     squashed = _SPACES_AND_DASHES.sub("", _lower(value))
     us_zip = _US_ZIP.fullmatch(squashed)
-    if us_zip and lead.country in (None, "us"):
+    if us_zip and lead.american:
         return us_zip.group(1)  # US: the first five digits only
     return squashed
 
@@ -172,14 +175,26 @@ _NORMALISERS = {
 
 
 class _Lead(NamedTuple):
-    """What a lead's other answers tell about one value: its country, where to read phones."""
+    """What a lead's other answers tell about one value: its country, where to read phones,
+    and whether US rules apply to its state and postcode."""
 
     country: str | None
     regions: tuple[str, ...]
+    country_unread: bool = False  # it named a country no table recognised
 
     @classmethod
-    def of(cls, country: str | None, form_region: str | None, region: str) -> "_Lead":
-        return cls(country, tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r)))
+    def of(cls, country: str | None, form_region: str | None, region: str, country_unread: bool = False) -> "_Lead":
+        return cls(
+            country, tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r)), country_unread
+        )
+
+    @property
+    def american(self) -> bool:
+        """A US lead: it said so, or said no country where the form's or default region is the
+        US. One that named a country no table knows is not assumed to be one."""
+        if self.country is not None:
+            return self.country == "us"
+        return not self.country_unread and self.regions[:1] in ((), ("US",))
 
 
 def normalise(
@@ -253,7 +268,9 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     """
     user_data: dict[str, list[str]] = {}
     dropped: list[dict] = []
-    lead = _Lead.of(lead_country(fields), form_region, region)
+    country = lead_country(fields)
+    unread = country is None and any(raw.strip() for raw in _values(fields.get("country")))
+    lead = _Lead.of(country, form_region, region, unread)
     for key in HASHED:
         given = fields.get(key)
         for raw in (given,) if isinstance(given, str) else _values(given):
