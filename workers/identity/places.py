@@ -13,7 +13,9 @@ import gettext
 import re
 import unicodedata
 
+import babel
 import pycountry
+from babel import Locale, localedata
 
 _NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
 
@@ -105,12 +107,40 @@ _LOCALES = (
 ).split()
 
 
+def loose(text: str) -> str:
+    """A name as lookups compare it, never as it is hashed: squashed, casefolded, with
+    combining marks (accents, Arabic and Hebrew vowel points, Indic vowel signs) removed,
+    and the Turkish dotted and dotless i both read as i, so `Turkiye`, `TÜRKİYE` and
+    `türkiye` meet, as do a name typed with or without its vowel marks."""
+    text = squash(text.replace("İ", "i").replace("ı", "i"))
+    text = unicodedata.normalize("NFKD", text.casefold())
+    return _bare("".join(ch for ch in text if not unicodedata.combining(ch)))
+
+
+# Words forms add around a country's name: `Republic of Korea`, `Hong Kong SAR`, `The Gambia`.
+_PREFIXES = ("the", "republicof", "kingdomof", "stateof")
+_SUFFIXES = ("sarchina", "sar", "republic")
+
+
+def _bare(name: str) -> str:
+    for prefix in _PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix) + 3:
+            name = name[len(prefix) :]
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix) + 3:
+            name = name[: -len(suffix)]
+    return name
+
+
 @functools.cache
 def _country_table() -> dict[str, str]:
-    """Squashed name → alpha-2, from pycountry's names in English and in _LOCALES.
+    """Loose name (`loose`) → alpha-2: pycountry's names in English and in _LOCALES, and
+    CLDR's name of every territory in every language Babel ships (about 300): a form
+    filled in Thai, Amharic or Tagalog names its country in its own language.
 
-    Built on the first name the quick lookups miss (reading the locales takes ~0.1 s). A
-    translation that means two countries in two languages is left out, never guessed.
+    Built on the first name the quick lookups miss (reading the locales takes ~0.6 s, once
+    per process). A name that means two countries in two languages is left out, never
+    guessed.
     """
     candidates: dict[str, set[str]] = {}
     translators = [None]
@@ -124,14 +154,24 @@ def _country_table() -> dict[str, str]:
         for translator in translators:
             for name in names:
                 text = translator.gettext(name) if translator else name
-                candidates.setdefault(_without_the(squash(text)), set()).add(entry.alpha_2.lower())
+                candidates.setdefault(loose(text), set()).add(entry.alpha_2.lower())
+    ambiguous = {name for name, codes in candidates.items() if len(codes) > 1}
     table = {name: codes.pop() for name, codes in candidates.items() if len(codes) == 1 and name}
-    table.update(COUNTRY_NAMES)
+    # CLDR's names fill in what pycountry's leave out; pycountry's stay as they were (a
+    # name CLDR gives another country in some language does not take them away).
+    known, cldr = {entry.alpha_2 for entry in pycountry.countries}, {}
+    for language in (i for i in localedata.locale_identifiers() if "_" not in i):
+        try:
+            territories = Locale.parse(language).territories
+        except (ValueError, KeyError, babel.UnknownLocaleError):
+            continue
+        for code, name in territories.items():
+            if code in known:  # not a region (`001`), nor an alternative key
+                cldr.setdefault(loose(name), set()).add(code.lower())
+    taken = set(table) | ambiguous
+    table.update({name: codes.pop() for name, codes in cldr.items() if len(codes) == 1 and name and name not in taken})
+    table.update({loose(name): code for name, code in COUNTRY_NAMES.items()})
     return table
-
-
-def _without_the(squashed: str) -> str:
-    return squashed[3:] if squashed.startswith("the") and len(squashed) > 5 else squashed
 
 
 @functools.lru_cache(maxsize=4096)  # a form's leads name a handful of countries, over and over
@@ -144,7 +184,7 @@ def country(text: str) -> str | None:
         found = pycountry.countries.get(alpha_3=name)
         if found:
             return found.alpha_2.lower()
-    return COUNTRY_NAMES.get(name) or _country_table().get(_without_the(name))
+    return COUNTRY_NAMES.get(name) or _country_table().get(loose(text))
 
 
 def _state_table() -> dict[str, str]:
