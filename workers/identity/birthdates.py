@@ -15,9 +15,13 @@ the future).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from datetime import date
+
+import babel
+from babel import Locale, localedata
 
 _MONTH_WORDS = {
     1: "january jan january janvier janv janvier enero ene janeiro gennaio gen januar jänner jaenner januari "
@@ -36,9 +40,13 @@ _MONTH_WORDS = {
 }
 # One table: month word (lowercase, accents stripped) → month number.
 MONTHS = {word: number for number, words in _MONTH_WORDS.items() for word in words.split()}
-# Words that carry no date: ordinal suffixes and the "of"/"de" of written dates.
-FILLER = frozenset("st nd rd th er de del of the le den der di do da el".split())
-_TOKEN = re.compile(r"\d+|[^\W\d_]+")
+# Words that carry no date: ordinal suffixes, the "of"/"de" of written dates, and the
+# markers some languages write after each part (1997年2月16日, 1997년 2월 16일, ngày 16
+# tháng 2 năm 1997, 16 февраля 1997 г.).
+_FILLER_WORDS = (
+    "st nd rd th er de del of the le den der di do da el 年 月 日 년 월 일 ngày tháng năm г года goda r roku "
+    "yil yılı ano"
+)
 _ISO_DATE = re.compile(r"((?:19|20)\d\d)-?(\d\d)-?(\d\d)")
 _ISO_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}")
 
@@ -52,7 +60,31 @@ class NotADate(ValueError):
 
 
 def _plain(word: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
+    """A word as the tables compare it: lowercase, marks removed, then recomposed (so a
+    Hangul syllable stays one character)."""
+    bare = "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", bare)
+
+
+def _tokens(text: str) -> list[str]:
+    """Numbers and words: a run of digits (any script's), or of letters with their marks
+    (a Thai or Devanagari word keeps its vowel signs, which a regex's \\w would cut at)."""
+    out, current, kind = [], [], None
+    for ch in text:
+        category = unicodedata.category(ch)
+        now = "n" if category == "Nd" else "w" if category[0] in "LM" else None
+        if now != kind or now is None:
+            if current:
+                out.append("".join(current))
+            current, kind = [], now
+        if now:
+            current.append(ch)
+    if current:
+        out.append("".join(current))
+    return out
+
+
+FILLER = frozenset(_plain(word) for word in _FILLER_WORDS.split())
 
 
 def parse(text: str, today: date | None = None) -> str:
@@ -69,14 +101,15 @@ def parse(text: str, today: date | None = None) -> str:
     if iso:
         text = "-".join(iso.groups())
     numbers, month = [], None
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         if token.isdigit():
-            numbers.append(token)
+            numbers.append(str(int(token)).zfill(len(token)))  # any script's digits, as ASCII
             continue
         word = _plain(token)
-        if word in MONTHS and month is None:
-            month = MONTHS[word]
-        elif word not in FILLER:
+        named = MONTHS.get(word) or _cldr_months().get(word)
+        if named and month is None:
+            month = named
+        elif word not in FILLER and word not in _cldr_weekdays():
             raise NotADate("unknown_date_format")
     if month is None and len(numbers) == 1 and len(numbers[0]) == 8:
         whole = numbers[0]  # 19970216, else 16021997
@@ -122,3 +155,47 @@ def _checked(year: int, month: int, day: int, today: date | None) -> str:
     if not date(1900, 1, 1) <= born <= (today or date.today()):
         raise NotADate("implausible_birth_date")
     return f"{year:04d}{month:02d}{day:02d}"
+
+
+@functools.cache
+def _cldr_months() -> dict[str, int]:
+    """Month names and abbreviations in every language Babel ships (CLDR), as the tokeniser
+    cuts them (`двадцать` is not one; `二月`, `февраля`, `Şubat` are); the table above keeps
+    precedence, and a word that is two months in two languages is left out. Built on the
+    first word the table above does not know (~0.5 s, once per process)."""
+    found: dict[str, set[int]] = {}
+    for locale in _locales():
+        for context in ("format", "stand-alone"):
+            for width in ("wide", "abbreviated"):
+                for number, name in locale.months[context][width].items():
+                    tokens = _tokens(name)
+                    if len(tokens) == 1 and not tokens[0].isdigit():
+                        found.setdefault(_plain(tokens[0]), set()).add(number)
+    # Not the filler words (`de` is December somewhere), nor two Latin letters: too many meanings.
+    return {
+        word: numbers.pop()
+        for word, numbers in found.items()
+        if len(numbers) == 1 and word not in MONTHS and word not in FILLER and (len(word) > 2 or not word.isascii())
+    }
+
+
+@functools.cache
+def _cldr_weekdays() -> frozenset[str]:
+    """Weekday names in every language Babel ships: a date written with its weekday
+    (`Sunday, 16 February 1997`, `日曜日`) is read without it."""
+    words = set()
+    for locale in _locales():
+        for width in ("wide", "abbreviated"):
+            for name in locale.days["format"][width].values():
+                words.update(_plain(token) for token in _tokens(name) if not token.isdigit())
+    return frozenset(words - set(MONTHS) - set(_cldr_months()))
+
+
+def _locales() -> list:
+    out = []
+    for language in (i for i in localedata.locale_identifiers() if "_" not in i):
+        try:
+            out.append(Locale.parse(language))
+        except (ValueError, KeyError, babel.UnknownLocaleError):
+            continue
+    return out
