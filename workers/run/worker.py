@@ -11,6 +11,7 @@ import time
 
 import redis
 from rq import SimpleWorker
+from rq.exceptions import StopRequested
 
 from workers import jobs
 from workers.common import clock, logs
@@ -66,6 +67,11 @@ class LeadrelayWorker(SimpleWorker):
                 task()
             except redis.ConnectionError:
                 raise  # RQ's loop waits for Redis; so does ours (work)
+            except StopRequested:
+                # SIGTERM while idle: RQ's handler raises this, and only this, to stop the
+                # worker (it records nothing else); swallowed, the worker would go back to
+                # waiting for jobs and ignore the stop.
+                raise
             except Exception as err:  # noqa: BLE001 -- maintenance must never stop delivery
                 log.error("maintenance_failed", task=name, error=type(err).__name__, detail=str(err)[:200])
 
