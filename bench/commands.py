@@ -27,6 +27,8 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(args.root).resolve()
     sys.path[:0] = [str(root)]
+    from benchenv import service_env
+
     from workers.common.queues import connect, queue
     from workers.run.embedded_redis import EmbeddedRedis
     from workers.standin.server import GraphStandin
@@ -36,20 +38,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         server = EmbeddedRedis(Path(data) / "redis")
         url = server.start()
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_"))},
-            "REDIS_URL": url,
-            "META_APP_SECRET": "bench-secret",
-            "META_VERIFY_TOKEN": "bench-verify",
-            "META_PAGE_ACCESS_TOKEN": "bench-page",
-            "META_DATASET_ID": graph.dataset_id,
-            "META_CAPI_ACCESS_TOKEN": "bench-capi",
-            "META_GRAPH_URL": base,
-            "LEADRELAY_ENV_FILE": "",
-            "LEADRELAY_DATA_DIR": data,
-            "LEADRELAY_SWEEP_SECONDS": "0",
-            "LEADRELAY_WATCH_SECONDS": "0",
-        }
+        env = service_env(url, base, data, graph.dataset_id)
         os.environ.update(env)
         try:
             from workers.intake.receiver import enqueue_new

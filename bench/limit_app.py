@@ -15,6 +15,15 @@ import redis
 from flask import Flask, abort, jsonify, request
 
 
+def _signed_lead(secret: bytes) -> tuple[bytes, str]:
+    """The body and its lead's id, once its signature is checked (401 otherwise)."""
+    body = request.get_data(cache=False)
+    given = request.headers.get("X-Hub-Signature-256", "").partition("=")[2]
+    if not hmac.compare_digest(hmac.new(secret, body, hashlib.sha256).hexdigest(), given):
+        abort(401)
+    return body, json.loads(body)["entry"][0]["changes"][0]["value"]["leadgen_id"]
+
+
 def create_app() -> Flask:
     app = Flask(__name__)
     secret = os.environ["META_APP_SECRET"].encode()
@@ -22,11 +31,7 @@ def create_app() -> Flask:
 
     @app.post("/webhooks/meta")
     def receive():
-        body = request.get_data(cache=False)
-        given = request.headers.get("X-Hub-Signature-256", "").partition("=")[2]
-        if not hmac.compare_digest(hmac.new(secret, body, hashlib.sha256).hexdigest(), given):
-            abort(401)
-        lead = json.loads(body)["entry"][0]["changes"][0]["value"]["leadgen_id"]
+        body, lead = _signed_lead(secret)
         new = connection.set(f"limit:{lead}", body, nx=True, ex=604800)
         return jsonify(accepted=int(bool(new))), 200
 
@@ -72,11 +77,7 @@ def create_held_app() -> Flask:
 
     @app.post("/webhooks/meta")
     def receive():
-        body = request.get_data(cache=False)
-        given = request.headers.get("X-Hub-Signature-256", "").partition("=")[2]
-        if not hmac.compare_digest(hmac.new(secret, body, hashlib.sha256).hexdigest(), given):
-            abort(401)
-        lead = json.loads(body)["entry"][0]["changes"][0]["value"]["leadgen_id"]
+        body, lead = _signed_lead(secret)
         parts = [b"SET", f"limit:{lead}".encode(), body, b"NX", b"EX", b"604800"]
         command = b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
         held = idle.pop() if idle else socket.create_connection((address["host"], address.get("port", 6379)))

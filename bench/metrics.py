@@ -10,7 +10,6 @@ holds (an agency scrapes every 15 s, forever).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -19,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
+
+from benchenv import app_on  # noqa: E402
 
 from workers.common.queues import connect  # noqa: E402
 from workers.events import accuracy  # noqa: E402
@@ -58,26 +59,6 @@ def forms(connection, count: int, now: float, leads_per_form: int = 5) -> None:
             if form % 100 == 99:
                 pipe.execute()
         pipe.execute()
-
-
-def app_on(redis_url: str, data: str):
-    os.environ.update(
-        {
-            "REDIS_URL": redis_url,
-            "META_APP_SECRET": "bench-secret",
-            "META_VERIFY_TOKEN": "bench-verify",
-            "META_PAGE_ACCESS_TOKEN": "bench-page-token",
-            "META_DATASET_ID": "4242424242",
-            "META_CAPI_ACCESS_TOKEN": "bench-capi-token",
-            "META_GRAPH_URL": "http://127.0.0.1:9",
-            "LEADRELAY_ENV_FILE": "",
-            "LEADRELAY_DATA_DIR": data,
-            "LEADRELAY_LOG_LEVEL": "WARNING",
-        }
-    )
-    from webhook_app import create_app
-
-    return create_app()
 
 
 def main() -> None:

@@ -10,7 +10,6 @@ whatever the traffic, since they read counters and never the leads.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -20,6 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
+
+from benchenv import app_on  # noqa: E402
 
 from workers.common.queues import connect  # noqa: E402
 from workers.config.routing import DEFAULT  # noqa: E402
@@ -53,26 +54,6 @@ def fill(connection, leads: int, now: float) -> None:
                     funnel.record(pipe, [stage], DEFAULT, at + 600, {stage["event_id"]: created})
                     stagelag.record(pipe, "hubspot", [{"occurred_at": at}], [{"status": "accepted"}], at + 600)
             pipe.execute()
-
-
-def app_on(redis_url: str, data: str):
-    os.environ.update(
-        {
-            "REDIS_URL": redis_url,
-            "META_APP_SECRET": "bench-secret",
-            "META_VERIFY_TOKEN": "bench-verify",
-            "META_PAGE_ACCESS_TOKEN": "bench-page-token",
-            "META_DATASET_ID": "4242424242",
-            "META_CAPI_ACCESS_TOKEN": "bench-capi-token",
-            "META_GRAPH_URL": "http://127.0.0.1:9",
-            "LEADRELAY_ENV_FILE": "",
-            "LEADRELAY_DATA_DIR": data,
-            "LEADRELAY_LOG_LEVEL": "WARNING",
-        }
-    )
-    from webhook_app import create_app
-
-    return create_app()
 
 
 def timed(calls: dict, rounds: int) -> dict:

@@ -18,6 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from benchenv import service_env  # noqa: E402
+
 from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.standin.server import GraphStandin  # noqa: E402
 
@@ -38,21 +40,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         server = EmbeddedRedis(Path(data) / "redis")
         url = server.start()
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_"))},
-            "REDIS_URL": url,
-            "META_APP_SECRET": "bench-secret",
-            "META_VERIFY_TOKEN": "bench-verify",
-            "META_PAGE_ACCESS_TOKEN": "bench-page-token",
-            "META_DATASET_ID": graph.dataset_id,
-            "META_CAPI_ACCESS_TOKEN": "bench-capi-token",
-            "META_GRAPH_URL": base,
-            "LEADRELAY_ENV_FILE": "",
-            "LEADRELAY_DATA_DIR": data,
-            "LEADRELAY_LOG_LEVEL": "WARNING",
-            "LEADRELAY_SWEEP_SECONDS": "0",
-            "LEADRELAY_WATCH_SECONDS": "0",
-        }
+        env = service_env(url, base, data, graph.dataset_id)
         os.environ.update(env)
         try:
             from workers import jobs

@@ -1,0 +1,33 @@
+"""The settings the bench scripts run leadrelay with, named once: a stand-in Graph API, an
+embedded Redis, a data folder of their own, no sweep or watch of their own, and nothing
+of the caller's environment that could point them elsewhere. The log level is the
+shipped one: the product as it runs."""
+
+from __future__ import annotations
+
+import os
+
+
+def service_env(redis_url: str, graph_url: str, data: str, dataset_id: str = "4242424242") -> dict:
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_"))},
+        "REDIS_URL": redis_url,
+        "META_APP_SECRET": "bench-secret",
+        "META_VERIFY_TOKEN": "bench-verify",
+        "META_PAGE_ACCESS_TOKEN": "bench-page-token",
+        "META_DATASET_ID": dataset_id,
+        "META_CAPI_ACCESS_TOKEN": "bench-capi-token",
+        "META_GRAPH_URL": graph_url,
+        "LEADRELAY_ENV_FILE": "",
+        "LEADRELAY_DATA_DIR": data,
+        "LEADRELAY_SWEEP_SECONDS": "0",
+        "LEADRELAY_WATCH_SECONDS": "0",
+    }
+
+
+def app_on(redis_url: str, data: str):
+    """The web app on that Redis, in this process (no Graph call is made)."""
+    os.environ.update(service_env(redis_url, "http://127.0.0.1:9", data))
+    from webhook_app import create_app
+
+    return create_app()
