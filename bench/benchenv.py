@@ -6,6 +6,9 @@ shipped one: the product as it runs."""
 from __future__ import annotations
 
 import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
 
 
 def service_env(redis_url: str, graph_url: str, data: str, dataset_id: str = "4242424242") -> dict:
@@ -31,3 +34,23 @@ def app_on(redis_url: str, data: str):
     from webhook_app import create_app
 
     return create_app()
+
+
+@contextmanager
+def running_against(graph):
+    """Start the Graph stand-in `graph` and an embedded Redis in a temporary folder; yield
+    (the Redis URL, the settings that reach both, also put in this process's environment);
+    stop both after."""
+    from workers.run.embedded_redis import EmbeddedRedis  # the tree the caller put on sys.path
+
+    base = graph.start()
+    with tempfile.TemporaryDirectory() as data:
+        server = EmbeddedRedis(Path(data) / "redis")
+        url = server.start()
+        env = service_env(url, base, data, graph.dataset_id)
+        os.environ.update(env)
+        try:
+            yield url, env
+        finally:
+            server.stop()
+            graph.stop()

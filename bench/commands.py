@@ -10,10 +10,8 @@ checkout's root to measure that tree with the same script.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,39 +25,29 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(args.root).resolve()
     sys.path[:0] = [str(root)]
-    from benchenv import service_env
+    from benchenv import running_against
 
     from workers.common.queues import connect, queue
-    from workers.run.embedded_redis import EmbeddedRedis
     from workers.standin.server import GraphStandin
 
     graph = GraphStandin(any_lead=True)
-    base = graph.start()
-    with tempfile.TemporaryDirectory() as data:
-        server = EmbeddedRedis(Path(data) / "redis")
-        url = server.start()
-        env = service_env(url, base, data, graph.dataset_id)
-        os.environ.update(env)
-        try:
-            from workers.intake.receiver import enqueue_new
-            from workers.sources import SOURCES
+    with running_against(graph) as (url, env):
+        from workers.intake.receiver import enqueue_new
+        from workers.sources import SOURCES
 
-            connection = connect(url)
-            q = queue(connection, "leadrelay")
-            for start in range(0, args.leads, 100):
-                ids = [str(10**15 + n) for n in range(start, min(start + 100, args.leads))]
-                leads = [
-                    (i, {"leadgen_id": i, "page_id": "111", "form_id": "555", "created_time": int(time.time())})
-                    for i in ids
-                ]
-                enqueue_new(q, SOURCES["meta"], leads, via="webhook")
-            before = connection.info("stats")["total_commands_processed"]
-            worker = [sys.executable, "-c", "from workers.cli import main; main()", "worker", "--burst"]
-            subprocess.run(worker, env={**env, "PYTHONPATH": str(root)}, cwd=root, check=True, capture_output=True)
-            after = connection.info("stats")["total_commands_processed"]
-        finally:
-            server.stop()
-            graph.stop()
+        connection = connect(url)
+        q = queue(connection, "leadrelay")
+        for start in range(0, args.leads, 100):
+            ids = [str(10**15 + n) for n in range(start, min(start + 100, args.leads))]
+            leads = [
+                (i, {"leadgen_id": i, "page_id": "111", "form_id": "555", "created_time": int(time.time())})
+                for i in ids
+            ]
+            enqueue_new(q, SOURCES["meta"], leads, via="webhook")
+        before = connection.info("stats")["total_commands_processed"]
+        worker = [sys.executable, "-c", "from workers.cli import main; main()", "worker", "--burst"]
+        subprocess.run(worker, env={**env, "PYTHONPATH": str(root)}, cwd=root, check=True, capture_output=True)
+        after = connection.info("stats")["total_commands_processed"]
     sent = sum(1 for e in graph.events if e["event_name"] == "Lead")
     print(f"{root}: {sent} leads delivered, {(after - before) / max(sent, 1):.1f} Redis commands per lead")
 

@@ -8,19 +8,16 @@ each request inside a Graph batch), against the Graph stand-in on an embedded Re
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from benchenv import service_env  # noqa: E402
+from benchenv import running_against  # noqa: E402
 
-from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.standin.server import GraphStandin  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -32,30 +29,21 @@ def main() -> None:
     parser.add_argument("--leads", type=int, default=1000)
     args = parser.parse_args()
     graph = GraphStandin()
-    base = graph.start()
     graph.page_forms[PAGE] = [FORM]
     created = int(time.time()) - 3600
     for n in range(args.leads):
         graph.add_lead(str(7200000000000000 + n), created_time=created - n, form_id=FORM)
-    with tempfile.TemporaryDirectory() as data:
-        server = EmbeddedRedis(Path(data) / "redis")
-        url = server.start()
-        env = service_env(url, base, data, graph.dataset_id)
-        os.environ.update(env)
-        try:
-            from workers import jobs
-            from workers.common.queues import connect, queue
-            from workers.config.settings import load
-            from workers.events import accuracy
-            from workers.sweep import sweeper
+    with running_against(graph) as (url, env):
+        from workers import jobs
+        from workers.common.queues import connect, queue
+        from workers.config.settings import load
+        from workers.events import accuracy
+        from workers.sweep import sweeper
 
-            connection = connect(url)
-            accuracy.mark_now(connection, "webhook", [{"leadgen_id": "0", "page_id": PAGE, "form_id": FORM}])
-            result = sweeper.sweep(jobs.install(load()), queue(connection, "leadrelay"))
-            subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"], env=env, check=True, capture_output=True)
-        finally:
-            server.stop()
-            graph.stop()
+        connection = connect(url)
+        accuracy.mark_now(connection, "webhook", [{"leadgen_id": "0", "page_id": PAGE, "form_id": FORM}])
+        result = sweeper.sweep(jobs.install(load()), queue(connection, "leadrelay"))
+        subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"], env=env, check=True, capture_output=True)
     listings = len(graph.calls("form_leads"))
     batches = len(graph.calls("batch"))
     reads = len(graph.calls("lead"))  # each read, on its own or inside a batch (the stand-in records both)
