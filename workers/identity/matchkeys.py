@@ -46,12 +46,15 @@ FORM_TYPES = {row[0]: set(row[4]) for row in TABLE if row[4]}
 _LEAD_ADS = {name: row[0] for row in TABLE for name in row[2]}
 
 
-# Titles written before a name, in the languages of the forms we see: never a first name.
-# Compared casefolded, without a trailing dot.
+# Titles written before a name, in the languages of the forms we see (the languages of
+# genders.py where a title comes first): never a first name. Compared casefolded, without
+# a trailing dot. Words that are also names (Don, Anh, the surname Pan) are left out: a title is
+# only dropped when it cannot be a name.
 TITLES = frozenset(
-    "mr mrs ms miss mx dr prof sir madam mme mlle monsieur madame herr frau sr sra srta "
-    "doña sigra signor signora dott dhr mevr pani bayan sayın г-н г-жа "
-    "господин госпожа κ κα κος κυρία".split()
+    "mr mrs ms miss mx dr prof sir madam mme mlle monsieur madame herr frau sr sra srta dra "
+    "doña sigra signor signora dott dhr mevr pani paní ing mgr bayan sayın dl dna "
+    "bapak bpk ibu encik puan г-н г-жа господин госпожа пан пані κ κα κος κυρία "
+    "السيد السيدة د מר גברת ד״ר श्री श्रीमती सुश्री डॉ นาย นาง นางสาว".split()
 )
 
 

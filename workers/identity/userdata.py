@@ -15,8 +15,8 @@ every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
 - `zp`: lowercase, no spaces or dashes; a US ZIP keeps its first five digits.
 - `country`: ISO 3166-1 alpha-2, lowercase, from a code or any common name (places.py).
 - `db`: `YYYYMMDD` from any unambiguous way of writing a date (birthdates.py).
-- `ge`: `f` or `m`, from the words for female and male in the languages our users' forms
-  use (GENDERS); anything else is dropped, never guessed from a first letter.
+- `ge`: `f` or `m`, from the words for female and male in 42 languages, each in its own
+  script (genders.py); anything else is dropped, never guessed from a first letter.
 - `external_id`: trimmed, otherwise as given: it must match what other channels send.
 
 A value that already is 64 (SHA-256) or 32 (MD5, as Meta's SDK allows) hex characters is
@@ -31,7 +31,7 @@ import re
 import unicodedata
 from typing import Iterable, Mapping, NamedTuple
 
-from workers.identity import birthdates, phones, places
+from workers.identity import birthdates, genders, phones, places
 from workers.identity.matchkeys import HASHED
 
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
@@ -43,31 +43,6 @@ _US_ZIP = re.compile(r"(\d{5})(\d{4})?")
 _NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
 _NOT_ASCII_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
 _BROKEN_TEXT = re.compile("[\ud800-\udfff\ufffd]")
-
-# One table: a gender word (lowercase, letters only, accents stripped) → `f` or `m`.
-# English, Spanish, Portuguese, French, Italian, German, Dutch, the Nordic languages,
-# Polish, Turkish and Russian, with their titles and the usual abbreviations.
-_GENDER_WORDS = {
-    "f": "f female woman women girl fem feminine mrs ms miss madam madame mme mlle mademoiselle lady her she "
-    "mujer femenino femenina senora sra srta mulher feminino feminina dona donna femmina femminile signora "
-    "frau weiblich w femme feminin feminine vrouw vrouwelijk mevrouw mevr kvinna kvinde kvinne kvinnlig "
-    "kvindelig kobieta kobiecy pani kadın bayan женщина женский жен ж",
-    "m": "m male man men boy masculine mr mister sir he him hombre masculino varon senor sr homem "
-    "uomo maschio maschile signore sig mann mannlich herr homme masculin monsieur mannelijk meneer dhr "
-    "mand manlig mandlig mezczyzna meski pan erkek bay мужчина мужской муж м",
-}
-
-
-def _word(text: str) -> str:
-    """Lowercase letters with accents stripped: `Männlich` → `mannlich`, `Ms.` → `ms`."""
-    if text.isascii():
-        return _NOT_ASCII_LETTER.sub("", text.lower())
-    return "".join(
-        ch for ch in unicodedata.normalize("NFKD", text.strip().lower()) if unicodedata.category(ch)[0] == "L"
-    )
-
-
-GENDERS = {_word(word): code for code, words in _GENDER_WORDS.items() for word in words.split()}
 
 
 class Unusable(ValueError):
@@ -149,10 +124,10 @@ def _birth_date(value: str, lead: "_Lead") -> str:
 
 
 def _gender(value: str, lead: "_Lead") -> str:
-    word = _word(value)
-    if word in GENDERS:
-        return GENDERS[word]
-    raise Unusable("unknown_gender")
+    code = genders.code_of(value)
+    if code is None:
+        raise Unusable("unknown_gender")
+    return code
 
 
 def _external_id(value: str, lead: "_Lead") -> str:

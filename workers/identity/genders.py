@@ -1,0 +1,132 @@
+"""The words a form's gender answer is written in, per language, each with its source.
+
+Meta takes `ge` as `f` or `m` only. A form asks in its own language, so the answer comes
+as `Kobieta`, `女性`, `महिला` or `Nữ`: each language below lists the common answers for
+female and male (the nouns, the adjectives a drop-down offers, and the usual titles), in
+its own script. Anything not listed is dropped as `unknown_gender`; nothing is ever
+guessed from a first letter, and neutral answers (`Mx`, `divers`, `X`) are never a gender.
+
+Sources: each language's words are the translations of "female", "male", "woman" and
+"man" in Wiktionary (the entry named beside the language, where the rest of its words are
+linked), checked against the language's entry for the word itself.
+
+Matching: an answer is lowercased and kept to its letters and marks (`Ms.` → `ms`); when
+that is not listed, its accents and vowel marks are dropped too (`Männlich` → `mannlich`,
+`Nữ` → `nu`), for forms typed without them. A word whose unmarked form is a different
+common answer matches only as written: Hungarian `nő` would otherwise turn every `No`
+into a woman.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
+
+# (language, female words, male words, source). Titles and abbreviations sit with the
+# nouns: a form that asks "Mr/Mrs" is asking the same question. `_` joins the words of a
+# two-word answer (`phụ nữ`), which is matched with its space.
+LANGUAGES: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "English",
+        "f female woman women girl fem feminine mrs ms miss madam lady her she",
+        "m male man men boy masculine mr mister sir he him",
+        "en.wiktionary.org/wiki/female",
+    ),
+    (
+        "Spanish",
+        "mujer femenino femenina señora sra srta",
+        "hombre masculino varón señor sr",
+        "en.wiktionary.org/wiki/mujer",
+    ),
+    ("Portuguese", "mulher feminino feminina dona senhora", "homem masculino senhor", "en.wiktionary.org/wiki/mulher"),
+    (
+        "French",
+        "femme féminin féminine madame mme mlle mademoiselle",
+        "homme masculin monsieur",
+        "en.wiktionary.org/wiki/femme",
+    ),
+    ("Italian", "donna femmina femminile signora", "uomo maschio maschile signore sig", "en.wiktionary.org/wiki/donna"),
+    ("German", "w frau weiblich", "mann männlich herr", "en.wiktionary.org/wiki/weiblich"),
+    ("Dutch", "vrouw vrouwelijk mevrouw mevr", "mannelijk meneer dhr", "en.wiktionary.org/wiki/vrouw"),
+    ("Swedish", "kvinna kvinnlig", "manlig", "en.wiktionary.org/wiki/kvinna"),
+    ("Danish", "kvinde kvindelig", "mand mandlig", "en.wiktionary.org/wiki/kvinde"),
+    ("Norwegian", "kvinne kvinnelig", "mannlig", "en.wiktionary.org/wiki/kvinne"),
+    ("Finnish", "nainen naispuolinen", "mies miespuolinen", "en.wiktionary.org/wiki/nainen"),
+    ("Estonian", "naine", "mees", "en.wiktionary.org/wiki/naine"),
+    ("Latvian", "sieviete sieviešu", "vīrietis vīriešu", "en.wiktionary.org/wiki/sieviete"),
+    ("Lithuanian", "moteris moteriška", "vyras vyriška", "en.wiktionary.org/wiki/moteris"),
+    ("Polish", "kobieta kobiecy pani", "mężczyzna męski pan", "en.wiktionary.org/wiki/kobieta"),
+    ("Czech", "žena ženské ženský", "muž mužské mužský", "en.wiktionary.org/wiki/žena"),
+    ("Slovak", "ženský ženské", "muž mužský mužské", "en.wiktionary.org/wiki/žena"),
+    ("Croatian", "ženski žensko", "muškarac muški muško", "en.wiktionary.org/wiki/žena"),
+    ("Serbian", "жена женски", "мушкарац мушки", "en.wiktionary.org/wiki/жена"),
+    ("Bulgarian", "жена женски", "мъж мъжки", "en.wiktionary.org/wiki/жена"),
+    ("Russian", "женщина женский жен ж", "мужчина мужской муж м", "en.wiktionary.org/wiki/женщина"),
+    ("Ukrainian", "жінка жіноча", "чоловік чоловіча", "en.wiktionary.org/wiki/жінка"),
+    ("Romanian", "femeie feminin", "bărbat masculin", "en.wiktionary.org/wiki/femeie"),
+    ("Hungarian", "nő női", "férfi", "en.wiktionary.org/wiki/nő"),
+    ("Greek", "γυναίκα θηλυκό θήλυ κυρία", "άνδρας άντρας αρσενικό άρρεν κύριος", "en.wiktionary.org/wiki/γυναίκα"),
+    ("Turkish", "kadın bayan", "erkek bay", "en.wiktionary.org/wiki/kadın"),
+    ("Arabic", "أنثى انثى أنثي امرأة", "ذكر رجل", "en.wiktionary.org/wiki/أنثى"),
+    ("Hebrew", "נקבה אישה אשה", "זכר גבר", "en.wiktionary.org/wiki/נקבה"),
+    ("Persian", "زن مونث", "مرد مذکر", "en.wiktionary.org/wiki/زن"),
+    ("Urdu", "عورت خاتون", "مرد", "en.wiktionary.org/wiki/عورت"),
+    ("Hindi", "महिला स्त्री औरत", "पुरुष पुरूष आदमी", "en.wiktionary.org/wiki/महिला"),
+    ("Bengali", "মহিলা নারী", "পুরুষ", "en.wiktionary.org/wiki/নারী"),
+    ("Thai", "หญิง เพศหญิง ผู้หญิง", "ชาย เพศชาย ผู้ชาย", "en.wiktionary.org/wiki/หญิง"),
+    ("Vietnamese", "nữ phụ_nữ", "nam đàn_ông", "en.wiktionary.org/wiki/nữ"),
+    ("Indonesian", "perempuan wanita", "laki-laki pria", "en.wiktionary.org/wiki/perempuan"),
+    ("Malay", "perempuan wanita", "lelaki", "en.wiktionary.org/wiki/lelaki"),
+    ("Tagalog", "babae", "lalaki", "en.wiktionary.org/wiki/babae"),
+    ("Swahili", "mwanamke", "mwanamume mwanaume", "en.wiktionary.org/wiki/mwanamke"),
+    ("Chinese", "女 女性 女士", "男 男性 先生", "en.wiktionary.org/wiki/女性"),
+    ("Japanese", "女性 女", "男性 男", "en.wiktionary.org/wiki/女性"),
+    ("Korean", "여성 여자 여", "남성 남자 남", "en.wiktionary.org/wiki/여성"),
+    ("Catalan", "dona", "home", "en.wiktionary.org/wiki/dona"),
+)
+
+# Unmarked forms that are other answers: these words match only as written.
+_OTHER_ANSWERS = frozenset({"no"})
+
+
+def _written(text: str) -> str:
+    """Lowercase, letters and marks only, composed: `Ms.` → `ms`, `Nữ` → `nữ`."""
+    if text.isascii():
+        return _NOT_ASCII_LETTER.sub("", text.lower())
+    return "".join(ch for ch in unicodedata.normalize("NFC", text.lower()) if unicodedata.category(ch)[0] in "LM")
+
+
+def _unmarked(text: str) -> str:
+    """`_written` without accents or vowel marks: `Männlich` → `mannlich`."""
+    if text.isascii():
+        return _NOT_ASCII_LETTER.sub("", text.lower())
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text.lower()) if unicodedata.category(ch)[0] == "L")
+
+
+def _tables() -> tuple[dict[str, str], dict[str, str]]:
+    written: dict[str, str] = {}
+    unmarked: dict[str, str] = {}
+    for _language, female, male, _source in LANGUAGES:
+        for code, words in (("f", female), ("m", male)):
+            for word in words.split():
+                _put(written, _written(word), code)
+                if _unmarked(word) not in _OTHER_ANSWERS:
+                    _put(unmarked, _unmarked(word), code)
+    return written, unmarked
+
+
+def _put(table: dict[str, str], key: str, code: str) -> None:
+    # A word that means female in one language and male in another is no answer at all:
+    # the table refuses to load rather than let one language win.
+    if table.setdefault(key, code) != code:
+        raise ValueError(f"gender word {key!r} is both f and m")
+
+
+WRITTEN, UNMARKED = _tables()
+
+
+def code_of(answer: str) -> str | None:
+    """`f`, `m`, or None for an answer that is not a listed word."""
+    return WRITTEN.get(_written(answer)) or UNMARKED.get(_unmarked(answer))
