@@ -22,7 +22,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     """
     from flask import Flask
 
-    from workers.common import logs
+    from workers.common import logs, replication
     from workers.common.queues import connect, queue
     from workers.config import mappingfile, needed
     from workers.config.settings import load
@@ -46,6 +46,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
         # from X-Forwarded-For (throttling, logs), set by that many proxies and no more.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies, x_proto=settings.trusted_proxies)
     connection = connect(settings.redis_url)
+    replication.configure(settings.replica_acks, settings.replica_ack_timeout_ms)
     app.extensions["leadrelay"] = {
         "settings": settings,
         "redis": connection,

@@ -89,6 +89,7 @@ def running_queue():
     """Redis and the queue of the running service; one line when nothing answers."""
     import redis
 
+    from workers.common import redisurl, replication
     from workers.common.queues import connect, queue
 
     settings = settings_or_exit()
@@ -98,12 +99,13 @@ def running_queue():
             f"{environment.data_dir() / environment.REDIS_URL_FILE}; start one with `make run`"
         )
     connection = connect(settings.redis_url)
+    replication.configure(settings.replica_acks, settings.replica_ack_timeout_ms)
     try:
         connection.ping()
     except redis.RedisError:
         kept = environment.kept_redis_url(environment.data_dir()) == settings.redis_url
         raise click.ClickException(
-            f"nothing answers at {settings.redis_url}"
+            f"nothing answers at {redisurl.masked(settings.redis_url)}"
             + (" (where `leadrelay run` last ran its Redis): start it with `make run`" if kept else ": check REDIS_URL")
         ) from None
     redis_usable_or_exit(settings, connection)

@@ -10,6 +10,8 @@ import redis
 from rq import Queue
 from rq.serializers import JSONSerializer
 
+from workers.common import redisurl
+
 # Jobs take plain JSON dicts, never pickles: a job must survive a deploy that changes
 # our classes, and an engineer must be able to read it in the dead-letter list.
 SERIALIZER = JSONSerializer
@@ -36,8 +38,9 @@ def job_id(*parts: str) -> str:
 
 
 def connect(url: str) -> redis.Redis:
+    """A client for REDIS_URL, a single server or a Sentinel-watched primary (redisurl.py)."""
     # Short timeouts so a lost Redis turns into a 503 (Meta retries) instead of a hung request.
-    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=30)
+    return redisurl.client(url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=30)
 
 
 def queue(connection: redis.Redis, name: str) -> Queue:

@@ -10,10 +10,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
-from urllib.parse import urlparse, urlsplit, urlunsplit
+from urllib.parse import urlparse
 
 import phonenumbers
 
+from workers.common import redisurl
 from workers.common.policy import QUEUE_NAME
 from workers.config import sandbox
 from workers.config.needed import ConfigError, problems
@@ -62,6 +63,9 @@ class Settings:
     watch_seconds: int = 21600  # how often a worker checks tokens and Page subscriptions (0: never)
     source_silent_hours: float = 48.0  # a stage source silent this long while leads come is flagged
     drain_slots: int = 0  # drain jobs at most at once; 0: one per live worker, at least 4
+    # Replicas a write must reach before it is acknowledged; -1: auto (replication.py).
+    replica_acks: int = -1
+    replica_ack_timeout_ms: int = 1000
     # CRM sources (HubSpot, Pipedrive): the token each reads people back with, and its API's
     # address (the vendor's, or the sandbox's stand-in), by source name.
     crm_tokens: Mapping[str, str] = field(default_factory=dict)
@@ -89,18 +93,8 @@ class Settings:
             out[name] = ("set" if value else "unset") if name in secret else value
         out["crm_tokens"] = {name: "set" if value else "unset" for name, value in self.crm_tokens.items()}
         out["source_secrets"] = {name: "set" if value else "unset" for name, value in self.source_secrets.items()}
-        out["redis_url"] = _without_password(self.redis_url)
+        out["redis_url"] = redisurl.masked(self.redis_url)
         return out
-
-
-def _without_password(url: str) -> str:
-    """A managed Redis URL carries its password: show where it points, not how to get in."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    host = parts.hostname + (f":{parts.port}" if parts.port else "")
-    user = f"{parts.username}:" if parts.username else ":"
-    return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
 
 
 def _text(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -195,7 +189,21 @@ def load(
 
     def redis_url():
         value = _text(env, "REDIS_URL")
-        return _check_url("REDIS_URL", value, ("redis", "rediss", "unix")) if value else value
+        try:
+            redisurl.check(value) if value else None
+        except ValueError as err:
+            raise ConfigError("REDIS_URL", str(err)) from None
+        return value.rstrip("/")
+
+    def replica_acks():
+        value = _text(env, "LEADRELAY_REPLICA_ACKS", "auto").lower()
+        if value == "auto":
+            return -1
+        if not value.isdigit():
+            raise ConfigError(
+                "LEADRELAY_REPLICA_ACKS", f"must be auto or a number of replicas (0: no wait), got {value!r}"
+            )
+        return int(value)
 
     def log_level():
         value = _text(env, "LEADRELAY_LOG_LEVEL", "INFO").upper()
@@ -267,6 +275,8 @@ def load(
         watch_seconds=number("LEADRELAY_WATCH_SECONDS", 21600, minimum=0),
         source_silent_hours=number("LEADRELAY_SOURCE_SILENT_HOURS", 48.0, kind=float, minimum=1),
         drain_slots=number("LEADRELAY_DRAIN_SLOTS", 0, minimum=0),
+        replica_acks=checked(replica_acks, -1),
+        replica_ack_timeout_ms=number("LEADRELAY_REPLICA_ACK_TIMEOUT_MS", 1000, minimum=1),
     )
     errors.extend(_sandbox_problems(settings, env))
     missing = {}

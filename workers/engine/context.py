@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from workers.common import counters
+from workers.common import counters, replication
 from workers.common.queues import connect
 from workers.config.mappingfile import validate
 from workers.config.routing import Routes
@@ -46,6 +46,7 @@ def install(settings: Settings, routes: Routes | None = None) -> Context:
     mapping = validate(settings)
     routes = mapping["routes"] if routes is None else routes
     connection = connect(settings.redis_url)
+    replication.configure(settings.replica_acks, settings.replica_ack_timeout_ms)
     pauses = Pauses(connection)
     graph = Graph(
         settings,

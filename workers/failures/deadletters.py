@@ -21,9 +21,10 @@ from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry
 from rq.results import Result
 
-from workers.common import counters, times
+from workers.common import counters, logs, replication, times
 from workers.common.policy import FAILURE_TTL
 from workers.common.queues import redis_key
+from workers.common.refusals import QueueUnavailable
 from workers.config.routing import dataset_of
 from workers.events import accuracy
 
@@ -81,6 +82,9 @@ _PII_KEYS = {
 }
 
 
+_log = logs.get(__name__)
+
+
 def record_key(job_id: str) -> str:
     return redis_key("dead", job_id)
 
@@ -98,6 +102,14 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
         if entry.get("source") == "meta" and isinstance(entry.get("args"), dict):
             accuracy.mark(pipe, "dead", [entry["args"]])
         pipe.execute()
+    # On a replica before the worker moves on, as an acknowledged lead is. Without one in
+    # time the worker still moves on: holding the job would stall delivery, and the record
+    # comes before the job's removal in Redis's one replication stream, so a failover that
+    # loses it loses the removal too and the lead is worked again.
+    try:
+        replication.confirm(connection)
+    except (QueueUnavailable, redis.RedisError) as err:
+        _log.warning("dead_letter_not_replicated", job_id=entry["job_id"], error=str(err))
 
 
 def by_reason(connection: redis.Redis) -> Counter:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Mapping
 import redis
 from rq import Queue
 
-from workers.common import counters, logs
+from workers.common import counters, logs, replication
 from workers.common.queues import job_id, redis_key
 from workers.common.refusals import BadSignature, QueueUnavailable
 from workers.config import crmmap
@@ -94,7 +94,17 @@ def receive(
         held,
         arrived=[jobs[i][1] for i in known] if via_webhook else [],
     )
+    # Last, so it covers every write above (held leads are acknowledged leads too). A 503
+    # here means the retry records its ignored items again: counts, never leads.
+    _replicated(queue.connection)
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
+
+
+def _replicated(connection: redis.Redis) -> None:
+    try:
+        replication.confirm(connection)
+    except redis.RedisError as err:
+        raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
 
 
 def lead_jobs(

@@ -42,7 +42,7 @@ class RequestRedis:
 
     def __init__(self, client: redis.Redis):
         pool = client.connection_pool
-        self._make = lambda: pool.connection_class(**pool.connection_kwargs)
+        self._new = lambda: pool.connection_class(**pool.connection_kwargs)
         self._idle: list = []
         self._pid = os.getpid()
 
@@ -64,6 +64,13 @@ class RequestRedis:
             for connection in stale:
                 connection.disconnect()
             return self._once(args)
+
+    def _make(self):
+        # Connected here, through the class's own connect(): a Sentinel-managed one asks
+        # the Sentinels where the primary is there (sending connects to its default host).
+        connection = self._new()
+        connection.connect()
+        return connection
 
     def _once(self, args):
         connection = self._idle.pop() if self._idle else self._make()

@@ -14,7 +14,7 @@ import pycountry
 import redis
 
 from workers import jobnames
-from workers.common import logs, policy, times
+from workers.common import logs, policy, replication, times
 from workers.common.queues import redis_key
 from workers.config import ldu
 from workers.config.routing import DEFAULT
@@ -230,6 +230,10 @@ def accept(
                 failure_ttl=policy.FAILURE_TTL,
                 description=f"{len(accepted)} stage events",
             )
+        # Acknowledged means replicated. Not replicated in time: the claims are released
+        # below and the sender retries; the job already queued may then go twice, with the
+        # same event ids, which Meta deduplicates.
+        replication.confirm(connection)
     except BaseException:
         # All or nothing: a request that fails part-way keeps none of its claims, so the
         # CRM's retry sends those stages instead of meeting `duplicate` for good.

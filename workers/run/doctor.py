@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import redis
 
+from workers.common import redisurl
 from workers.common.policy import JobError
 from workers.config import mappingfile, versions
 from workers.config.needed import WEB, WHERE, WORKER, ConfigError
@@ -131,10 +132,10 @@ def _dataset_check(graph: Graph, dataset: Dataset) -> Check:
 
 def _redis_checks(url: str) -> list[Check]:
     checks = []
-    connection = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    connection = redisurl.client(url, socket_connect_timeout=2, socket_timeout=5)
     try:
         connection.ping()
-        checks.append(Check("redis", True, "reachable"))
+        checks.append(Check("redis", True, f"reachable: {redisurl.topology(connection, url)}"))
         aof, policy = redissafety.state(connection)
         refused = f"; until then web and worker refuse to start (unless {redissafety.ALLOW}=1)"
         checks.append(

