@@ -25,8 +25,9 @@ def _binary() -> str:
 class Topology:
     """Start with `start()`; `url` is the Sentinel REDIS_URL web and workers use."""
 
-    def __init__(self, folder: Path, down_after_ms: int = 1000):
+    def __init__(self, folder: Path, down_after_ms: int = 1000, extra: tuple[str, ...] = ()):
         self.folder = folder
+        self.extra = extra  # more redis-server arguments, for the primary and the replica
         self.down_after_ms = down_after_ms
         self.ports = {"primary": free_port(), "replica": free_port()}
         self.sentinel_ports = [free_port() for _ in range(3)]
@@ -43,6 +44,7 @@ class Topology:
         args = [
             _binary(),
             *extra,
+            *self.extra,
             "--bind",
             "127.0.0.1",
             "--port",

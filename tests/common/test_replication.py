@@ -68,3 +68,33 @@ def test_a_dead_letter_no_replica_acknowledged_is_kept_and_the_worker_goes_on(en
     finally:
         replication.configure(replication.AUTO, 1000)
     assert deadletters.get(redis_conn, "lead-meta-1")["reason"] == "invalid"
+
+
+def test_auto_does_not_wait_on_a_redis_with_replicas_that_refuses_wait(tmp_path):
+    """Some managed services refuse WAIT: every lead would be refused; `auto` says so and
+    does not wait instead."""
+    from redistopology import Topology
+
+    topology = Topology(tmp_path, extra=("--rename-command", "WAIT", "")).start()
+    try:
+        replication.configure(replication.AUTO, 1000)
+        primary = topology.node("primary")
+        assert primary.info("replication")["connected_slaves"] == 1
+        assert replication.needed(primary) == 0
+    finally:
+        topology.stop()
+        replication.configure(replication.AUTO, 1000)
+
+
+def test_auto_waits_for_one_when_the_primary_has_a_replica(tmp_path):
+    from redistopology import Topology
+
+    topology = Topology(tmp_path).start()
+    try:
+        replication.configure(replication.AUTO, 1000)
+        primary = topology.node("primary")
+        assert replication.needed(primary) == 1
+        assert replication.confirm(primary) == 1
+    finally:
+        topology.stop()
+        replication.configure(replication.AUTO, 1000)

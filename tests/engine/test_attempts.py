@@ -7,7 +7,7 @@ import time
 import pytest
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
-from helpers import CAPI_TOKEN, fast_forward, leadgen_body, scheduled_in
+from helpers import CAPI_TOKEN, PAGE_TOKEN, fast_forward, leadgen_body, scheduled_in
 from workers.common.queues import SERIALIZER
 from workers.failures import deadletters
 from workers.graphapi import capi
@@ -123,6 +123,24 @@ def test_pause_lifts_when_the_probe_succeeds(graph, post_meta, work, redis_conn)
     work()
     assert [e["event_id"] for e in graph.events] == ["meta:1234567890123457:Lead"]
     assert Pauses(redis_conn).all() == []
+
+
+@pytest.mark.parametrize("paused", [CAPI_TOKEN, PAGE_TOKEN])
+def test_a_lead_past_the_7_days_is_dead_lettered_expired_at_once_even_while_its_token_is_paused(
+    graph, post_meta, work, redis_conn, paused
+):
+    """Waiting for the token could never send it: Meta's window has closed."""
+    late = "1234567890123457"
+    graph.add_lead(LEAD)
+    graph.add_lead(late, created_time=int(time.time()) - 8 * 86400)
+    graph.revoked.add(paused)
+    post_meta(leadgen_body(LEAD, created_time=int(time.time())))
+    work()  # the token is refused and paused
+    assert Pauses(redis_conn).all()
+    post_meta(leadgen_body(late, created_time=int(time.time()) - 8 * 86400))
+    work()
+    assert deadletters.get(redis_conn, f"lead-meta-{late}")["reason"] == "expired"
+    assert f"lead-meta-{late}" not in scheduled_ids(redis_conn)
 
 
 @pytest.mark.parametrize(

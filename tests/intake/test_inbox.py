@@ -1,5 +1,6 @@
 """The inbox's drain slots follow the workers: more worker hosts, more drain jobs at once."""
 
+import redis
 from rq import Worker
 
 from workers.common.queues import queue
@@ -32,3 +33,21 @@ def test_the_setting_wins_and_maintenance_wakes_as_many(redis_conn):
         redis_conn.xadd(inbox.STREAM, {"e": "{}"})
     assert inbox.revive(q) and sorted(inbox.wake_for(q, 400)) == []  # all 8 awake already
     assert len(q) == 8
+
+
+def test_a_drain_job_that_could_not_be_queued_leaves_its_slot_free_for_the_next_wake(env, redis_conn):
+    """After a Redis restart the receiver's admit can succeed and its wake fail (the
+    client's connection did): the lead is stored and its slot is free, so the worker's
+    next wake (its reconnect, its maintenance pass) queues a drain job at once instead of
+    a minute later."""
+    from workers.intake import receiver
+    from workers.intake.requestredis import RequestRedis
+    from workers.run.embedded_redis import free_port
+    from workers.sources import SOURCES
+
+    gone = queue(redis.Redis(port=free_port(), socket_connect_timeout=1), "leadrelay")  # nothing listens there
+    argument = {"source": "meta", "leadgen_id": "9", "page_id": "1", "form_id": "2", "created_time": 1}
+    counts = receiver.enqueue_new(gone, SOURCES["meta"], [("9", argument)], request_redis=RequestRedis(redis_conn))
+    assert counts["accepted"] == 1 and inbox.waiting(redis_conn)["inbox"] == 1
+    assert not redis_conn.keys(inbox.SLOT + "*")
+    assert inbox.revive(queue(redis_conn, "leadrelay"))

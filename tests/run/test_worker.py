@@ -39,3 +39,35 @@ def test_a_pass_on_a_healthy_redis_runs_every_task_without_a_failure(env, redis_
     worker.settings = load()
     worker.run_maintenance_tasks()
     assert '"maintenance_failed"' not in capfd.readouterr().err
+
+
+def test_waiting_for_redis_rides_out_a_host_that_does_not_answer(redis_url):
+    """A cut-off link makes connecting time out rather than be refused: the worker waited
+    through refusals only and exited on the first timeout (found by bench/netsoak.py)."""
+    import socket
+    import threading
+    from urllib.parse import urlsplit
+
+    from workers.run import worker
+
+    target = urlsplit(redis_url)
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def serve():
+        silent, _ = listener.accept()  # the first connection: never answered, as over a dead link
+        held.append(silent)
+        client, _ = listener.accept()  # then the link is back: Redis answers again
+        upstream = socket.create_connection((target.hostname, target.port))
+        for source, sink in ((client, upstream), (upstream, client)):
+            threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    worker._wait_for_redis(f"redis://127.0.0.1:{listener.getsockname()[1]}/0", every=0)
+    assert held  # it met the silent host first, and waited on
+    listener.close()
+
+
+def _pipe(source, sink):
+    while data := source.recv(65536):
+        sink.sendall(data)

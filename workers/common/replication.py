@@ -64,9 +64,20 @@ def needed(connection: redis.Redis) -> int:
         replicas = isinstance(pool, SentinelConnectionPool) or int(
             connection.info("replication").get("connected_slaves", 0)
         )
-        _resolved[pool] = 1 if replicas else 0
+        _resolved[pool] = 1 if replicas and _waits(connection) else 0
         log.info("replica_acks", acks=_resolved[pool], how="auto")
     return _resolved[pool]
+
+
+def _waits(connection: redis.Redis) -> bool:
+    """Whether this Redis takes WAIT: some managed services refuse it and replicate on
+    their own terms; `auto` then does not wait (and says so) rather than refuse every lead."""
+    try:
+        connection.execute_command("WAIT", 0, 0)
+    except redis.ResponseError as err:
+        log.warning("replica_wait_unsupported", error=str(err)[:120], acks=0)
+        return False
+    return True
 
 
 def confirm(connection: redis.Redis) -> int:

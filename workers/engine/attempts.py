@@ -102,6 +102,8 @@ def settle(
         "attempt": meta["attempts"],
         "request_id": work.request_id,
     }
+    if isinstance(err, Paused) and closed(work.event_time):
+        err = JobError(policy.EXPIRED, "Meta's 7-day window closed while its token was paused")
     if isinstance(err, Paused):
         meta["attempts"] -= 1  # waiting for a token is not a try
         pauses = Pauses(connection)
@@ -133,6 +135,12 @@ def settle(
         **{**err.as_dict(), "reason": decision.reason},
     )
     return None, record
+
+
+def closed(event_time: float | None) -> bool:
+    """Meta's window for an event about `event_time` has closed: nothing, not even a
+    token's return, can send it, so it is not kept waiting for one."""
+    return bool(event_time) and clock.now() >= conversions.deadline(event_time)
 
 
 def finished(connection: redis.Redis, work: Work, outcome: str, **fields) -> None:

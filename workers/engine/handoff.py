@@ -17,7 +17,7 @@ from rq import Queue
 from workers import jobnames
 from workers.common import clock, logs, policy
 from workers.common.policy import Paused
-from workers.engine.attempts import count, settle
+from workers.engine.attempts import closed, count, settle
 from workers.engine.context import Context
 from workers.engine.inflight import Failed
 from workers.events import conversions
@@ -72,6 +72,12 @@ def retry_together(ctx: Context, queue: Queue, failures: list[Failed], started: 
         groups.setdefault(id(failure.error), []).append(failure)
     for group in groups.values():
         err, now = group[0].error, clock.now()
+        if isinstance(err, Paused):  # past Meta's window: dead-lettered now, not kept for the token
+            for failure in [failure for failure in group if closed(failure.lead.event_time)]:
+                outcomes[hand_off(ctx, queue, failure, started)] += 1
+                group.remove(failure)
+            if not group:
+                continue
         leads = [failure.lead for failure in group]
         if isinstance(err, Paused):
             delay, attempts = policy.PAUSE_RECHECK_SECONDS, max(lead.attempts for lead in leads)

@@ -171,6 +171,17 @@ def free_slot(connection: redis.Redis, slot: int) -> None:
     connection.delete(SLOT + str(slot))
 
 
+def free_slots(connection: "redis.Redis | RequestRedis", slots: list[int]) -> None:
+    """Free slots a drain job could not be queued for; a Redis that fails again lets them
+    expire instead."""
+    if not slots:
+        return
+    try:
+        connection.execute_command("DEL", *(SLOT + str(slot) for slot in slots))
+    except redis.RedisError:
+        pass
+
+
 def ensure_group(connection: redis.Redis) -> None:
     try:
         connection.xgroup_create(STREAM, GROUP, id="0", mkstream=True)

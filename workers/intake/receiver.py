@@ -250,8 +250,12 @@ def enqueue_new(
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
     try:
         inbox.wake(queue, woken)
-    except redis.RedisError as err:  # the leads are stored: a worker's maintenance pass wakes a drain job
+    except redis.RedisError as err:
+        # The leads are stored. Their slots must not stay claimed with no drain job behind
+        # them until they expire (a minute; after a Redis restart the first lead waited 77 s):
+        # freed, the next delivery or the worker's reconnect or maintenance pass wakes one.
         log.warning("drain_wake_failed", error=type(err).__name__, slots=woken)
+        inbox.free_slots(request_redis or queue.connection, woken)
     fresh = set(new)
     return {
         "accepted": len(new),

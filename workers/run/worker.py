@@ -146,7 +146,7 @@ def _wait_for_redis(url: str, every: float = 1.0) -> None:
         try:
             if connect(url).ping():
                 return
-        except redis.ConnectionError:
+        except redis.RedisError:  # refused, loading, or (a host cut off) no answer at all: TimeoutError
             continue
 
 

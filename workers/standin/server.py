@@ -103,7 +103,8 @@ class GraphStandin(LeadAds, CrmStandin):
         return [r for r in self.requests if r["kind"] == kind]
 
     # -- serving -------------------------------------------------------------
-    def start(self, port: int = 0) -> str:
+    def start(self, port: int = 0, host: str = "127.0.0.1") -> str:
+        """Serve on `host` (loopback; a bench's network namespace gives its own address)."""
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -126,10 +127,10 @@ class GraphStandin(LeadAds, CrmStandin):
             def do_DELETE(self):
                 standin._handle(self, "DELETE")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"http://{host}:{self.server.server_address[1]}"
 
     def stop(self) -> None:
         if self.server:
