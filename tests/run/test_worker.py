@@ -71,3 +71,39 @@ def test_waiting_for_redis_rides_out_a_host_that_does_not_answer(redis_url):
 def _pipe(source, sink):
     while data := source.recv(65536):
         sink.sendall(data)
+
+
+def test_a_worker_whose_rq_loop_quits_on_a_redis_error_starts_again(env, graph, post_meta, redis_url):
+    """RQ's loop ends on an error it does not expect (a Redis still loading its file after a
+    restart answers `-LOADING`) and returns as if asked to stop: the process exited, and
+    one host fewer worked (found by bench/netsoak.py's Redis restart)."""
+    import os
+    import subprocess
+    import time
+    from urllib.parse import urlsplit
+
+    from redisproxy import RedisProxy
+
+    from helpers import BIN, LEAD, leadgen_body, wait_for
+
+    # RQ checks whether workers are suspended at the top of its loop, outside the dequeue's
+    # own retries: a Redis loading there ends the loop (redis-py's three retries first).
+    loading = b"-LOADING Redis is loading the dataset in memory\r\n"
+    proxy = RedisProxy(urlsplit(redis_url).port, b"rq:suspended", loading, times=4)
+    worker = subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"],
+        env={**os.environ, "REDIS_URL": proxy.url},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: proxy.answered.is_set() or worker.poll() is not None, timeout=60)
+        graph.add_lead(LEAD)
+        post_meta(leadgen_body(LEAD, created_time=int(time.time())))
+        wait_for(lambda: graph.events or worker.poll() is not None, timeout=60)
+        assert worker.poll() is None and [e["event_id"] for e in graph.events] == [f"meta:{LEAD}:Lead"]
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+        proxy.close()

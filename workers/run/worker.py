@@ -179,7 +179,13 @@ def _work(settings: Settings, burst: bool) -> bool:
     log.info("worker_started", queue=q.name, pid=os.getpid())
     _stop_softly_while_starting(worker)
     try:
-        return worker.work(burst=burst, with_scheduler=True, logging_level=rq_level)
+        worked = worker.work(burst=burst, with_scheduler=True, logging_level=rq_level)
+        if burst or worker._stop_requested or worker._shutdown_requested_date:
+            return worked
+        # RQ's loop also ends on a Redis timeout or an error it did not expect (a Redis still
+        # loading its file after a restart: BusyLoadingError), and returns as if asked to
+        # stop: the process exited and a host stopped working. Not asked to stop: start again.
+        raise redis.ConnectionError("the worker's loop ended without a stop being asked for")
     except redis.ConnectionError:
         if worker._stop_requested or worker._shutdown_requested_date:
             # Asked to stop while Redis was away (RQ retries it inside its loop, where a
@@ -198,7 +204,14 @@ def _stop_softly_while_starting(worker: LeadrelayWorker) -> None:
     signal asks for the warm stop they would: RQ's loop sees it first thing, then
     unregisters the worker and stops its scheduler."""
 
+    owner = os.getpid()
+
     def stop(signum, frame):
+        if os.getpid() != owner:
+            # RQ's scheduler, forked while this handler was in place, stopped before it put
+            # in its own: RQ waits for it to exit, so it must (it would run on for good, and
+            # the worker with it, when its loop ended right after starting it).
+            os._exit(0)
         worker._stop_requested = True  # what RQ's own handler sets for a busy worker
 
     on_stop_signal(stop)
