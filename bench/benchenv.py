@@ -28,6 +28,20 @@ def service_env(redis_url: str, graph_url: str, data: str, dataset_id: str = "42
     }
 
 
+def stop_all(processes) -> None:
+    """TERM every process, then wait for each: a minute, then KILL."""
+    import signal
+    import subprocess
+
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 def app_on(redis_url: str, data: str):
     """The web app on that Redis, in this process (no Graph call is made)."""
     os.environ.update(service_env(redis_url, "http://127.0.0.1:9", data))

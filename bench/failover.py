@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -41,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
 
 import ingest  # noqa: E402
-from benchenv import service_env  # noqa: E402
+from benchenv import service_env, stop_all  # noqa: E402
 from redistopology import Topology  # noqa: E402
 
 from workers.common.queues import connect  # noqa: E402
@@ -161,13 +160,7 @@ def failover_run(args, acks: str, folder: Path) -> dict:
             "refused": dict(posters.refused),
         }
     finally:
-        for process in processes:
-            process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(processes)
         topology.stop()
         graph.stop()
 

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 import ingest  # noqa: E402
-from benchenv import service_env  # noqa: E402
+from benchenv import service_env, stop_all  # noqa: E402
 
 BIN = Path(sys.executable).parent
 NET = "10.77.0"
@@ -264,13 +264,7 @@ def inside(args) -> None:
         figures["exited"] = [name for name, process in zip(names, processes) if process.poll() is not None]
     finally:
         stopping.set()
-        for process in processes:
-            process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(processes)
         graph.stop()
     print(
         f"6 hosts (Redis, Meta, 2 web, 2 worker) in network namespaces, {args.posters} posters; "
