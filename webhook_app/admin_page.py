@@ -51,6 +51,7 @@ def init_app(app: Flask, admin_token: str, secure_cookie: bool = True) -> None:
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["utc"] = utc
     app.jinja_env.filters["left"] = left
+    app.jinja_env.filters["due"] = due
     app.register_blueprint(bp)
 
 
@@ -201,6 +202,15 @@ def left(seconds: float | None) -> str:
         return "closed"
     days, rest = divmod(int(seconds), 86400)
     return f"{days} d {rest // 3600} h" if days else f"{rest // 3600} h {rest % 3600 // 60} min"
+
+
+def due(unix: float | None) -> str:
+    """When something scheduled happens next, as a person reads it."""
+    seconds = (float(unix) - time.time()) if unix else 0
+    if seconds <= 1:
+        return "now"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"in {minutes} min {rest} s" if minutes else f"in {rest} s"
 
 
 def ago(unix: float | None) -> str:

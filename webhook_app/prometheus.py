@@ -105,8 +105,17 @@ class RedisCollector:
             dead.add_metric([reason, dataset], count)
         yield dead
         paused = GaugeMetricFamily("leadrelay_tokens_paused", "Tokens Meta refused; jobs needing them wait.")
-        paused.add_metric([], len(Pauses(self.connection).all()))
+        pauses = Pauses(self.connection).all()
+        paused.add_metric([], len(pauses))
         yield paused
+        retest = GaugeMetricFamily(
+            "leadrelay_token_next_retest_timestamp_seconds",
+            "When each paused token is tested again (unix seconds); by the setting that holds it.",
+            labels=["token"],
+        )
+        for pause in pauses:
+            retest.add_metric([pause["token"]], pause["next_retest_at"])
+        yield retest
         yield from _watched(watch.read(self.connection) or {})
         slow = readinessmetrics.slow_figures(self.connection, self.routes, self.settings)
         yield from _accuracy(self.connection, slow["pages"])

@@ -185,3 +185,59 @@ def _queue(redis_conn):
     from rq import Queue
 
     return Queue("leadrelay", connection=redis_conn, serializer=SERIALIZER)
+
+
+def _stream(graph, post_meta, first: int, count: int) -> list[str]:
+    """`count` leads in one webhook (Meta batches changes), each known to the stand-in."""
+    ids = [str(1234567890200000 + first + n) for n in range(count)]
+    for lead_id in ids:
+        graph.add_lead(lead_id)
+    assert post_meta(leadgen_body(*ids, created_time=int(time.time()))).json["accepted"] == count
+    return ids
+
+
+def _retest_due(token: str, redis_conn) -> None:
+    """PROBE_EVERY_SECONDS later: the next retest of the token is due."""
+    [pause] = Pauses(redis_conn).all()
+    assert pause["next_retest_at"] > time.time() + 200  # tested once on meeting it; the next is minutes away
+    redis_conn.delete("leadrelay:pause:" + fingerprint(token) + ":probe")
+    [pause] = Pauses(redis_conn).all()
+    assert pause["next_retest_at"] <= time.time() + 1
+
+
+def test_a_paused_page_token_comes_back_while_leads_keep_coming_in_batches(graph, post_meta, work, redis_conn):
+    """A steady stream (several leads per webhook, so never a lone job) while Meta refuses
+    the Page token: once the retest is due, the next batch retests it, and every lead
+    waiting on it is delivered (the one that met the refusal is an `auth` dead letter,
+    for `replay --reason auth`)."""
+    graph.revoked.add(PAGE_TOKEN)
+    waiting = _stream(graph, post_meta, 0, 3)
+    work()
+    waiting += _stream(graph, post_meta, 3, 3)  # still refused: the retest is minutes away
+    work()
+    assert graph.events == [] and len(graph.calls("probe")) <= 1
+    graph.revoked.clear()  # a minute later the owner re-authorises the app
+    _retest_due(PAGE_TOKEN, redis_conn)
+    later = _stream(graph, post_meta, 6, 3)
+    work()
+    [refused] = failed_ids(redis_conn)
+    assert sorted(e["event_id"] for e in graph.events) == sorted(
+        f"meta:{i}:Lead" for i in waiting + later if f"lead-meta-{i}" != refused
+    )
+    assert len(graph.events) == 8 and Pauses(redis_conn).all() == []
+
+
+def test_a_paused_token_is_retested_by_the_worker_when_no_lead_comes(graph, post_meta, work, redis_conn):
+    """No new lead meets the pause: the worker's maintenance pass retests it when due."""
+    graph.revoked.add(PAGE_TOKEN)
+    waiting = _stream(graph, post_meta, 0, 3)
+    work()
+    assert graph.events == []
+    graph.revoked.clear()
+    _retest_due(PAGE_TOKEN, redis_conn)
+    work()  # a worker starting its loop runs its maintenance pass first
+    [refused] = failed_ids(redis_conn)
+    assert sorted(e["event_id"] for e in graph.events) == sorted(
+        f"meta:{i}:Lead" for i in waiting if f"lead-meta-{i}" != refused
+    )
+    assert Pauses(redis_conn).all() == []

@@ -291,3 +291,17 @@ def test_a_booking_links_click_id_reaches_meta_as_fbc(graph, post_crm, work, env
     work()
     [schedule] = _stage_events(graph)
     assert schedule["user_data"]["fbc"].startswith("fb.1.") and schedule["user_data"]["fbc"].endswith(".IwAR2Fclick")
+
+
+def test_a_signed_stage_naming_a_delivered_leads_leadgen_id_is_sent_not_taken_for_its_lead(
+    client, env, graph, lead, work, redis_conn
+):
+    """The body docs/signed.md gives by default names the lead by its leadgen_id: the entry
+    is a stage change because of the job it names, whatever fields it carries."""
+    body = json.dumps({"leadgen_id": LEAD, "stage": "QualifiedLead", "occurred_at": int(time.time())}).encode()
+    answer = _signed_post(client, body, env["SIGNED_WEBHOOK_SECRET"]).get_json()
+    assert answer["accepted"] == 1
+    work()
+    [qualified] = _stage_events(graph)
+    assert qualified["event_name"] == "QualifiedLead" and str(qualified["user_data"]["lead_id"]) == LEAD
+    assert qualified["custom_data"]["lead_event_source"] != "meta"

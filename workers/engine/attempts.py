@@ -109,8 +109,7 @@ def settle(
         pauses = Pauses(connection)
         pauses.wait(err.fingerprint, work.job_id)
         delay = policy.PAUSE_RECHECK_SECONDS
-        if pauses.probe_due(err.fingerprint) and graph.probe(err.fingerprint) and queue is not None:
-            pauses.resume(err.fingerprint, queue)
+        if pauses.retest(err.fingerprint, graph.probe, queue):
             delay = 0
         _count(connection, work, "waiting_for_token")
         log.info("job_attempt", outcome="waiting_for_token", fingerprint=err.fingerprint, retry_in=delay, **fields)

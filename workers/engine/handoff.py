@@ -78,16 +78,20 @@ def retry_together(ctx: Context, queue: Queue, failures: list[Failed], started: 
                 group.remove(failure)
             if not group:
                 continue
-        leads = [failure.lead for failure in group]
+        leads, resumed = [failure.lead for failure in group], False
         if isinstance(err, Paused):
-            delay, attempts = policy.PAUSE_RECHECK_SECONDS, max(lead.attempts for lead in leads)
+            # A batch meets a pause as a lone job does: due, the token is retested here
+            # (else a stream of leads kept it paused for ever: only lone leads retested).
+            resumed = Pauses(ctx.connection).retest(err.fingerprint, ctx.graph.probe, queue)
+            delay = 0 if resumed else policy.PAUSE_RECHECK_SECONDS
+            attempts = max(lead.attempts for lead in leads)
         else:
             attempts = max(lead.attempts for lead in leads) + 1
             oldest = min((lead.event_time for lead in leads if lead.event_time), default=now)
             delay = policy.decide(
                 err, attempts, conversions.deadline(oldest), now, base=ctx.settings.retry_base_seconds
             ).retry_in
-        if delay is None or len(group) == 1:  # a lone lead simply has its own job
+        if delay is None or len(group) == 1 and not resumed:  # a lone lead simply has its own job
             for failure in group:
                 outcomes[hand_off(ctx, queue, failure, started)] += 1
             continue
@@ -101,9 +105,12 @@ def retry_together(ctx: Context, queue: Queue, failures: list[Failed], started: 
             description=f"retry {len(leads)} leads together (attempt {attempts + 1})",
         )
         job.origin = queue.name
-        queue.schedule_job(job, clock.utcnow() + timedelta(seconds=delay))
+        if delay:
+            queue.schedule_job(job, clock.utcnow() + timedelta(seconds=delay))
+        else:  # the token's pause was just lifted: run now
+            queue.enqueue_job(job)
         outcome = "waiting_for_token" if isinstance(err, Paused) else "retry"
-        if isinstance(err, Paused):
+        if isinstance(err, Paused) and delay:
             Pauses(ctx.connection).wait(err.fingerprint, job.id)
         count(
             ctx.connection, Counter(lead.source for lead in leads), outcome, err.reason if outcome == "retry" else None

@@ -11,9 +11,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from workers import jobnames
 from workers.config.routing import Dataset, dataset_of
 from workers.engine.jobwork import Work
 from workers.events import conversions
+
+# What an inbox entry is comes from the job it names, stated when it was stored
+# (inbox.entry), never from the fields its argument happens to carry: a CRM change may
+# carry a leadgen_id (a signed tool names the lead), and taken for the lead's own Lead
+# it was skipped as already confirmed and never sent.
+LEAD_ADS, CRM_CHANGE, FORM = "lead_ads", "crm_change", "form"
+KINDS = {
+    jobnames.PROCESS_META_LEAD: LEAD_ADS,
+    jobnames.READ_CRM_STAGE: CRM_CHANGE,
+    jobnames.SEND_FORM_LEAD: FORM,
+}
+
+
+def kind_of(entry: dict) -> str:
+    """The kind of an inbox entry, from the job it names.
+
+    Raises:
+        KeyError: an entry naming no lead job (set aside by quarantine, never guessed).
+    """
+    return KINDS[jobnames.current(entry["fn"])]
 
 
 @dataclass
@@ -24,14 +45,15 @@ class Lead(Work):
     function: str = ""  # the RQ job it runs when it needs a job of its own (jobnames)
     attempts: int = 0  # tries so far, as part of a batch
     entry: dict = field(default_factory=dict)  # the inbox entry, as stored
+    kind: str = ""  # LEAD_ADS, CRM_CHANGE or FORM: from the job the entry names
 
     @classmethod
     def of_entry(cls, entry_id: str | None, entry: dict) -> Lead:
-        argument = entry["arg"]
-        if "leadgen_id" in argument:  # a Lead Ads lead: its event is known from its id alone
+        argument, kind = entry["arg"], kind_of(entry)
+        if kind == LEAD_ADS:  # its event is known from its id alone
             source, key = "meta", argument["leadgen_id"]
             event_name, event_id = conversions.LEAD, conversions.event_id("meta", key, conversions.LEAD)
-        elif "crm" in argument:  # a CRM's stage change: its lead (and event id) is known once read back
+        elif kind == CRM_CHANGE:  # its lead (and event id) is known once read back
             source, key, event_name = argument["crm"], argument["event_key"], argument["stage"]
             event_id = f"{source}:{key}:{event_name}"
         else:  # a form submission, mapped and hashed on arrival
@@ -51,6 +73,7 @@ class Lead(Work):
             function=entry["fn"],
             attempts=entry.get("n", 0),
             entry=entry,
+            kind=kind,
         )
 
     @property
@@ -60,7 +83,7 @@ class Lead(Work):
     @property
     def crm(self) -> bool:
         """A CRM's stage change, read back from the CRM rather than from Graph."""
-        return "crm" in self.args
+        return self.kind == CRM_CHANGE
 
 
 @dataclass

@@ -2,8 +2,10 @@
 
 A pause is keyed by a fingerprint of the token (never the token), so deploying a new
 token resumes by itself. An operator resumes with `leadrelay resume`; otherwise the
-first job to wake after policy.PROBE_EVERY_SECONDS makes one cheap Graph call with the token
-and lifts the pause if it succeeds.
+token is retested (`retest`: one cheap call with it, the pause lifted if it succeeds)
+at most once per policy.PROBE_EVERY_SECONDS, by whoever meets the pause first once the
+retest is due: a lone job, a batch of leads, or a worker's maintenance pass (so a
+pause comes back on time however leads arrive, and while none arrive).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from typing import Callable
 
 import redis
 from rq import Queue
@@ -62,14 +65,34 @@ class Pauses:
         """One waking job per PROBE_EVERY_SECONDS gets to test the token."""
         return bool(self.connection.set(redis_key("pause", fp, "probe"), 1, nx=True, ex=PROBE_EVERY_SECONDS))
 
+    def retest(self, fp: str, probe: Callable[[str], bool], queue: Queue | None) -> bool:
+        """Test the paused token when its retest is due, and resume its waiting jobs
+        (onto `queue`) if Meta takes it again; True when the pause was lifted. `probe`:
+        the client's own cheap call with the token behind `fp`."""
+        if queue is not None and self.probe_due(fp) and probe(fp):
+            self.resume(fp, queue)
+            return True
+        return False
+
+    def retest_all(self, probe: Callable[[str], bool], queue: Queue) -> int:
+        """`retest` every pause whose retest is due (a worker's maintenance pass); how
+        many were lifted."""
+        return sum(self.retest(p["fingerprint"], probe, queue) for p in self.all())
+
     def all(self) -> list[dict]:
+        """Each pause, with how many jobs wait on it and `next_retest_at` (unix seconds:
+        when its token is tested again; now, if it is due)."""
         out = []
+        now = int(time.time())
         for fp in sorted(self.connection.smembers(redis_key("pauses"))):
-            raw = self.connection.get(redis_key("pause", fp.decode()))
+            fp = fp.decode()
+            with self.connection.pipeline(transaction=False) as pipe:
+                pipe.get(redis_key("pause", fp))
+                pipe.scard(redis_key("pause", fp, "waiting"))
+                pipe.ttl(redis_key("pause", fp, "probe"))
+                raw, waiting, ttl = pipe.execute()
             if raw:
-                out.append(
-                    {**json.loads(raw), "waiting": self.connection.scard(redis_key("pause", fp.decode(), "waiting"))}
-                )
+                out.append({**json.loads(raw), "waiting": waiting, "next_retest_at": now + max(ttl, 0)})
         return out
 
     def resume(self, fp: str, queue: Queue) -> int:

@@ -22,6 +22,7 @@ from workers.config.settings import Settings
 from workers.engine import recovery
 from workers.failures import retention
 from workers.graphapi import capi
+from workers.graphapi.pauses import Pauses
 from workers.intake import inbox
 from workers.run import redissafety
 from workers.sweep import sweeper, watch
@@ -57,6 +58,8 @@ class LeadrelayWorker(SimpleWorker):
                 ("recovery", lambda q=q: recovery.recover(self.connection, q)),
                 ("drain_slots", lambda: inbox.follow_workers(self.connection, self.settings.drain_slots)),
                 ("inbox_revive", lambda q=q: inbox.revive(q)),
+                # A paused token is retested on time even when no job meets its pause.
+                ("pause_retest", lambda q=q: Pauses(self.connection).retest_all(jobs.context().graph.probe, q)),
                 ("scrub", lambda q=q: retention.scrub(self.connection, q, days)),
                 ("prune", lambda q=q: retention.prune(self.connection, q)),
             ]
