@@ -11,6 +11,7 @@ from typing import Mapping
 from workers.config import ldu
 from workers.config.needed import ConfigError
 from workers.config.routing import ANY_PAGE, DEFAULT, Client, Dataset, Page, Routes
+from workers.sources import LEAD_ADS, SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -130,7 +131,7 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
     clients: dict[str, Client] = {}
     for name, raw in _table(doc, "clients").items():
         where = f"clients.{name}"
-        _only(where, raw, {"token_env", "datasets"})
+        _only(where, raw, {"token_env", "datasets", "secrets"})
         if not _NAME.fullmatch(name):
             _fail(where, "a client's name is lowercase letters, digits, - and _ (up to 40)")
         names = raw.get("datasets")
@@ -141,12 +142,50 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
             if "token_env" in raw
             else _fail(f"{where}.token_env", "is required: the variable holding this client's API token")
         )
-        clients[name] = Client(name, token, variable, frozenset(names))
+        clients[name] = Client(name, token, variable, frozenset(names), _secrets(where, raw, env))
     if len({c.token for c in clients.values()}) < len(clients) or (
         settings.api_token and any(c.token == settings.api_token for c in clients.values())
     ):
         _fail("clients", "each client needs its own token, and none may be LEADRELAY_API_TOKEN")
+    _one_owner_per_secret(clients, settings)
     return Routes(datasets, pages, forms, clients, default)
+
+
+def _secrets(where: str, raw: dict, env: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """`[clients.NAME.secrets]`: per source, the variable holding this client's own
+    signing secret or credentials (comma-separated while they rotate). What a delivery
+    signed with one of them carries reaches only this client's datasets."""
+    table = raw.get("secrets", {})
+    allowed = sorted(name for name, source in SOURCES.items() if source.kind != LEAD_ADS)
+    if not isinstance(table, dict):
+        _fail(f"{where}.secrets", f"must be a table: source = VARIABLE, sources among {', '.join(allowed)}")
+    out = {}
+    for source, variable in table.items():
+        if source not in allowed:
+            _fail(
+                f"{where}.secrets.{source}", f"names no source with a secret of a client's own ({', '.join(allowed)})"
+            )
+        if not isinstance(variable, str) or not _VARIABLE.fullmatch(variable):
+            _fail(f"{where}.secrets.{source}", "must name an environment variable, such as ACME_CALENDLY_KEY")
+        values = tuple(v.strip() for v in env.get(variable, "").split(",") if v.strip())
+        if not values:
+            _fail(f"{where}.secrets.{source}", f"{variable} is not set")
+        out[source] = values
+    return out
+
+
+def _one_owner_per_secret(clients: dict[str, Client], settings) -> None:
+    """A secret decides whose a delivery is: it must belong to one client, or be the
+    operator's setting (every client's), never both."""
+    for source in {s for c in clients.values() for s in c.secrets}:
+        owners: dict[str, str] = {value: "the environment's" for value in settings.source_secrets.get(source, ())}
+        for client in clients.values():
+            for value in client.secrets.get(source, ()):
+                if value in owners:
+                    _fail(
+                        f"clients.{client.name}.secrets.{source}", f"is also {owners[value]} secret: each is one's own"
+                    )
+                owners[value] = f"clients.{client.name}'s"
 
 
 def routed_settings(doc: dict) -> tuple[str, ...]:

@@ -19,6 +19,8 @@ datasets each API client may reach. For an agency or a company with several bran
     [clients.acme]                     # a CRM posting stage events with its own token
     token_env = "ACME_API_TOKEN"
     datasets = ["acme", "acme_b2b"]
+    [clients.acme.secrets]             # its own webhook secrets: what they sign stays its own
+    pipedrive = "ACME_PIPEDRIVE_CREDENTIALS"
 
 Tokens are never in the file, only the names of the variables that hold them. Without
 `datasets` the environment's META_DATASET_ID is the one dataset, named `default`;
@@ -78,6 +80,9 @@ class Client:
     token: str
     token_env: str
     datasets: frozenset[str]
+    # Per source, this client's own signing secrets (`[clients.NAME.secrets]`): what they
+    # sign reaches this client's datasets only.
+    secrets: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,17 @@ class Routes:
             if hmac.compare_digest(client.token.encode("utf-8"), given):
                 found = client
         return found
+
+    def owners(self, source: str, environment: tuple[str, ...]) -> list[tuple[Client | None, tuple[str, ...]]]:
+        """Who may sign `source`'s deliveries, each with its secrets: the operator (None:
+        the environment's setting, every dataset), then each client with its own."""
+        out: list[tuple[Client | None, tuple[str, ...]]] = [(None, environment)] if environment else []
+        return out + [(c, c.secrets[source]) for c in self.clients.values() if c.secrets.get(source)]
+
+    @property
+    def several_clients(self) -> bool:
+        """More than one client: an account no table lists belongs to nobody."""
+        return len(self.clients) > 1
 
     def labels(self) -> dict[str, str]:
         """Token -> the variable holding it, for logs and pause records (never the token)."""

@@ -81,28 +81,35 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
     """Check and queue each change read back (one stage-events job per dataset and source); what is
     refused is recorded with its reason for `leadrelay ignored`. Outcomes counted."""
     outcomes: Counter = Counter()
-    by_dataset: dict[tuple[str | None, str], list[Lead]] = {}
+    by_scope: dict[tuple[str | None, str | None, str], list[Lead]] = {}
     for lead in leads:
         if lead.job_id in people:
-            by_dataset.setdefault((lead.args.get("dataset"), lead.source), []).append(lead)
-    for (dataset, source), ready in by_dataset.items():
-        # An account routed to a dataset matches only that dataset's leads: one client's
-        # CRM never reaches another client's lead that shares an email.
-        scope = (
-            stageitems.Scope(ctx.routes, Client(f"crm:{dataset}", "", "", frozenset({dataset}))) if dataset else None
-        )
+            by_scope.setdefault((lead.args.get("dataset"), lead.args.get("client"), lead.source), []).append(lead)
+    for (dataset, client, source), ready in by_scope.items():
         results = stageitems.accept(
             ctx.connection,
             queue,
             [stage_item(lead.args, people[lead.job_id]) for lead in ready],
             ctx.stages or StageMap(),
             ctx.settings.default_region,
-            scope or stageitems.Scope(ctx.routes),
+            _scope(ctx, dataset, client),
             source,
         )
         _record_refused(ctx, ready, results)
         outcomes.update(f"stage_{result['status']}" for result in results)
     return outcomes
+
+
+def _scope(ctx: Context, dataset: str | None, client: str | None) -> stageitems.Scope:
+    """Which leads a change may reach, as the receiver decided from who signed it: an
+    account routed to a dataset, that dataset's leads only; a client's unlisted account,
+    that client's (none, if the client has left the file since); else every dataset (a
+    one-client install). One client's CRM never reaches another's lead sharing an email."""
+    if dataset:
+        return stageitems.Scope(ctx.routes, Client(f"crm:{dataset}", "", "", frozenset({dataset})))
+    if client:
+        return stageitems.Scope(ctx.routes, ctx.routes.clients.get(client) or Client(client, "", "", frozenset()))
+    return stageitems.Scope(ctx.routes)
 
 
 def _record_refused(ctx: Context, ready: list[Lead], results: list[dict]) -> None:

@@ -13,12 +13,10 @@ from rq import Queue
 from workers.common import counters, logs, replication
 from workers.common.queues import job_id, redis_key
 from workers.common.refusals import BadSignature, QueueUnavailable
-from workers.config import crmmap
-from workers.config.routing import Routes
+from workers.config.routing import Client, Routes
 from workers.config.settings import Settings
 from workers.events import accuracy
-from workers.identity import userdata
-from workers.intake import forms, inbox
+from workers.intake import crmitems, forms, inbox
 from workers.sources import CRM_STAGES, FORM, LEAD_ADS, Source
 
 if TYPE_CHECKING:
@@ -52,18 +50,21 @@ def receive(
             when it has no secret and unsigned delivery is not allowed for it.
         QueueUnavailable: Redis could not be reached or refused the write.
     """
-    _verify(source, body, headers, settings, url)
+    owner = _verify(source, body, headers, settings, mapping["routes"], url)
     parsed = source.parse(body, headers)
     processing = mapping["processing"].get(source.name)
     if source.kind == CRM_STAGES:
-        jobs, not_sent = crm_jobs(source, parsed["items"], mapping["crm"][source.name], settings.default_region)
+        table = mapping["crm"][source.name]
+        jobs, not_sent = crmitems.jobs(
+            source, parsed["items"], table, settings.default_region, owner, mapping["routes"]
+        )
         # A cancelled booking is answered as skipped, and recorded: `leadrelay ignored` shows it.
         not_sent += [item for item in parsed["skipped"] if item["reason"].startswith("booking_")]
         parsed["skipped"] = [item for item in parsed["skipped"] if not item["reason"].startswith("booking_")]
         held = []
     elif source.kind == FORM:
         jobs, not_sent = _form_jobs(
-            source, parsed["leads"], mapping["forms"][source.name], settings, mapping["routes"], processing
+            source, parsed["leads"], mapping["forms"][source.name], settings, mapping["routes"], processing, owner
         )
         held = []
     else:
@@ -126,74 +127,50 @@ def lead_jobs(
     return jobs, held
 
 
-def crm_jobs(
-    source: Source, items: list[dict], table: dict, region: str = "US"
-) -> tuple[list[tuple[str, dict]], list[dict]]:
-    """A CRM's stage changes to (event key, job argument), each with the stage its id is
-    mapped to and its account's dataset; a stage id the table does not map is not sent,
-    recorded with the id (crmmap.py)."""
-    jobs, not_sent = [], []
-    for item in items:
-        if "doc" in item:  # a generic sender's body: the mapping file says where each part is
-            item = _from_fields(item, table["fields"])
-        stage = table["stages"].get(item["stage_id"])
-        if stage is None and table.get("passthrough") and isinstance(item["stage_id"], str):
-            stage = item["stage_id"]
-        if stage is None:
-            not_sent.append({"reason": "unmapped_stage", "stage_id": item["stage_id"], "event_key": item["event_key"]})
-            continue
-        dataset = table["accounts"].get(item["account"])
-        if "person" in item:  # hashed on arrival, as form answers are: no raw email waits in Redis
-            item = {**item, "person": _hashed_person(item["person"], region)}
-        jobs.append((source.lead_key(item), {**item, "stage": stage, **({"dataset": dataset} if dataset else {})}))
-    return jobs, not_sent
+def _verify(
+    source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, routes: Routes, url: str = ""
+) -> Client | None:
+    """Whose secret signed the delivery: a client (`[clients.NAME.secrets]`), or None for
+    the operator's setting (every dataset). Fail closed: a source without a secret
+    refuses deliveries, unless the operator allowed unsigned delivery for it
+    (LEADRELAY_ALLOW_UNSIGNED: then it is the operator's).
 
-
-def _hashed_person(person: dict, region: str) -> dict:
-    """The person a booking or a signed body carried, as hashes only (the stage check takes
-    hashes as they are); names are not kept: a stage event matches by email and phone."""
-    hashed, _ = userdata.build({"em": person.get("email") or [], "ph": person.get("phone") or []}, region)
-    kept = {k: person.get(k) for k in ("value", "currency", "fbclid") if person.get(k) is not None}
-    return {"email": hashed.get("em", []), "phone": hashed.get("ph", []), **kept}
-
-
-def _from_fields(item: dict, fields: dict) -> dict:
-    """A Standard Webhooks body read through `[crm.signed.fields]` into a stage change."""
-    found = crmmap.extract(fields, item["doc"])
-    person = {
-        key: [v for v in (found[key] if isinstance(found[key], list) else [found[key]]) if isinstance(v, str)]
-        for key in ("email", "phone")
-    }
-    stage = found["stage"] if isinstance(found["stage"], str) and found["stage"].strip() else None
-    return {
-        **{k: v for k, v in item.items() if k not in ("doc", "sent_at")},
-        "stage_id": stage,
-        "occurred_at": found["occurred_at"] if found["occurred_at"] is not None else item.get("sent_at"),
-        "person": {**person, "value": found["value"], "currency": found["currency"]},
-        **({"leadgen_id": str(found["leadgen_id"])} if isinstance(found["leadgen_id"], (str, int)) else {}),
-    }
-
-
-def _verify(source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, url: str = "") -> None:
-    """Fail closed: a form source without a secret refuses deliveries, unless the
-    operator allowed unsigned delivery for it (LEADRELAY_ALLOW_UNSIGNED)."""
-    secrets = settings.source_secrets.get(source.name)
-    if secrets:
-        source.verify(body, headers, secrets, url)
-    elif source.name not in settings.allow_unsigned:
+    Raises:
+        BadSignature: no one's secret verifies it (the first owner's reason), or none is set.
+    """
+    owners = routes.owners(source.name, settings.source_secrets.get(source.name, ()))
+    if not owners:
+        if source.name in settings.allow_unsigned:
+            return None
         raise BadSignature(
             f"no secret is configured for {source.name} and unsigned delivery is not allowed", reason="source_disabled"
         )
+    first = None
+    for owner, secrets in owners:
+        try:
+            source.verify(body, headers, secrets, url)
+            return owner
+        except BadSignature as err:
+            first = first or err
+    raise first
 
 
 def _form_jobs(
-    source: Source, items: list[dict], configured: dict, settings: Settings, routes: Routes, processing: dict | None
+    source: Source,
+    items: list[dict],
+    configured: dict,
+    settings: Settings,
+    routes: Routes,
+    processing: dict | None,
+    owner: Client | None,
 ) -> tuple[list[tuple[str, dict]], list[dict]]:
     """Form submissions to (lead key, hashed job argument), each with its route; what is
-    not sent, with its reason."""
+    not sent, with its reason. A client's own secret reaches its own datasets' forms only."""
     jobs, not_sent = [], []
     for item in items:
         route, reason = routes.form(source.name, item["form_id"])
+        if route is not None and owner is not None and route["dataset"] not in owner.datasets:
+            route, reason = None, "form_out_of_scope"
         if item["test"]:
             reason = "test_delivery"  # never to a production dataset
         elif configured and item["form_id"] not in configured:
