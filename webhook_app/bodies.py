@@ -20,6 +20,7 @@ import io
 import json
 
 from workers.common import logs
+from workers.sources.ids import unsigned
 
 log = logs.get(__name__)
 _NO_BODY = ("GET", "HEAD", "OPTIONS", "DELETE")
@@ -37,10 +38,10 @@ class WholeBodies:
 
     def __call__(self, environ, start_response):
         chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
-        length = environ.get("CONTENT_LENGTH") or ""
-        if environ.get("REQUEST_METHOD") in _NO_BODY or not (chunked or length.isdigit() and int(length)):
+        length = unsigned(environ.get("CONTENT_LENGTH"), 15)  # the server checked it; strictly read all the same
+        if environ.get("REQUEST_METHOD") in _NO_BODY or not (chunked or length):
             return self.app(environ, start_response)
-        if not chunked and int(length) > self.limit:
+        if not chunked and length > self.limit:
             return self.app(environ, start_response)  # the app's own 413, counted per source, reads nothing
         try:
             with _deadline(self.timeout):

@@ -151,7 +151,7 @@ def read_crm_stage(change: dict) -> dict:
         queue = make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name)
         lead = Lead.of_entry(None, {"id": work.job_id, "fn": jobnames.READ_CRM_STAGE, "arg": change})
         outcomes = crmreads.accept(ctx, queue, [lead], {lead.job_id: answer})
-        return {"outcome": next(iter(outcomes), "stage_rejected")}, {"crm": change["crm"]}
+        return {"outcome": next(iter(outcomes), (None, "stage_rejected"))[1]}, {"crm": change["crm"]}
 
     return _run(ctx, work, body)
 

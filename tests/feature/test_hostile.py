@@ -521,3 +521,39 @@ def test_mixed_meta_batches_queue_and_deliver_every_valid_lead_without_a_crash(
     assert {f"meta:{good}:Lead" for good in valid} <= delivered
     failed = FailedJobRegistry(queue=queue(redis_conn, "leadrelay")).get_job_ids()
     assert [job_id for job_id in failed if deadletters.get(redis_conn, job_id) is None] == []  # no crash
+
+
+@pytest.mark.parametrize("stamp", ["²³", "٣٣٣", "9" * 5000, "-5", "1e9", " ", "+1795000000"])
+@pytest.mark.parametrize("name", ["hubspot", "signed", "calendly"])
+def test_a_timestamp_that_is_not_plain_digits_is_a_401_and_no_error_log(client, env, capfd, name, stamp):
+    """Unsigned requests reach the timestamp check first: read strictly (ASCII digits,
+    bounded) before any arithmetic, so no value raises inside it."""
+    header = {"hubspot": "X-HubSpot-Request-Timestamp", "signed": "webhook-timestamp"}.get(name)
+    headers = {header: stamp, "webhook-id": "msg_1", "webhook-signature": "v1,AAAA"} if header else {}
+    if name == "hubspot":
+        headers["X-HubSpot-Signature-v3"] = "AAAA"
+    if name == "calendly":
+        headers = {"Calendly-Webhook-Signature": f"t={stamp},v1={'0' * 64}"}
+    answer = client.post(f"/webhooks/{name}", data=b"[]", headers={"Content-Type": "application/json", **headers})
+    assert answer.status_code == 401 and answer.get_json()["error"] in ("missing_signature", "bad_signature")
+    assert '"level": "error"' not in capfd.readouterr().err
+
+
+def test_a_hubspot_request_with_more_events_than_hubspot_sends_is_refused_at_once(deliver):
+    event = {"eventId": 1, "portalId": 1, "objectId": 1, "subscriptionType": "deal.propertyChange"}
+    answer = deliver("hubspot", json.dumps([{**event, "eventId": n + 1} for n in range(101)]).encode())
+    assert answer.status_code == 400 and answer.get_json()["error"] == "too_many_events"
+    assert deliver("hubspot", json.dumps([event] * 100).encode()).status_code == 200
+
+
+def test_a_negative_stage_value_is_rejected_alone(stage_api):
+    now = int(time.time())
+    items = [
+        {"stage": "won", "email": "one@example.com", "occurred_at": now, "value": -1, "currency": "EUR"},
+        {"stage": "won", "email": "two@example.com", "occurred_at": now, "value": 0, "currency": "EUR"},
+    ]
+    answer = stage_api(_body(items)).get_json()
+    assert [(r["status"], r.get("reason")) for r in answer["results"]] == [
+        ("rejected", "bad_value"),
+        ("accepted", None),
+    ]

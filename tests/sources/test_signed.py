@@ -5,6 +5,8 @@ import hashlib
 import hmac
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workers.common.refusals import BadSignature, MalformedBody
 from workers.sources import signed
@@ -34,3 +36,15 @@ def test_a_stale_timestamp_is_refused():
 def test_a_webhook_id_that_cannot_be_a_key_is_malformed():
     with pytest.raises(MalformedBody):
         signed.parse(b"{}", {"webhook-id": "a/b", "webhook-timestamp": "1"})
+
+
+@given(st.text(max_size=30))
+def test_a_whole_number_is_read_from_ascii_digits_only_or_not_at_all(text):
+    from workers.sources.ids import unsigned
+
+    read = unsigned(text)
+    plain = text.strip()
+    if plain and len(plain) <= 19 and all("0" <= c <= "9" for c in plain):
+        assert read == int(plain)
+    else:
+        assert read is None

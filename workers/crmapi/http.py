@@ -10,6 +10,7 @@ from workers.common import logs
 from workers.common.policy import AUTH, INVALID, THROTTLED, TRANSIENT, JobError, Paused
 from workers.graphapi.pauses import Pauses, fingerprint
 from workers.sources import SOURCES
+from workers.sources.ids import unsigned
 
 log = logs.get(__name__)
 
@@ -86,8 +87,7 @@ class CrmHttp:
 
 
 def _retry_after(response) -> int | None:
-    raw = response.headers.get("Retry-After", "")
-    return int(raw) if raw.isdigit() else None
+    return unsigned(response.headers.get("Retry-After"), 6)  # seconds; a date or nonsense: our own backoff
 
 
 class CrmClient:

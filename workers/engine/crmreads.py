@@ -79,7 +79,8 @@ def stage_item(change: dict, person: dict) -> dict:
 
 def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> Counter:
     """Check and queue each change read back (one stage-events job per dataset and source); what is
-    refused is recorded with its reason for `leadrelay ignored`. Outcomes counted."""
+    refused is recorded with its reason for `leadrelay ignored`. Outcomes counted by
+    (source, outcome): each change's own source, for the accounting per source."""
     outcomes: Counter = Counter()
     by_scope: dict[tuple[str | None, str | None, str], list[Lead]] = {}
     for lead in leads:
@@ -96,7 +97,7 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
             source,
         )
         _record_refused(ctx, ready, results)
-        outcomes.update(f"stage_{result['status']}" for result in results)
+        outcomes.update((source, f"stage_{result['status']}") for result in results)
     return outcomes
 
 

@@ -158,7 +158,9 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
             todo.append(lead)
     changes, todo = [lead for lead in todo if lead.crm], [lead for lead in todo if not lead.crm]
     people, failed = crmreads.read(ctx, changes)
-    outcomes.update(crmreads.accept(ctx, queue, changes, people))
+    checked = crmreads.accept(ctx, queue, changes, people)  # (source, outcome): counted below
+    for (_, outcome), count in checked.items():
+        outcomes[outcome] += count
     reads, unread = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"])
     failed += unread
     built, unbuilt = batchsteps.build(ctx, todo, reads)
@@ -191,9 +193,10 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
                     if item.lead.source == "meta" and item.dataset.dry_run == dry
                 ],
             )
-        for (source, outcome), count in Counter(
+        finished = Counter(
             (lead.source, outcome) for lead, outcome in [(item.lead, item.outcome) for item in delivered] + confirmed
-        ).items():
+        )
+        for (source, outcome), count in (finished + checked).items():
             counters.count(pipe, counters.JOBS, source, outcome, by=count)
         inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])
         pipe.execute()

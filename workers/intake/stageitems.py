@@ -96,9 +96,12 @@ def check(
     value = item.get("value", stage_map.values.get(event_name))
     currency = item.get("currency") or (stage_map.currency if value is not None else None)
     if value is not None and (
-        isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) >= 1e15
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 <= value < 1e15  # a refund or a typo: Meta's value is what a conversion is worth
     ):
-        raise Rejected("bad_value", "value must be a number (finite, under 10^15)")
+        raise Rejected("bad_value", "value must be a number, 0 or more and under 10^15")
     if currency is not None and (
         not isinstance(currency, str) or pycountry.currencies.get(alpha_3=currency.upper()) is None
     ):

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 from workers.common import jsonbody
 from workers.common.refusals import BadSignature, MalformedBody
 from workers.common.times import unix_time
-from workers.sources.ids import plain, tool_id
+from workers.sources.ids import plain, tool_id, unsigned
 from workers.sources.signing import matches_any
 
 NAME = "calendly"
@@ -55,7 +55,10 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now:
     if shape is None:
         raise BadSignature(f"{SIGNATURE_HEADER} must be t=<unix>,v1=<hex>")
     stamp, given = shape.group(1), shape.group(2)
-    if abs((time.time() if now is None else now) - int(stamp)) > TOLERANCE_SECONDS:
+    seconds = unsigned(stamp, 12)
+    if seconds is None:
+        raise BadSignature(f"{SIGNATURE_HEADER} must be t=<unix seconds>,v1=<hex>")
+    if abs((time.time() if now is None else now) - seconds) > TOLERANCE_SECONDS:
         raise BadSignature("the signature's timestamp is more than 3 minutes from now", reason="stale_timestamp")
     if not matches_any((signature(s, body, stamp) for s in secrets), given):
         raise BadSignature("signature does not match the body for any configured Calendly signing key")

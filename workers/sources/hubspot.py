@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from workers.common import jsonbody
 from workers.common.refusals import BadSignature, MalformedBody
-from workers.sources.ids import graph_id, plain
+from workers.sources.ids import graph_id, plain, unsigned
 from workers.sources.signing import check_header
 
 NAME = "hubspot"
@@ -66,12 +66,18 @@ def verify(
             5 minutes from now, either way).
     """
     stamp = (headers.get(TIMESTAMP_HEADER) or "").strip()
-    if not stamp.isdigit():
-        raise BadSignature(f"{TIMESTAMP_HEADER} header is required", reason="missing_signature")
+    millis = unsigned(stamp, 15)
+    if millis is None:
+        raise BadSignature(f"{TIMESTAMP_HEADER} header (unix milliseconds) is required", reason="missing_signature")
     now = time.time() if now is None else now
-    if abs(now - int(stamp) / 1000) > TOLERANCE_SECONDS:
+    if abs(now - millis / 1000) > TOLERANCE_SECONDS:
         raise BadSignature("the request timestamp is more than 5 minutes from now", reason="stale_timestamp")
     check_header(headers, SIGNATURE_HEADER, (signature(s, method, url, body, stamp) for s in secrets), "HubSpot")
+
+
+# "Webhook notifications are batched: a single request can contain up to 100 events"
+# (https://developers.hubspot.com/docs/api/webhooks, "Webhooks API: batching").
+MAX_EVENTS = 100
 
 
 def parse(body: bytes) -> dict:
@@ -83,6 +89,8 @@ def parse(body: bytes) -> dict:
     doc = jsonbody.load(body)
     if not isinstance(doc, list) or not doc:  # HubSpot never posts an empty batch
         raise MalformedBody("expected a JSON list of events", reason="unexpected_shape")
+    if len(doc) > MAX_EVENTS:  # more than HubSpot ever sends: no reason to spend seconds on it
+        raise MalformedBody(f"HubSpot sends at most {MAX_EVENTS} events per request", reason="too_many_events")
     items, skipped = [], []
     for event in doc:
         if not isinstance(event, dict):

@@ -19,6 +19,18 @@ def graph_id(value) -> str | None:
     return None
 
 
+_DIGITS = re.compile(r"[0-9]{1,19}")  # ASCII only, and short: int() of 5,000 digits raises, of "²" too
+
+
+def unsigned(value: str | None, most: int = 19) -> int | None:
+    """A header's or field's whole number (a timestamp, a count), read strictly before any
+    arithmetic: ASCII digits only, at most `most` of them; None for anything else."""
+    text = (value or "").strip()
+    if len(text) > most or not _DIGITS.fullmatch(text):
+        return None
+    return int(text)
+
+
 def tool_id(value) -> str | None:
     """A form tool's id (form, response, token) as text; None if it is not plain."""
     if isinstance(value, int) and not isinstance(value, bool):

@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 
 from workers.common import jsonbody
 from workers.common.refusals import BadSignature, MalformedBody
-from workers.sources.ids import tool_id
+from workers.sources.ids import tool_id, unsigned
 from workers.sources.signing import matches_any
 
 NAME = "signed"
@@ -60,11 +60,13 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now:
     """
     msg_id, stamp = headers.get("webhook-id") or "", (headers.get("webhook-timestamp") or "").strip()
     given = [s for s in (headers.get(SIGNATURE_HEADER) or "").split() if s.startswith("v1,")]
-    if not msg_id or not stamp.isdigit() or not given:
+    seconds = unsigned(stamp, 12)
+    if not msg_id or seconds is None or not given:
         raise BadSignature(
-            "webhook-id, webhook-timestamp and webhook-signature are required", reason="missing_signature"
+            "webhook-id, webhook-timestamp (unix seconds) and webhook-signature are required",
+            reason="missing_signature",
         )
-    if abs((time.time() if now is None else now) - int(stamp)) > TOLERANCE_SECONDS:
+    if abs((time.time() if now is None else now) - seconds) > TOLERANCE_SECONDS:
         raise BadSignature("webhook-timestamp is more than 5 minutes from now", reason="stale_timestamp")
     expected = [signature(s, msg_id, stamp, body) for s in secrets]
     if not any(matches_any(expected, one) for one in given):
@@ -85,7 +87,7 @@ def parse(body: bytes, headers: Mapping[str, str]) -> dict:
         raise MalformedBody("webhook-id must be letters, digits, _ or - (64 at most)", reason="bad_id")
     stamp = headers.get("webhook-timestamp") or ""
     item = {"crm": NAME, "event_key": msg_id, "object": "message", "object_id": msg_id, "account": NAME}
-    return {"items": [{**item, "doc": doc, "sent_at": int(stamp) if stamp.isdigit() else None}], "skipped": []}
+    return {"items": [{**item, "doc": doc, "sent_at": unsigned(stamp, 12)}], "skipped": []}
 
 
 def lead_key(item: dict) -> str:
