@@ -65,7 +65,9 @@ def test_an_agency_file_stands_in_for_the_single_dataset_settings_and_its_mistak
         ACME_API_TOKEN="a",
         BRANDB_API_TOKEN="b",
     )
-    ok = subprocess.run([str(BIN / "leadrelay"), "check-config"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    ok = subprocess.run(
+        [str(BIN / "leadrelay"), "check-config", "--json"], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert ok.returncode == 0, ok.stderr
     routes = json.loads(ok.stdout)["mapping"]["routes"]
     assert routes["pages"]["202"] == {"dataset": "brandb", "token_env": "BRANDB_PAGE_TOKEN"}

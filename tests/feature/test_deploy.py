@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import time
 
@@ -171,7 +172,9 @@ def test_the_wheel_runs_web_worker_and_cli_from_a_clean_venv_and_delivers_a_lead
         [event] = wait_for(delivered, timeout=60)
         assert event["event_name"] == "Lead" and event["event_id"] == f"meta:{leadgen_id}:Lead"
 
-        check = subprocess.run(["leadrelay", "check-config"], env=env, cwd=home, capture_output=True, text=True)
+        check = subprocess.run(
+            ["leadrelay", "check-config", "--json"], env=env, cwd=home, capture_output=True, text=True
+        )
         assert check.returncode == 0 and '"redis_url"' in check.stdout, check.stderr
         assert client.exists("leadrelay:sandbox") == 0
     finally:
@@ -180,3 +183,36 @@ def test_the_wheel_runs_web_worker_and_cli_from_a_clean_venv_and_delivers_a_lead
         outputs = [process.communicate(timeout=60)[0] for process in processes]
     assert all(process.returncode == 0 for process in processes), outputs
     assert "Traceback" not in "".join(outputs)
+
+
+def test_every_deploy_starts_two_workers_as_the_docs_say():
+    """README and docs/deploying.md say two workers: the compose file runs two replicas and
+    the worker unit is a template enabled twice."""
+    assert compose()["services"]["worker"]["deploy"]["replicas"] == 2
+    unit = (DEPLOY / "systemd" / "leadrelay-worker@.service").read_text()
+    assert "leadrelay-worker@1 leadrelay-worker@2" in unit
+    assert "leadrelay-worker@1 leadrelay-worker@2" in (DEPLOY / "systemd" / "leadrelay-web.service").read_text()
+    assert "two workers" in (ROOT / "README.md").read_text()
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not on this machine")
+def test_the_units_verify_on_a_host_with_no_leadrelay_user_or_folder(tmp_path):
+    """systemd makes the user (DynamicUser) and /var/lib/leadrelay (StateDirectory): a
+    bare host needs neither. Only the venv, which deploy/install makes, is missing here."""
+    import pwd
+
+    with pytest.raises(KeyError):
+        pwd.getpwnam("leadrelay")
+    for unit in (DEPLOY / "systemd").glob("*.service"):
+        shutil.copy(unit, tmp_path / unit.name)
+        text = unit.read_text()
+        assert "DynamicUser=yes" in text and "StateDirectory=leadrelay" in text
+    checked = subprocess.run(
+        ["systemd-analyze", "verify", "--man=no", "leadrelay-web.service", "leadrelay-worker@1.service"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    problems = [line for line in checked.stderr.splitlines() if "/opt/leadrelay/bin/leadrelay" not in line]
+    assert problems == [], checked.stderr

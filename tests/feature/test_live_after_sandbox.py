@@ -140,3 +140,35 @@ def test_the_web_command_runs_from_any_folder(tmp_path, live_env):
 @pytest.fixture
 def live_env(redis_url, redis_conn):
     return {**LIVE, "REDIS_URL": redis_url, "META_GRAPH_URL": "http://127.0.0.1:9"}
+
+
+def test_going_live_on_your_own_redis_needs_no_data_folder_and_a_second_run_keeps_the_firsts_address(
+    tmp_path, graph, redis_url, redis_conn
+):
+    """The README's going-live step with REDIS_URL set, in a checkout (or an empty folder)
+    that has no data folder yet: the lead is delivered; a second run on another port
+    never points the first one's commands at itself, nor leaves its address behind."""
+    from helpers import LEAD, leadgen_body, post_signed_meta
+
+    data = tmp_path / "never-made"
+    live_env = clean_env(
+        **LIVE, LEADRELAY_DATA_DIR=str(data), META_GRAPH_URL=graph.url, REDIS_URL=redis_url, META_CAPI_ACCESS_TOKEN="t"
+    )
+    first = Service(live_env, tmp_path, free_port())
+    try:
+        wait_for(lambda: ready(first.base), timeout=60)
+        graph.add_lead(LEAD)
+        assert post_signed_meta(first.base, leadgen_body(LEAD)).json()["accepted"] == 1
+        wait_for(lambda: [e for e in graph.events if e["event_name"] == "Lead"], timeout=60)
+        assert (data / "web.url").read_text().split()[0] == first.base
+        second = Service(live_env, tmp_path, free_port())
+        try:
+            wait_for(lambda: ready(second.base), timeout=60)
+            assert (data / "web.url").read_text().split()[0] == first.base
+        finally:
+            assert second.stop() == 0
+        assert (data / "web.url").read_text().split()[0] == first.base
+    finally:
+        assert first.stop() == 0
+    assert not (data / "web.url").exists()
+    assert "Traceback" not in "".join(first.lines)

@@ -181,7 +181,7 @@ def test_the_cli_reads_dot_env_in_the_working_directory(tmp_path):
         "META_APP_SECRET=s\nMETA_VERIFY_TOKEN=v\nMETA_PAGE_ACCESS_TOKEN=p\nMETA_DATASET_ID=77\n"
     )
     env = {k: v for k, v in clean_env().items() if k != environment.ENV_FILE}
-    out = cli(env, tmp_path, "check-config")
+    out = cli(env, tmp_path, "check-config", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["dataset_id"] == "77"
 
@@ -240,9 +240,36 @@ def test_check_config_names_the_bad_mapping_entry(tmp_path):
         LEADRELAY_CONFIG=str(mapping),
     )
     out = cli(env, tmp_path, "check-config")
-    assert out.returncode == 1 and "forms.tally.wMq.region" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 1 and "forms.tally.wMq.region" in out.stdout and "Traceback" not in out.stderr
     missing = cli({**env, "LEADRELAY_CONFIG": str(tmp_path / "nope.toml")}, tmp_path, "check-config")
-    assert missing.returncode == 1 and "cannot read it" in missing.stderr
+    assert missing.returncode == 1 and "cannot read it" in missing.stdout
+
+
+def test_check_config_names_every_mistake_of_the_mapping_file_in_one_run(tmp_path):
+    """Four mistakes in four places: one run names them all, one line each, in sentences
+    (and as JSON for machines)."""
+    mapping = tmp_path / "leadrelay.toml"
+    mapping.write_text(
+        '[forms.tally.wMq]\nregion = "XX"\n'
+        '[forms.typeform.abc]\nvalue = "ten"\n'
+        '[pages.101]\ntoken_env = "NOT_SET_ANYWHERE"\n'
+        '[crm.hubspot.stages]\nclosedwon = "NoSuchStage"\n'
+    )
+    env = clean_env(
+        META_APP_SECRET="s",
+        META_VERIFY_TOKEN="v",
+        META_PAGE_ACCESS_TOKEN="p",
+        META_DATASET_ID="1",
+        LEADRELAY_CONFIG=str(mapping),
+    )
+    out = cli(env, tmp_path, "check-config")
+    assert out.returncode == 1 and out.stdout.startswith("4 mistake(s) to fix"), out.stdout + out.stderr
+    for where in ("forms.tally.wMq.region", "forms.typeform.abc.value", "pages.101.token_env", "crm.hubspot.stages"):
+        assert sum(where in line for line in out.stdout.splitlines()) == 1, (where, out.stdout)
+    machine = json.loads(cli(env, tmp_path, "check-config", "--json").stdout)
+    assert machine["ok"] is False and len(machine["problems"]) == 4
+    worker = cli({**env, "REDIS_URL": "redis://127.0.0.1:1/0"}, tmp_path, "worker", "--burst")
+    assert worker.returncode == 2 and "pages.101.token_env" in worker.stderr and "forms.tally.wMq" in worker.stderr
 
 
 def test_the_readiness_scenario_shows_each_gate_the_token_the_page_and_the_silent_source(tmp_path):

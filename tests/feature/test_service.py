@@ -6,6 +6,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -108,7 +109,7 @@ def test_worker_command_fails_at_start_naming_the_setting():
     assert "META_PAGE_ACCESS_TOKEN: must be set" in out.stderr
 
 
-@pytest.mark.parametrize("command", [["check-config"]])
+@pytest.mark.parametrize("command", [["check-config", "--json"]])
 def test_check_config_masks_secrets(command):
     out = subprocess.run(
         [str(BIN / "leadrelay"), *command],
@@ -203,3 +204,38 @@ def test_a_web_process_keeps_what_it_loaded_out_of_the_garbage_collectors_walks(
         assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("role", ["web", "worker"])
+def test_a_redis_that_does_not_answer_is_said_at_start_with_the_masked_url_and_the_fix(role, tmp_path):
+    """A wrong REDIS_URL must not look like a running service: one error line names the
+    (masked) URL and what to check, and the process keeps trying."""
+    closed = free_port()
+    env = clean_env(
+        REDIS_URL=f"redis://:hunter2secret@127.0.0.1:{closed}/0",
+        META_APP_SECRET=APP_SECRET,
+        META_VERIFY_TOKEN="vt",
+        META_PAGE_ACCESS_TOKEN="pt",
+        META_DATASET_ID="1",
+        LEADRELAY_BIND=f"127.0.0.1:{free_port()}",
+        WEB_CONCURRENCY="1",
+    )
+    process = subprocess.Popen(
+        [str(BIN / "leadrelay"), role], env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    lines: list[str] = []
+    watchdog = threading.Timer(60, os.killpg, (process.pid, signal.SIGKILL))  # the read below never hangs
+    watchdog.start()
+    try:
+        for line in process.stderr:
+            lines.append(line)
+            if "redis_unreachable" in line:
+                break
+        [said] = [json.loads(line) for line in lines if "redis_unreachable" in line]
+        assert said["redis_url"] != env["REDIS_URL"] and str(closed) in said["redis_url"]
+        assert "REDIS_URL" in said["fix"] and process.poll() is None  # it keeps trying
+        assert "hunter2secret" not in "".join(lines)
+    finally:
+        watchdog.cancel()
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)

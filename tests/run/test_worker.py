@@ -63,7 +63,7 @@ def test_waiting_for_redis_rides_out_a_host_that_does_not_answer(redis_url):
             threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
-    worker._wait_for_redis(f"redis://127.0.0.1:{listener.getsockname()[1]}/0", every=0)
+    worker._wait_for_redis(f"redis://127.0.0.1:{listener.getsockname()[1]}/0", "redis://127.0.0.1:…/0", every=0)
     assert held  # it met the silent host first, and waited on
     listener.close()
 

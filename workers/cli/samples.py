@@ -59,8 +59,8 @@ def send_test(
 
     settings = settings_or_exit()
     data = environment.data_dir()
-    web_file = data / supervisor.WEB_URL_FILE
-    web = (url or (web_file.read_text().strip() if web_file.is_file() else "http://127.0.0.1:8000")).rstrip("/")
+    running = supervisor.web_url(data)
+    web = (url or (running[0] if running else "http://127.0.0.1:8000")).rstrip("/")
     if (fail or no_webhook) and (what != "meta" or not settings.sandbox):
         raise click.UsageError(
             "--fail and --no-webhook work with `send-test meta` in the sandbox (no Meta settings set)"

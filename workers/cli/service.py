@@ -73,11 +73,11 @@ def worker(burst: bool):
 
 
 @click.command("check-config", short_help="Check settings and the mapping file.")
-def check_config():
-    """Check settings and the mapping file; print them, secrets masked.
-
-    Exits 1 naming every bad setting, or the bad entry of the mapping file.
-    """
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the settings (secrets masked) and routes.")
+def check_config(as_json: bool):
+    """Check settings and the mapping file, and say what they mean: where leads go, with
+    which token's variable (never a token). Every mistake is named at once, one line each,
+    then it exits 1."""
     from workers.config import mappingfile
     from workers.config.settings import load
 
@@ -85,7 +85,12 @@ def check_config():
         settings = load(role=(WEB, WORKER), skip=("REDIS_URL",))
         mapping = mappingfile.validate(settings)
     except ConfigError as err:
-        click.echo("configuration error:\n  " + str(err).replace("\n", "\n  "), err=True)
+        if as_json:
+            click.echo(json.dumps({"ok": False, "problems": [f"{name}: {what}" for name, what in err.problems]}))
+        else:
+            click.echo(f"{len(err.problems)} mistake(s) to fix; every process would stop at start on them:")
+            for name, what in err.problems:
+                click.echo(f"  {name}: {what}")
         sys.exit(1)
     summary = {
         **settings.masked(),
@@ -96,7 +101,34 @@ def check_config():
             "routes": _routes_summary(mapping["routes"]),
         },
     }
-    click.echo(json.dumps(summary, indent=2, default=list))
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=list))
+        return
+    for line in _sentences(summary):
+        click.echo(line)
+
+
+def _sentences(summary: dict) -> list[str]:
+    """check-config's answer as a person reads it."""
+    mapping, routes = summary["mapping"], summary["mapping"]["routes"]
+    mode = "the sandbox (no Meta settings: nothing reaches Meta)" if summary.get("sandbox") else "live"
+    lines = [f"The configuration is good: every process will start with it. Mode: {mode}."]
+    lines.append(f"Redis: {summary['redis_url'] or 'the embedded one, in the data folder'}.")
+    for name, d in routes["datasets"].items():
+        sends = "sends live" if d["sends"] == "live" else "keeps events (dry run: no CAPI token)"
+        lines.append(f"Dataset {name} (id {d['id'] or 'unset'}): {sends}, token from {d['token_env']}.")
+    for page, p in routes["pages"].items():
+        which = "every Page" if page == "*" else f"Page {page}"
+        lines.append(f"{which}: read with {p['token_env']}, leads to dataset {p['dataset']}.")
+    for form, dataset in routes["forms"].items():
+        lines.append(f"Form {form}: to dataset {dataset}.")
+    for name, c in routes["clients"].items():
+        lines.append(f"API client {name}: token from {c['token_env']}, reaches {', '.join(c['datasets'])}.")
+    mapped = [f"{source} {form}" for source, forms in mapping["forms"].items() for form in forms]
+    lines.append(f"Forms mapped: {', '.join(mapped) if mapped else 'none (every form is read with the defaults)'}.")
+    secrets = [name for name, state in summary["source_secrets"].items() if state == "set"]
+    lines.append(f"Sources with a secret: {', '.join(secrets) or 'none'}. `--json` prints all of it for machines.")
+    return lines
 
 
 def _routes_summary(routes) -> dict:

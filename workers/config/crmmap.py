@@ -24,7 +24,7 @@ is recorded as unmapped unless the table maps it to a negative stage.
 
 from __future__ import annotations
 
-from workers.config.needed import ConfigError
+from workers.config.needed import ConfigError, Gather
 from workers.config.stagemap import StageMap
 
 SETTING = "LEADRELAY_CONFIG"
@@ -49,34 +49,45 @@ DEFAULT_FIELDS = {name: name for name in FIELDS}
 SANDBOX_PIPEDRIVE = {"2": "QualifiedLead", "3": "Schedule"}  # the stand-in's pipeline
 
 
-def load(doc: dict, sources: tuple[str, ...], stage_map: StageMap, datasets, sandbox: bool = False) -> dict:
-    """`{source: {"stages": {id: stage}, "accounts": {account: dataset}}}` for every CRM source.
+def load(
+    doc: dict, sources: tuple[str, ...], stage_map: StageMap, datasets, sandbox: bool = False, gather=None
+) -> dict:
+    """`{source: {"stages": {id: stage}, "accounts": {account: dataset}}}` for every CRM
+    source; with `gather` (config/needed.Gather), each source's mistake is added to it and
+    the next source is checked.
 
     Raises:
         ConfigError: a table or entry that is not understood, named with its path.
     """
+    outer, gather = gather, gather or Gather()
     tables = doc.get("crm", {})
     if not isinstance(tables, dict) or any(name not in sources for name in tables):
         raise ConfigError(SETTING, f"crm: sources must be among {', '.join(sources)}")
     out = {}
     for name in sources:
-        raw = tables.get(name, {})
-        if not isinstance(raw, dict) or set(raw) - {"stages", "accounts", "fields"}:
-            raise ConfigError(SETTING, f"crm.{name}: may only hold the tables stages, accounts and fields")
-        stages = raw.get("stages")
-        if stages is None:
-            stages = {**DEFAULTS.get(name, {}), **(SANDBOX_PIPEDRIVE if sandbox and name == "pipedrive" else {})}
-        out[name] = {
-            # No table and no defaults: the stage the sender names is taken as a stage name.
-            "passthrough": name not in DEFAULTS and raw.get("stages") is None,
-            "fields": _fields(name, raw.get("fields")),
-            "stages": {str(k): _stage(f"crm.{name}.stages.{k}", v, stage_map) for k, v in _table(name, stages).items()},
-            "accounts": {
-                str(k): _dataset(f"crm.{name}.accounts.{k}", v, datasets)
-                for k, v in _table(name, raw.get("accounts", {})).items()
-            },
-        }
+        with gather.entry():
+            out[name] = _source(name, tables.get(name, {}), stage_map, datasets, sandbox)
+    if outer is None:  # no caller gathers: its mistakes are raised here, all of them
+        gather.done()
     return out
+
+
+def _source(name: str, raw, stage_map: StageMap, datasets, sandbox: bool) -> dict:
+    if not isinstance(raw, dict) or set(raw) - {"stages", "accounts", "fields"}:
+        raise ConfigError(SETTING, f"crm.{name}: may only hold the tables stages, accounts and fields")
+    stages = raw.get("stages")
+    if stages is None:
+        stages = {**DEFAULTS.get(name, {}), **(SANDBOX_PIPEDRIVE if sandbox and name == "pipedrive" else {})}
+    return {
+        # No table and no defaults: the stage the sender names is taken as a stage name.
+        "passthrough": name not in DEFAULTS and raw.get("stages") is None,
+        "fields": _fields(name, raw.get("fields")),
+        "stages": {str(k): _stage(f"crm.{name}.stages.{k}", v, stage_map) for k, v in _table(name, stages).items()},
+        "accounts": {
+            str(k): _dataset(f"crm.{name}.accounts.{k}", v, datasets)
+            for k, v in _table(name, raw.get("accounts", {})).items()
+        },
+    }
 
 
 def _fields(name: str, raw) -> dict:

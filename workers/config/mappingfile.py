@@ -33,7 +33,7 @@ import phonenumbers
 import pycountry
 
 from workers.config import crmmap, ldu, routesfile
-from workers.config.needed import ConfigError
+from workers.config.needed import ConfigError, Gather
 from workers.config.stagemap import StageMap
 from workers.identity import matchkeys
 from workers.sources import CRM_SOURCES, FORM_SOURCES, LDU_SOURCES
@@ -110,8 +110,9 @@ def read(path: str) -> dict:
         _fail(path, f"not valid TOML ({err})")
 
 
-def load(doc: dict) -> dict:
-    """`{"typeform": {form_id: settings}, "tally": {...}}` from the file's `forms`.
+def load(doc: dict, gather: Gather | None = None) -> dict:
+    """`{"typeform": {form_id: settings}, "tally": {...}}` from the file's `forms`; each
+    form's mistake goes to `gather` (then the next form is checked), else is raised.
 
     Raises:
         ConfigError: a bad setting (named with its path).
@@ -124,16 +125,15 @@ def load(doc: dict) -> dict:
         or any(not isinstance(table, dict) for table in forms.values())
     ):
         _fail("forms", f"sources must be among meta, {', '.join(FORM_SOURCES)}, each a table of forms")
-    loaded = {
-        source: {
-            str(form_id): _form(f"forms.{source}.{form_id}", raw) for form_id, raw in forms.get(source, {}).items()
-        }
-        for source in FORM_SOURCES
-    }
-    for source, table in loaded.items():
-        for form_id, form in table.items():
-            if "ldu" in form:
-                form["processing"] = _ldu(f"forms.{source}.{form_id}", form["ldu"])
+    gather = gather or Gather()
+    loaded: dict[str, dict] = {source: {} for source in FORM_SOURCES}
+    for source in FORM_SOURCES:
+        for form_id, raw in forms.get(source, {}).items():
+            with gather.entry():
+                form = _form(f"forms.{source}.{form_id}", raw)
+                if "ldu" in form:
+                    form["processing"] = _ldu(f"forms.{source}.{form_id}", form["ldu"])
+                loaded[source][str(form_id)] = form
     return loaded
 
 
@@ -160,17 +160,21 @@ def validate(settings, env=None) -> dict:
     the file's datasets, Pages and clients to the environment's settings and tokens.
 
     Raises:
-        ConfigError: the first bad entry, named with its path in the file.
+        ConfigError: every bad entry, each named with its path in the file (one line each;
+            an entry that depends on a bad one may be named too).
     """
-    doc = read(settings.config_path)
-    forms = load(doc)
-    by_source = processing(doc)
-    stages = StageMap.load(doc.get("stages", {}), by_source.get("crm"))
-    routes = routesfile.load(doc, settings, env)
-    return {
-        "forms": forms,
-        "processing": by_source,
-        "stages": stages,
-        "routes": routes,
-        "crm": crmmap.load(doc, CRM_SOURCES, stages, routes.datasets, settings.sandbox),
-    }
+    doc = read(settings.config_path)  # a file that is no TOML at all is one mistake
+    gather = Gather()
+    forms = load(doc, gather)
+    by_source, stages, routes, crm = {}, StageMap(), None, None
+    with gather.entry():
+        by_source = processing(doc)
+    with gather.entry():
+        stages = StageMap.load(doc.get("stages", {}), by_source.get("crm"))
+    with gather.entry():
+        routes = routesfile.load(doc, settings, env, gather)
+    if routes is not None:  # the CRM tables name datasets: judged against the routes that loaded
+        with gather.entry():
+            crm = crmmap.load(doc, CRM_SOURCES, stages, routes.datasets, settings.sandbox, gather)
+    gather.done()
+    return {"forms": forms, "processing": by_source, "stages": stages, "routes": routes, "crm": crm}

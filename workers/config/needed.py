@@ -3,6 +3,8 @@ error that names every setting missing or malformed at once."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 WEB = "web"
 WORKER = "worker"
 
@@ -34,6 +36,26 @@ class ConfigError(ValueError):
     @classmethod
     def of(cls, errors: list["ConfigError"]) -> "ConfigError":
         return cls(*errors[0].problems[0], more=[cls(*p) for e in errors for p in e.problems][1:])
+
+
+class Gather:
+    """Checks that go on past a mistake: each `entry` whose check fails adds its problem
+    and the next entry is checked all the same; `done` raises them all, one line each, so
+    a file with four mistakes takes one run to fix, not four."""
+
+    def __init__(self):
+        self.errors: list[ConfigError] = []
+
+    @contextmanager
+    def entry(self):
+        try:
+            yield
+        except ConfigError as err:
+            self.errors.append(err)
+
+    def done(self) -> None:
+        if self.errors:
+            raise ConfigError.of(self.errors)
 
 
 _ATTRIBUTE = {

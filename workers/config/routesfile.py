@@ -9,7 +9,7 @@ import re
 from typing import Mapping
 
 from workers.config import ldu
-from workers.config.needed import ConfigError
+from workers.config.needed import ConfigError, Gather
 from workers.config.routing import ANY_PAGE, DEFAULT, Client, Dataset, Page, Routes
 from workers.sources import LEAD_ADS, SOURCES
 
@@ -71,13 +71,16 @@ def _dataset(name: str, raw: dict, env: Mapping[str, str], settings) -> Dataset:
     )
 
 
-def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
-    """The routes the mapping file and the environment's settings describe.
+def load(doc: dict, settings, env: Mapping[str, str] | None = None, gather: Gather | None = None) -> Routes:
+    """The routes the mapping file and the environment's settings describe. Each entry's
+    mistake goes to `gather` and the next entry is checked (the caller raises them all);
+    without one, the first is raised.
 
     Raises:
-        ConfigError: the first bad entry, named with its table and key.
+        ConfigError: a bad entry, named with its table and key.
     """
     env = os.environ if env is None else env
+    outer, gather = gather, gather or Gather()
     datasets: dict[str, Dataset] = {}
     # Without datasets in the file the environment's is the one, even where this process
     # lacks its id (the web process does not need it): the worker fills it in.
@@ -90,65 +93,81 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None) -> Routes:
             settings.lead_event_source,
             settings.test_event_code,
         )
+    broken: set[str] = set()  # datasets named with a mistake: said once, not again by what names them
     for name, raw in _table(doc, "datasets").items():
-        datasets[name] = _dataset(name, raw, env, settings)
+        broken.add(name)
+        with gather.entry():
+            datasets[name] = _dataset(name, raw, env, settings)
+            broken.discard(name)
     ids = [d.id for d in datasets.values() if d.id]
     if len(set(ids)) < len(ids):
         _fail("datasets", "two datasets have the same id")
     default = doc.get("default_dataset")
-    if default is not None and default not in datasets:
+    named = [*datasets, *sorted(broken)]
+    if default is not None and default not in named:
         _fail("default_dataset", f"names no dataset (known: {', '.join(sorted(datasets)) or 'none'})")
     if default is None:
-        default = DEFAULT if DEFAULT in datasets else (next(iter(datasets)) if len(datasets) == 1 else None)
+        default = DEFAULT if DEFAULT in datasets else (named[0] if len(named) == 1 else None)
 
     def dataset_of(where: str, raw: dict) -> str:
         name = raw.get("dataset", default)
         if name is None:
             _fail(f"{where}.dataset", "is required: the file names several datasets and no default_dataset")
-        if name not in datasets:
+        if name not in datasets and name not in broken:
             _fail(f"{where}.dataset", f"names no dataset (known: {', '.join(sorted(datasets)) or 'none'})")
         return name
 
     pages: dict[str, Page] = {}
     for page_id, raw in _table(doc, "pages").items():
-        where = f"pages.{page_id}"
-        _only(where, raw, {"token_env", "dataset"})
-        if not page_id.isdigit():
-            _fail(where, "a Page is named by its numeric id: [pages.1234567890]")
-        token, variable = _token(where, raw, env, "META_PAGE_ACCESS_TOKEN", required=True)
-        pages[page_id] = Page(page_id, token, variable, dataset_of(where, raw))
+        with gather.entry():
+            pages[page_id] = _page(page_id, raw, env, dataset_of)
     if not pages:
         pages[ANY_PAGE] = Page(ANY_PAGE, settings.page_access_token, "META_PAGE_ACCESS_TOKEN", default)
 
     forms: dict[tuple[str, str], str] = {}
     for source, table in (doc.get("forms") or {}).items():
         for form_id, raw in (table or {}).items():
-            if source == "meta" and (not isinstance(raw, dict) or set(raw) != {"dataset"}):
-                _fail(f"forms.meta.{form_id}", "a Lead Ads form takes only `dataset` (its Page decides the rest)")
-            if isinstance(raw, dict) and "dataset" in raw:
-                forms[(source, str(form_id))] = dataset_of(f"forms.{source}.{form_id}", raw)
+            with gather.entry():
+                if source == "meta" and (not isinstance(raw, dict) or set(raw) != {"dataset"}):
+                    _fail(f"forms.meta.{form_id}", "a Lead Ads form takes only `dataset` (its Page decides the rest)")
+                if isinstance(raw, dict) and "dataset" in raw:
+                    forms[(source, str(form_id))] = dataset_of(f"forms.{source}.{form_id}", raw)
 
     clients: dict[str, Client] = {}
     for name, raw in _table(doc, "clients").items():
-        where = f"clients.{name}"
-        _only(where, raw, {"token_env", "datasets", "secrets"})
-        if not _NAME.fullmatch(name):
-            _fail(where, "a client's name is lowercase letters, digits, - and _ (up to 40)")
-        names = raw.get("datasets")
-        if not isinstance(names, list) or not names or any(n not in datasets for n in names):
-            _fail(f"{where}.datasets", f"must list datasets it may send to (known: {', '.join(sorted(datasets))})")
-        token, variable = (
-            _token(where, raw, env, "", required=True)
-            if "token_env" in raw
-            else _fail(f"{where}.token_env", "is required: the variable holding this client's API token")
-        )
-        clients[name] = Client(name, token, variable, frozenset(names), _secrets(where, raw, env))
-    if len({c.token for c in clients.values()}) < len(clients) or (
-        settings.api_token and any(c.token == settings.api_token for c in clients.values())
-    ):
-        _fail("clients", "each client needs its own token, and none may be LEADRELAY_API_TOKEN")
-    _one_owner_per_secret(clients, settings)
+        with gather.entry():
+            where = f"clients.{name}"
+            _only(where, raw, {"token_env", "datasets", "secrets"})
+            if not _NAME.fullmatch(name):
+                _fail(where, "a client's name is lowercase letters, digits, - and _ (up to 40)")
+            names = raw.get("datasets")
+            if not isinstance(names, list) or not names or any(n not in datasets and n not in broken for n in names):
+                _fail(f"{where}.datasets", f"must list datasets it may send to (known: {', '.join(sorted(datasets))})")
+            token, variable = (
+                _token(where, raw, env, "", required=True)
+                if "token_env" in raw
+                else _fail(f"{where}.token_env", "is required: the variable holding this client's API token")
+            )
+            clients[name] = Client(name, token, variable, frozenset(names), _secrets(where, raw, env))
+    with gather.entry():
+        if len({c.token for c in clients.values()}) < len(clients) or (
+            settings.api_token and any(c.token == settings.api_token for c in clients.values())
+        ):
+            _fail("clients", "each client needs its own token, and none may be LEADRELAY_API_TOKEN")
+    with gather.entry():
+        _one_owner_per_secret(clients, settings)
+    if outer is None:  # no caller gathers: its mistakes are raised here, all of them
+        gather.done()
     return Routes(datasets, pages, forms, clients, default)
+
+
+def _page(page_id: str, raw: dict, env: Mapping[str, str], dataset_of) -> Page:
+    where = f"pages.{page_id}"
+    _only(where, raw, {"token_env", "dataset"})
+    if not page_id.isdigit():
+        _fail(where, "a Page is named by its numeric id: [pages.1234567890]")
+    token, variable = _token(where, raw, env, "META_PAGE_ACCESS_TOKEN", required=True)
+    return Page(page_id, token, variable, dataset_of(where, raw))
 
 
 def _secrets(where: str, raw: dict, env: Mapping[str, str]) -> dict[str, tuple[str, ...]]:

@@ -86,7 +86,7 @@ def _stages(figures: funnel.Figures) -> Gate:
         None
         if passed
         else "send the raw lead (Lead) and at least one later stage for Lead Ads leads: map your CRM's "
-        "stages (docs/stages.md) or post them to /api/stage-events",
+        "stages (docs/stages.md) or post them to /api/v1/stage-events",
     )
 
 

@@ -103,7 +103,7 @@ def _median_bucket(counts: list[int]) -> str | None:
 
 def _fix(source: str) -> str:
     if source.startswith("api"):
-        return "the CRM posting to /api/stage-events stopped: check its job or automation, and its token"
+        return "the CRM posting to /api/v1/stage-events stopped: check its job or automation, and its token"
     if source == "sheet":
         return "no sheet was imported lately: run `leadrelay import-stages` on today's export"
     return (

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import redis
 
+from workers.common import logs
 from workers.common.queues import redis_key
 from workers.config.needed import ConfigError
 from workers.config.settings import Settings
 from workers.run import redissafety
 
 MARK = redis_key("sandbox")
+log = logs.get(__name__)
 
 
 def check(connection: redis.Redis, settings: Settings, data_dir: str = "data") -> None:
@@ -46,8 +48,20 @@ def check(connection: redis.Redis, settings: Settings, data_dir: str = "data") -
                 "never shares the sandbox's queue, events or dead letters: point REDIS_URL at your "
                 f"own Redis, or unset it to run the embedded one, which keeps live state in {data_dir}",
             )
-    except (redis.ConnectionError, redis.TimeoutError):
-        return
+    except (redis.ConnectionError, redis.TimeoutError) as err:
+        unreachable(where, err)
+
+
+def unreachable(where: str, err: Exception) -> None:
+    """One line that says which Redis did not answer and what to check: a wrong REDIS_URL
+    must not look like a running service (the web answers 503, the worker waits)."""
+    log.error(
+        "redis_unreachable",
+        redis_url=where,
+        error=type(err).__name__,
+        fix="check REDIS_URL (host, port, password; rediss:// for TLS) and that Redis runs; "
+        "until it answers, webhooks get 503 (senders retry) and workers wait",
+    )
 
 
 def usable(connection: redis.Redis, settings: Settings, data_dir: str, role: str | None) -> None:

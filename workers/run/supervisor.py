@@ -14,6 +14,7 @@ from workers.common.queues import connect
 from workers.config import environment, sandbox
 from workers.config.needed import ConfigError
 from workers.config.settings import Settings
+from workers.engine import recovery
 from workers.run import redisowner, webserver
 from workers.run.embedded_redis import EmbeddedRedis
 from workers.run.worker import on_stop_signal
@@ -67,7 +68,7 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
         standin.page_forms[sandbox.PAGE_ID] = [sandbox.FORM_ID]  # listed, so the sweep reads its leads
         standin.start(sandbox.standin_port(env))
     base = webserver.base_url(bind)
-    (data_dir / WEB_URL_FILE).write_text(base + "\n")
+    claimed = claim_web_url(data_dir, base)
     # Children get their own sessions so a terminal's Ctrl-C reaches only us; we then
     # stop them in order (web and worker gracefully, Redis last).
     children = [
@@ -106,5 +107,38 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
             standin.stop()
         if embedded:
             embedded.stop()
+        if claimed:
+            release_web_url(data_dir)
         log.info("stopped", status=status)
     return status
+
+
+def web_url(data_dir: Path) -> tuple[str, int] | None:
+    """The running `leadrelay run`'s address and pid, as it wrote them; None without one."""
+    try:
+        url, pid = (data_dir / WEB_URL_FILE).read_text().split()[:2]
+        return url, int(pid)
+    except (OSError, ValueError):
+        return None
+
+
+def claim_web_url(data_dir: Path, base: str) -> bool:
+    """Say where this run's web process listens, for `leadrelay send-test`, unless another
+    live `leadrelay run` already says so (a second run on another port must not point
+    the first one's commands at itself, nor leave its address behind when it stops).
+    The folder is made if needed: a live run (REDIS_URL set) in a fresh checkout or an
+    empty folder has none yet. True when this run wrote it."""
+    current = web_url(data_dir)
+    if current and current[1] != os.getpid() and recovery.pid_alive(current[1]):
+        log.warning("web_url_kept", url=current[0], detail="another leadrelay run owns it; send-test --url reaches us")
+        return False
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / WEB_URL_FILE).write_text(f"{base}\n{os.getpid()}\n")
+    return True
+
+
+def release_web_url(data_dir: Path) -> None:
+    """Remove the address when it is still this run's."""
+    current = web_url(data_dir)
+    if current and current[1] == os.getpid():
+        (data_dir / WEB_URL_FILE).unlink(missing_ok=True)

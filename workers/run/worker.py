@@ -14,7 +14,7 @@ from rq import SimpleWorker
 from rq.exceptions import StopRequested
 
 from workers import jobs
-from workers.common import clock, logs
+from workers.common import clock, logs, redisurl
 from workers.common.policy import JobError, Paused
 from workers.common.queues import SERIALIZER, connect, queue
 from workers.config import versions
@@ -24,7 +24,7 @@ from workers.failures import retention
 from workers.graphapi import capi
 from workers.graphapi.pauses import Pauses
 from workers.intake import inbox
-from workers.run import redissafety
+from workers.run import redisowner, redissafety
 from workers.sweep import sweeper, watch
 
 log = logs.get(__name__)
@@ -113,8 +113,9 @@ def work(settings: Settings, burst: bool = False) -> bool:
             # while waiting: a stop signal simply ends the process (the next worker's start
             # installs its own handlers).
             on_stop_signal(_stopped_while_waiting)
-            log.error("redis_lost", error=type(err).__name__, detail="the worker starts again once Redis answers")
-            _wait_for_redis(settings.redis_url)
+            where = redisurl.masked(settings.redis_url)
+            log.error("redis_lost", redis_url=where, error=type(err).__name__, detail="starts again once Redis answers")
+            _wait_for_redis(settings.redis_url, where)
         except redis.RedisError as err:
             # Redis answers but refuses (full: OutOfMemoryError; a replica after a failover:
             # ReadOnlyError): the worker waits, longer each time up to a minute, and starts
@@ -143,14 +144,20 @@ def _stopped_while_waiting(signum, frame):
     sys.exit(0)
 
 
-def _wait_for_redis(url: str, every: float = 1.0) -> None:
+REPEAT_SECONDS = 30  # while it waits, the worker says so again this often
+
+
+def _wait_for_redis(url: str, where: str, every: float = 1.0) -> None:
+    said = time.monotonic()
     while True:
         time.sleep(every)
         try:
             if connect(url).ping():
                 return
-        except redis.RedisError:  # refused, loading, or (a host cut off) no answer at all: TimeoutError
-            continue
+        except redis.RedisError as err:  # refused, loading, or (a host cut off) no answer at all: TimeoutError
+            if time.monotonic() - said >= REPEAT_SECONDS:
+                redisowner.unreachable(where, err)
+                said = time.monotonic()
 
 
 def _work(settings: Settings, burst: bool) -> bool:
