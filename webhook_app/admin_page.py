@@ -21,7 +21,7 @@ from rq import Worker
 
 from workers.common import counters, logs
 from workers.common.policy import ADMIN_SESSION_TTL
-from workers.common.queues import queue_status
+from workers.common.queues import queue_status, routine_scheduled
 from workers.config.routing import DEFAULT, dataset_of
 from workers.events import accuracy, conversions
 from workers.failures import advice, deadletters
@@ -115,6 +115,7 @@ def overview() -> dict:
     ]
     version = [f"Graph API version {ready['api_version']['said']}: set META_API_VERSION to a current version"]
     stops = quiet + (version if ready["api_version"]["warn"] else [])
+    counts = counters.read(connection)
     return {
         "readiness": ready,
         "readiness_problems": stops,
@@ -123,10 +124,12 @@ def overview() -> dict:
         "accuracy": figures,
         "charts": charts.page_charts(figures),
         "silent": silent,
-        "datasets": _datasets(routes, entries, pauses, counters.read(connection)),
+        "datasets": _datasets(routes, entries, pauses, counts),
         "chosen": chosen,
         "held": held,
         "queue": queue_status(queue),
+        "routine": routine_scheduled(queue),
+        "sent": sum(v for k, v in counts.items() if k[:3] == (counters.EVENTS.name, "Lead", "delivered")),
         "waiting_on_token": sum(p["waiting"] for p in pauses),
         "workers": Worker.count(connection=connection, queue=queue),
         "pauses": pauses,

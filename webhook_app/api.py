@@ -4,6 +4,8 @@ when no token is set."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import redis
 from flask import Blueprint, current_app, g, jsonify, request
 
@@ -18,10 +20,19 @@ log = logs.get(__name__)
 
 
 OPERATOR = ""  # LEADRELAY_API_TOKEN's holder; client names are never empty
+_OPENAPI = (Path(__file__).parent / "openapi.json").read_bytes()  # read once: every process serves the same
+
+
+@bp.get("/openapi.json")
+def openapi():
+    """The OpenAPI 3.1 description of this API (no token needed: it holds no data)."""
+    return current_app.response_class(_OPENAPI, mimetype="application/json")
 
 
 @bp.before_request
 def _authorise():
+    if request.endpoint == "api.openapi":
+        return
     ext = current_app.extensions["leadrelay"]
     routes = ext["routes"]
     tokens = {OPERATOR: ext["settings"].api_token} | {name: c.token for name, c in routes.clients.items()}

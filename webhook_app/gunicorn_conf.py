@@ -22,7 +22,7 @@ from workers.config import environment  # noqa: E402  (.env and the sandbox's se
 
 environment.apply()
 
-bind = os.environ.get("LEADRELAY_BIND") or f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+bind = environment.web_bind()
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2))
 # A public webhook endpoint meets slow clients. gevent's workers hold each connection in
 # a greenlet (a few KB), so hundreds sending a byte a second cost little and block no one;

@@ -10,7 +10,7 @@ from flask import Blueprint, current_app, jsonify
 from workers.run import redissafety
 
 bp = Blueprint("health", __name__)
-SAFETY_EVERY = 60.0  # seconds between two looks at Redis's persistence settings, per process
+SAFETY_EVERY = 5.0  # seconds between two looks at Redis's persistence settings, per process: one CONFIG GET
 
 
 @bp.get("/healthz")

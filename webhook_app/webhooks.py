@@ -37,16 +37,13 @@ def _ext() -> dict:
 def meta_handshake():
     """Meta's subscription check: echo hub.challenge as plain text (what Meta reads), or
     403 with a JSON reason, as every other refusal."""
-    challenge = meta.handshake(request.args, _ext()["settings"].verify_token)
-    if challenge is None:
-        log.warning("handshake_refused", source="meta")
-        return errors.answer(
-            "wrong_verify_token",
-            "hub.verify_token is not META_VERIFY_TOKEN, hub.mode is not subscribe, or no challenge",
-            403,
-        )
+    refused = meta.refusal(request.args, _ext()["settings"].verify_token)
+    if refused:
+        reason, detail = refused
+        log.warning("handshake_refused", source="meta", reason=reason, fix=detail)
+        return errors.answer(reason, detail, 403)
     # The challenge is the caller's text echoed back: never let a browser read it as HTML.
-    return Response(challenge, status=200, mimetype="text/plain", headers=_NOSNIFF)
+    return Response(request.args["hub.challenge"], status=200, mimetype="text/plain", headers=_NOSNIFF)
 
 
 @bp.post("/<name>")

@@ -41,8 +41,12 @@ def test_show_and_purge_a_dead_letter(env, redis_conn, graph, work):
     client = create_app().test_client()
     body = leadgen_body("5550001")
     client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
-    graph.then({"status": 400, "error": {"code": 100, "message": "m", "fbtrace_id": "T"}}, on="lead")
+    error = {"code": 100, "message": "m", "fbtrace_id": "T", "error_user_title": "Invalid parameter"}
+    graph.then({"status": 400, "error": error}, on="lead")
     work()
+    listed = invoke("dead-letters", "list").output
+    assert "Read Meta's title and fbtrace_id" in listed  # the fix names them: the list shows both
+    assert 'Meta\'s title: "Invalid parameter", fbtrace_id T' in listed
     shown = invoke("dead-letters", "show", "lead-meta-5550001")
     assert shown.exit_code == 0 and json.loads(shown.output)["call"] == "lead_read"
     assert "would purge 1" in invoke("dead-letters", "purge", "--reason", "invalid", "--dry-run").output

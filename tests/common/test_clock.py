@@ -47,3 +47,19 @@ def test_a_worker_days_ahead_schedules_a_retry_when_redis_says(graph, post_meta,
     registry = ScheduledJobRegistry("leadrelay", connection=redis_conn)
     [(job_id, due)] = redis_conn.zrange(registry.key, 0, -1, withscores=True)
     assert time.time() < due < time.time() + 3600  # the retry's delay from now, not two days out
+
+
+def test_a_worker_days_ahead_schedules_the_sweep_and_watch_where_the_others_do(env, redis_conn, monkeypatch):
+    """The routine jobs' ids name their time slot: a slot from a clock two days ahead would
+    park a second sweep and watch two days out, beside the others' (one each, at Redis's time)."""
+    monkeypatch.setenv("LEADRELAY_SWEEP_SECONDS", "600")
+    monkeypatch.setenv("LEADRELAY_WATCH_SECONDS", "3600")
+    ran = skewed_worker("+2d")
+    assert "Traceback" not in ran.stderr, ran.stderr[-2000:]
+    registry = ScheduledJobRegistry("leadrelay", connection=redis_conn)
+    due = {
+        job_id.decode().split("-")[0]: score
+        for job_id, score in redis_conn.zrange(registry.key, 0, -1, withscores=True)
+    }
+    assert set(due) == {"sweep", "watch"}
+    assert due["sweep"] <= time.time() + 600 + 5 and due["watch"] <= time.time() + 3600 + 5

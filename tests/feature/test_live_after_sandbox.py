@@ -109,6 +109,17 @@ def test_a_taken_port_stops_run_before_anything_starts_and_says_how_to_move(tmp_
     assert not (tmp_path / "data" / environment.SANDBOX_DIR / environment.REDIS_URL_FILE).exists()
 
 
+def test_a_taken_port_stops_web_at_once_and_says_how_to_move(tmp_path):
+    """`leadrelay web` alone: gunicorn would retry five times and end with "Can't connect"."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        bind = f"127.0.0.1:{busy.getsockname()[1]}"
+        out = cli(clean_env(**LIVE, LEADRELAY_BIND=bind), tmp_path, "web")
+    assert out.returncode == 1 and f"{bind} is in use" in out.stderr and "LEADRELAY_BIND" in out.stderr
+    assert "Can't connect" not in out.stderr + out.stdout
+
+
 def test_send_test_on_a_real_app_needs_no_data_folder_and_prints_the_test_lead_first(tmp_path, graph):
     env = clean_env(**LIVE, META_GRAPH_URL=graph.url, LEADRELAY_DATA_DIR=str(tmp_path / "nowhere-yet"))
     out = cli(env, tmp_path, "send-test", "meta", "--form-id", "777")

@@ -63,9 +63,22 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
                 kept = wait_for(lambda: _newest(env, tmp_path, "typeform"), timeout=15)
                 assert kept["action_source"] == "website" and kept["user_data"]["fbc"].startswith("fb.1.")
         # The CRMs and booking tools as they sign and send, for the same lead (docs/hubspot.md...).
+        # Each on a lead of its own, so none is a duplicate of `send-test stages`' stages.
         for crm in ("hubspot", "pipedrive", "calendly", "calcom", "signed"):
             sent_crm = cli(env, tmp_path, "send-test", crm)
-            assert sent_crm.returncode == 0 and json.loads(sent_crm.stdout.splitlines()[0])["status"] == 200, crm
+            said = json.loads(sent_crm.stdout.splitlines()[0])
+            assert sent_crm.returncode == 0 and said["status"] == 200, crm
+            assert said["leadgen_id"] != leadgen_id, crm
+
+            def staged(lead=int(said["leadgen_id"])):
+                lines = cli(env, tmp_path, "dry-run", "-n", "40").stdout.splitlines()
+                events = [json.loads(line) for line in lines if line.startswith("{")]
+                return [e for e in events if e["event"]["user_data"].get("lead_id") == lead]
+
+            mine = wait_for(lambda: [e for e in staged() if e["event"]["event_name"] != "Lead"], timeout=30)
+            assert mine, crm
+            again = [e for e in staged() if e["event"]["event_name"] == "Lead" and "again" in e]
+            assert all("never confirms" in e["again"] for e in again)
         doctor = cli(env, tmp_path, "doctor")
         assert doctor.returncode == 0, doctor.stdout
 

@@ -83,7 +83,7 @@ def test_a_source_silent_while_leads_keep_coming_is_flagged_with_its_fix(
     assert not _sources(client, redis_conn)["api"]["silent"]  # no lead came since: a quiet week, not a failure
     delivered_lead(graph, post_meta, work, seconds_ago=60)
     source = _sources(client, redis_conn)["api"]
-    assert source["silent"] and source["quiet_hours"] >= 72 and "/api/stage-events stopped" in source["fix"]
+    assert source["silent"] and source["quiet_hours"] >= 72 and "/api/v1/stage-events stopped" in source["fix"]
     out = leadrelay("readiness")
     assert "(SILENT)" in out.stdout and "source api: silent for 72" in out.stdout and out.returncode == 1
     monkeypatch.setenv("LEADRELAY_SOURCE_SILENT_HOURS", "96")  # the team's own threshold

@@ -152,6 +152,10 @@ def test_what_is_wrong_and_what_to_do_are_on_screen_on_a_phone_and_a_desktop(ser
             button = card.get_by_role("button", name=action)
             assert button.bounding_box()["x"] + button.bounding_box()["width"] <= width
     expect(page.get_by_role("button", name="Purge all 1")).to_be_visible()
+    gate = page.locator("tr[data-gate]").first  # readiness: each gate's verdict and fix on screen too
+    for cell in (gate.locator("[data-verdict]"), gate.locator("[data-gate-fix]")):
+        box = cell.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width, box
     expect(page.locator("#config table")).to_be_hidden()  # folded until asked for
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTEFACTS / f"admin-first-screen-{width}.png"))

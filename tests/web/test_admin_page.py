@@ -123,6 +123,20 @@ def test_a_dead_letter_says_which_call_failed_what_the_code_means_and_the_time_l
     assert re.search(r"data-window>5 d \d+ h left</td>", read)  # the lead came a day ago
 
 
+def test_a_fresh_install_with_one_lead_counts_no_retry_and_one_lead_delivered(admin, graph, work, monkeypatch):
+    """The scheduled sweep and token watch are jobs, but no lead waits on them: not retries.
+    A lead delivered in a batch has no RQ job to finish: the page counts what Meta confirmed."""
+    monkeypatch.setenv("LEADRELAY_SWEEP_SECONDS", "600")
+    monkeypatch.setenv("LEADRELAY_WATCH_SECONDS", "3600")
+    graph.add_lead(LEAD)
+    body = leadgen_body(LEAD, created_time=int(time.time()))
+    admin.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    logged_in(admin)
+    page = admin.get("/admin").get_data(as_text=True)
+    assert re.search(r'data-figure="scheduled">0<', page) and re.search(r'data-figure="delivered">1<', page)
+
+
 def test_jobs_waiting_on_a_refused_token_are_their_own_state(admin, graph, work):
     graph.add_lead(LEAD)
     graph.add_lead("999")

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from rq import Queue
 
 from helpers import VERIFY_TOKEN, fixture_bytes, inbox_entries, leadgen_body, sign
@@ -23,6 +24,22 @@ def test_handshake_echoes_challenge_as_plain_text(client):
 def test_handshake_with_wrong_token_is_403(client):
     answer = client.get("/webhooks/meta?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1")
     assert answer.status_code == 403 and answer.get_json()["error"] == "wrong_verify_token"
+
+
+@pytest.mark.parametrize(
+    "query, reason",
+    [
+        ("hub.mode=unsubscribe&hub.verify_token={token}&hub.challenge=1", "not_subscribe"),
+        ("hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1", "wrong_verify_token"),
+        ("hub.mode=subscribe&hub.verify_token={token}", "no_challenge"),
+    ],
+)
+def test_a_refused_handshake_names_its_one_cause_in_the_answer_and_the_log(client, capfd, query, reason):
+    answer = client.get("/webhooks/meta?" + query.format(token=VERIFY_TOKEN))
+    assert answer.status_code == 403 and answer.get_json()["error"] == reason
+    [line] = [json.loads(x) for x in capfd.readouterr().err.splitlines() if "handshake_refused" in x]
+    assert line["reason"] == reason and line["fix"] == answer.get_json()["detail"]
+    assert VERIFY_TOKEN not in json.dumps(line)
 
 
 def test_leadgen__batch_enqueues_each_lead(post_meta, redis_conn):

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from workers.cli.common import running_queue, settings_or_exit
+from workers.cli.common import running_queue, settings_or_exit, when
 from workers.config.needed import WORKER
 
 COLUMNS = ("meta", "webhook", "recovered", "confirmed", "kept", "dead", "waiting", "too_old")
@@ -40,7 +40,7 @@ def accuracy(days: int, as_json: bool):
             )
     for page_id, flag in sorted(silent.items()):
         click.echo(
-            f"page {page_id}: webhook_silent since {flag['since']} ({flag['recovered']} leads only the sweep "
+            f"page {page_id}: webhook_silent since {when(flag['since'])} ({flag['recovered']} leads only the sweep "
             f"found): run `leadrelay doctor --page-id {page_id}`, then `leadrelay subscribe --page-id "
             f"{page_id}`",
             err=True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from typing import Callable, Sequence
 
 import click
@@ -29,6 +30,13 @@ class LazyChoice(click.Choice):
     @property
     def choices(self) -> tuple[str, ...]:
         return tuple(self._load())
+
+
+def when(unix: float | None) -> str:
+    """A moment as a person reads it in a terminal: `2026-11-26 03:04 UTC`."""
+    if not unix:
+        return "never"
+    return datetime.fromtimestamp(float(unix), timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def settings_or_exit(*roles: str, skip: tuple[str, ...] = ()):
@@ -96,7 +104,7 @@ def running_queue():
     if not settings.redis_url:
         raise click.ClickException(
             "no leadrelay is running here: REDIS_URL is unset and there is no "
-            f"{environment.data_dir() / environment.REDIS_URL_FILE}; start one with `make run`"
+            f"{environment.data_dir() / environment.REDIS_URL_FILE}; start one with `{environment.start_command()}`"
         )
     connection = connect(settings.redis_url)
     replication.configure(settings.replica_acks, settings.replica_ack_timeout_ms)
@@ -106,7 +114,11 @@ def running_queue():
         kept = environment.kept_redis_url(environment.data_dir()) == settings.redis_url
         raise click.ClickException(
             f"nothing answers at {redisurl.masked(settings.redis_url)}"
-            + (" (where `leadrelay run` last ran its Redis): start it with `make run`" if kept else ": check REDIS_URL")
+            + (
+                f" (where `leadrelay run` last ran its Redis): start it with `{environment.start_command()}`"
+                if kept
+                else ": check REDIS_URL"
+            )
         ) from None
     redis_usable_or_exit(settings, connection)
     return connection, queue(connection, settings.queue_name)

@@ -51,6 +51,10 @@ def dead_letters_list(as_json: bool, **options):
         )
         said = " ".join(part for part in (told["call"] + ":" if told["call"] else "", told["said"]) if part)
         click.echo(f"      {said + ' ' if said else ''}{told['meaning'] or row.get('detail') or ''}".rstrip())
+        if row.get("user_title") or row.get("fbtrace_id"):  # what the fix asks a person to read
+            title = f'Meta\'s title: "{row["user_title"]}"' if row.get("user_title") else ""
+            trace = f"fbtrace_id {row['fbtrace_id']}" if row.get("fbtrace_id") else ""
+            click.echo("      " + ", ".join(part for part in (title, trace) if part))
         click.echo(f"      what to do: {told['fix']}")
 
 

@@ -4,11 +4,10 @@ stage sources and the API version, each with what to do (workers/sweep/readiness
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 import click
 
-from workers.cli.common import mapping_or_exit, running_queue, settings_or_exit
+from workers.cli.common import mapping_or_exit, running_queue, settings_or_exit, when
 
 
 @click.command(short_help="Whether Meta can optimise for your funnel yet, and what stops it.")
@@ -34,12 +33,6 @@ def readiness(as_json: bool):
         raise SystemExit(1)
 
 
-def _when(unix: float | None) -> str:
-    if not unix:
-        return "never"
-    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def _ago(hours: float | None) -> str:
     if hours is None:
         return "never"
@@ -47,7 +40,7 @@ def _ago(hours: float | None) -> str:
 
 
 def render(found: dict) -> list[str]:
-    lines = [f"leadrelay readiness, {_when(found['checked_at'])}"]
+    lines = [f"leadrelay readiness, {when(found['checked_at'])}"]
     for dataset in found["datasets"]:
         lines += ["", f"dataset {dataset['dataset']} ({dataset['id'] or 'no id'})"]
         if dataset["dry_run"]:
@@ -63,7 +56,7 @@ def render(found: dict) -> list[str]:
                 share = f"{stage['share']:.1%}" if stage["share"] is not None else "-"
                 median = f"{stage['median_days']:g}" if stage["median_days"] is not None else "-"
                 lines.append(f"  {stage['event_name']:<16}{stage['reached']:>9}{share:>9}{median:>13}")
-    lines += ["", f"tokens and Pages (the watch, {_when(found['watched_at'])})"]
+    lines += ["", f"tokens and Pages (the watch, {when(found['watched_at'])})"]
     if found["watched_at"] is None:
         lines.append("  not checked yet: a worker checks every LEADRELAY_WATCH_SECONDS; `leadrelay doctor` checks now")
     for token in found["tokens"]:

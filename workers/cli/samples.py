@@ -81,6 +81,11 @@ def send_test(
             result = sendtest.meta_lead(settings, web, fail, webhook=not no_webhook)
         elif what in ("stages", "hubspot", "pipedrive", "calendly", "calcom", "signed"):
             last = data / LAST_SENT
+            if not leadgen_id and settings.sandbox:
+                # Each demo on a lead of its own: run in any order, none is a duplicate of another's stage.
+                fresh = sendtest.meta_lead(settings, web)
+                _settled("lead-meta-" + fresh["leadgen_id"])
+                leadgen_id = fresh["leadgen_id"]
             leadgen_id = leadgen_id or (json.loads(last.read_text())["leadgen_id"] if last.is_file() else None)
             if not leadgen_id:
                 raise click.UsageError("no sample lead yet: run `leadrelay send-test meta` first, or give --leadgen-id")
@@ -97,7 +102,8 @@ def send_test(
             result = getattr(sendtest, f"{what}_submission")(settings, web)
     except requests.ConnectionError:
         raise click.ClickException(
-            f"nothing answers at {web} (or at the Graph stand-in): is `make run` running? (--url names another address)"
+            f"nothing answers at {web} (or at the Graph stand-in): is `{environment.start_command()}` running? "
+            "(--url names another address)"
         ) from None
     except TimeoutError as err:
         raise click.ClickException(str(err)) from None

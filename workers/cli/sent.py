@@ -20,8 +20,26 @@ def dry_run(count: int, dataset: str | None):
     kept = capi.last_dry_run(connection, count, dataset)
     if not kept:
         click.echo("no dry-run events kept", err=True)
-    for item in kept:
+    for item in _why_again(kept):
         click.echo(json.dumps(item, sort_keys=True))
+
+
+AGAIN = (
+    "kept again: in dry run Meta never confirms a lead's Lead, so it goes ahead of each later stage "
+    "event for that lead (live, once Meta confirms it, it is sent once)"
+)
+
+
+def _why_again(kept: list[dict]) -> list[dict]:
+    """Newest first, as kept; an event whose event_id an older line already shows says why
+    it is there again."""
+    seen: set[str] = set()
+    out = []
+    for item in reversed(kept):
+        event_id = (item.get("event") or {}).get("event_id")
+        out.append({**item, "again": AGAIN} if event_id in seen else item)
+        seen.add(event_id)
+    return out[::-1]
 
 
 @click.command(short_help="Share of events carrying each match key.")

@@ -57,7 +57,11 @@ def web(gunicorn_args: tuple[str, ...]):
     """
     from workers.run import webserver
 
-    webserver.exec_web(gunicorn_args)
+    try:
+        webserver.exec_web(gunicorn_args)
+    except RuntimeError as err:
+        click.echo(f"leadrelay: {err}", err=True)
+        sys.exit(1)
 
 
 @click.command(short_help="Run an RQ worker on leadrelay's queue.")

@@ -77,3 +77,13 @@ def queue_status(q: Queue, now: float | None = None) -> dict:
         "finished": q.finished_job_registry.count,
         "oldest_queued_seconds": round(oldest, 3),
     }
+
+
+ROUTINE = ("sweep-", "watch-")  # the scheduled sweep and token watch: jobs, but no lead waits on them
+
+
+def routine_scheduled(q: Queue) -> int:
+    """How many of the scheduled jobs are the routine sweep and watch, not retries (a
+    scan of the schedule: for the admin page, not for every scrape)."""
+    key = q.scheduled_job_registry.key
+    return sum(1 for prefix in ROUTINE for _ in q.connection.zscan_iter(key, match=f"{prefix}*", count=1000))

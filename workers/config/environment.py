@@ -28,6 +28,19 @@ def base_dir(environ: MutableMapping[str, str] = os.environ) -> Path:
     return Path(environ.get(DATA_DIR) or "data").resolve()
 
 
+def start_command() -> str:
+    """How the person reading a message starts leadrelay: `make run` in a checkout (the
+    README's way), `leadrelay run` where the package was installed from a wheel."""
+    checkout = Path(__file__).resolve().parents[2]
+    return "make run" if (checkout / "Makefile").is_file() and (checkout / "workers").is_dir() else "leadrelay run"
+
+
+def web_bind(environ: MutableMapping[str, str] = os.environ) -> str:
+    """Where `leadrelay web` listens (gunicorn's settings and the taken-port check read
+    this one rule): LEADRELAY_BIND, else every address on $PORT, as platforms set it."""
+    return environ.get("LEADRELAY_BIND") or f"0.0.0.0:{environ.get('PORT', '8000')}"
+
+
 def data_dir(environ: MutableMapping[str, str] = os.environ) -> Path:
     """This process's local state (the embedded Redis and its address, the web's address):
     the sandbox's own folder, or, live, the data folder itself. Going live in a checkout

@@ -10,7 +10,7 @@ import redis
 
 from workers.common import redisurl
 from workers.common.policy import JobError
-from workers.config import mappingfile, versions
+from workers.config import environment, mappingfile, versions
 from workers.config.needed import WEB, WHERE, WORKER, ConfigError
 from workers.config.routing import ANY_PAGE, Dataset, Page
 from workers.config.settings import DEFAULT_API_VERSION, Settings, load
@@ -160,7 +160,7 @@ def _redis_checks(url: str) -> list[Check]:
                 "redis",
                 False,
                 f"unreachable ({type(err).__name__})",
-                "start leadrelay (`make run`), or check REDIS_URL",
+                f"start leadrelay (`{environment.start_command()}`), or check REDIS_URL",
             )
         )
     return checks

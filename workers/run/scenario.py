@@ -25,7 +25,7 @@ from rq import Queue
 
 from workers import jobnames
 from workers.common.queues import job_id
-from workers.config import sandbox
+from workers.config import environment, sandbox
 from workers.config.routing import DEFAULT
 from workers.events import accuracy, conversions, funnel, profiles, stagelag
 from workers.run import sendtest
@@ -196,5 +196,6 @@ def _wait(done, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not done():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} did not finish within {timeout:.0f} s: is a worker running (`make run`)?")
+            running = environment.start_command()
+            raise TimeoutError(f"{what} did not finish within {timeout:.0f} s: is a worker running (`{running}`)?")
         time.sleep(0.2)

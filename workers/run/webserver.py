@@ -13,6 +13,8 @@ from pathlib import Path
 
 import requests
 
+from workers.config import environment
+
 # gunicorn's settings live in the package, not in a file beside the code: an installed
 # wheel (a container image, a systemd unit) runs `leadrelay web` from any folder.
 CONFIG = "python:webhook_app.gunicorn_conf"
@@ -33,7 +35,19 @@ def command(*gunicorn_args: str) -> list[str]:
 
 def exec_web(gunicorn_args: tuple[str, ...]) -> None:
     """Become gunicorn (the process a supervisor watches is gunicorn's arbiter itself).
-    Its name must stay `gunicorn`: the settings patch for gevent only under it."""
+    Its name must stay `gunicorn`: the settings patch for gevent only under it.
+
+    Raises:
+        RuntimeError: the address is taken (gunicorn would retry five times and end with
+            "Can't connect", no hint).
+    """
+    overridden = any(a in ("-b", "--bind", "--reuse-port") or a.startswith("--bind=") for a in gunicorn_args)
+    bind = environment.web_bind()
+    if not overridden and taken(bind):
+        raise RuntimeError(
+            f"{bind} is in use (another leadrelay web, or `make run`?); listen elsewhere with "
+            f"LEADRELAY_BIND=127.0.0.1:8001 (or PORT=8001), or stop what holds it"
+        )
     args = command(*gunicorn_args)
     os.execv(args[0], ["gunicorn", *args[1:]])
 

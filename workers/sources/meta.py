@@ -49,11 +49,24 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> N
 
 def handshake(args: Mapping[str, str], verify_token: str) -> str | None:
     """The subscription challenge to echo back, or None when the request is not Meta's."""
-    if args.get("hub.mode") != "subscribe" or not verify_token:
-        return None
+    return None if refusal(args, verify_token) else args["hub.challenge"]
+
+
+def refusal(args: Mapping[str, str], verify_token: str) -> tuple[str, str] | None:
+    """Why a subscription check is refused, one cause and its fix: (reason, detail); None
+    when it is Meta's, with our verify token."""
+    if args.get("hub.mode") != "subscribe":
+        return "not_subscribe", "hub.mode must be subscribe: this address answers Meta's subscription check only"
+    if not verify_token:
+        return "verify_token_unset", "META_VERIFY_TOKEN is not set: set it to the app's Webhooks Verify Token"
     if not matches_any([verify_token], args.get("hub.verify_token", "")):
-        return None
-    return args.get("hub.challenge") or None
+        return "wrong_verify_token", (
+            "hub.verify_token is not META_VERIFY_TOKEN: make the Verify Token in the app's Webhooks "
+            "settings and META_VERIFY_TOKEN the same text"
+        )
+    if not args.get("hub.challenge"):
+        return "no_challenge", "hub.challenge is missing: Meta always sends one"
+    return None
 
 
 def parse(body: bytes) -> dict:

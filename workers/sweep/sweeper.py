@@ -30,7 +30,7 @@ from rq import Queue, get_current_job
 from rq.job import Job
 
 from workers import jobnames
-from workers.common import logs
+from workers.common import clock, logs
 from workers.common.policy import THROTTLED, TRANSIENT, JobError, Paused
 from workers.common.queues import SERIALIZER, job_id, redis_key
 from workers.config import sandbox
@@ -57,7 +57,7 @@ def schedule(queue: Queue, interval: int, delay: float | None = None, now: float
     id names the slot, so scheduling it twice makes one job. None when sweeps are off."""
     if interval <= 0:
         return None
-    at = (time.time() if now is None else now) + (interval if delay is None else delay)
+    at = (clock.now() if now is None else now) + (interval if delay is None else delay)  # Redis's on a skewed host
     slot = int(at // interval)
     sweep_id = job_id("sweep", str(slot))
     queue.enqueue_at(

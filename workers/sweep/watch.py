@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from rq import Queue
 
 from workers import jobnames
-from workers.common import logs
+from workers.common import clock, logs
 from workers.common.policy import AUTH, JobError
 from workers.common.queues import job_id, redis_key
 from workers.engine.context import Context
@@ -33,7 +33,7 @@ def schedule(queue: Queue, interval: int, now: float | None = None) -> str | Non
     """The next check, one job per time slot whoever schedules it; None when off."""
     if interval <= 0:
         return None
-    slot = int(((time.time() if now is None else now) + interval) // interval)
+    slot = int(((clock.now() if now is None else now) + interval) // interval)  # Redis's time on a skewed host
     queue.enqueue_at(
         datetime.fromtimestamp(slot * interval, timezone.utc),
         jobnames.WATCH,
