@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from helpers import fixture_bytes
 from workers.common.refusals import BadSignature, MalformedBody
 from workers.sources import hubspot
+from workers.sources.ids import tool_id
 
 SECRET = "a1b2c3d4-client-secret"
 URL = "https://leads.example.com/webhooks/hubspot"
@@ -73,7 +74,7 @@ def test_missing_timestamp_is_a_missing_signature():
 
 def test_batch__mixed_carries_each_stage_change_and_skips_the_rest():
     parsed = hubspot.parse(fixture_bytes("hubspot", "batch__mixed.json"))
-    assert [(i["event_key"], i["object"], i["stage_id"]) for i in parsed["items"]] == [
+    assert [(i["event_key"].split("-")[0], i["object"], i["stage_id"]) for i in parsed["items"]] == [
         ("1964117801", "deal", "qualifiedtobuy"),
         ("1964117802", "deal", "appointmentscheduled"),
         ("1964117804", "deal", "1289471"),
@@ -85,7 +86,7 @@ def test_batch__mixed_carries_each_stage_change_and_skips_the_rest():
 def test_contact_propertychange__lifecyclestage_is_a_contact_stage():
     [item] = hubspot.parse(fixture_bytes("hubspot", "contact_propertychange__lifecyclestage.json"))["items"]
     assert (item["object"], item["object_id"], item["stage_id"]) == ("contact", "1246965", "marketingqualifiedlead")
-    assert hubspot.lead_key(item) == "3816279340"
+    assert hubspot.lead_key(item).startswith("3816279340-")  # eventId, then subscription, object and change
 
 
 @pytest.mark.parametrize("body", [b"{}", b"[]", b'"x"', b"not json"])
@@ -108,4 +109,15 @@ def test_any_list_of_events_parses_to_items_or_skips_never_raises(events):
     body = json.dumps(events or [{}]).encode()
     parsed = hubspot.parse(body)
     assert len(parsed["items"]) + len(parsed["skipped"]) == len(events or [{}])
-    assert all(i["event_key"].isdigit() and i["object_id"].isdigit() for i in parsed["items"])
+    assert all(tool_id(i["event_key"]) and i["object_id"].isdigit() for i in parsed["items"])  # a plain job id
+
+
+def test_the_idempotency_key_keeps_a_retry_and_parts_changes_that_share_an_event_id():
+    """HubSpot: `eventId` "is not guaranteed to be unique"; a retry repeats everything but
+    attemptNumber."""
+    [event] = json.loads(fixture_bytes("hubspot", "deal_propertychange__dealstage.json"))
+    key = lambda e: hubspot.parse(json.dumps([e]).encode())["items"][0]["event_key"]  # noqa: E731
+    assert key({**event, "attemptNumber": 3}) == key(event)
+    for change in ({"objectId": 1}, {"subscriptionId": 1}, {"propertyValue": "qualifiedtobuy"}, {"occurredAt": 1}):
+        assert key({**event, **change}) != key(event), change
+    assert len(key({**event, "eventId": 10**19, "objectId": 10**19})) <= 64

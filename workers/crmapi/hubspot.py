@@ -9,7 +9,8 @@ from workers.crmapi.http import CrmClient
 
 BATCH_LIMIT = 100  # HubSpot's batch read takes up to 100 ids
 DEAL_PROPERTIES = ["amount", "deal_currency_code", "dealstage", "pipeline"]
-CONTACT_PROPERTIES = ["email", "phone", "mobilephone", "firstname", "lastname"]
+# `country` places a phone written in national form ("030 12345678" from Germany).
+CONTACT_PROPERTIES = ["email", "phone", "mobilephone", "firstname", "lastname", "country"]
 
 
 class HubSpot(CrmClient):
@@ -29,19 +30,20 @@ class HubSpot(CrmClient):
     def _read(self, items: list[dict]) -> dict[str, dict | Exception]:
         deals = sorted({i["object_id"] for i in items if i["object"] == "deal"})
         found_deals = self._objects("deals", deals, DEAL_PROPERTIES) if deals else {}
-        contact_of = self._contacts_of(deals) if deals else {}
-        contact_ids = {i["object_id"] for i in items if i["object"] == "contact"} | set(contact_of.values())
+        contacts_of = self._contacts_of(deals) if deals else {}
+        contact_ids = {i["object_id"] for i in items if i["object"] == "contact"}
+        contact_ids |= {c for ids in contacts_of.values() for c in ids}
         contacts = self._objects("contacts", sorted(contact_ids), CONTACT_PROPERTIES) if contact_ids else {}
         out: dict[str, dict | Exception] = {}
         for item in items:
             deal = found_deals.get(item["object_id"]) if item["object"] == "deal" else None
-            contact_id = contact_of.get(item["object_id"]) if item["object"] == "deal" else item["object_id"]
-            contact = contacts.get(contact_id) if contact_id else None
+            ids = contacts_of.get(item["object_id"], []) if item["object"] == "deal" else [item["object_id"]]
+            people = [_person(contacts[c], deal) for c in ids if c in contacts]
             if item["object"] == "deal" and deal is None:
                 out[item["event_key"]] = JobError(
                     INVALID, "HubSpot has no such deal (deleted?)", call="deal_read", fix="nothing, if it was deleted"
                 )
-            elif contact is None:
+            elif not people:
                 out[item["event_key"]] = JobError(
                     INVALID,
                     "no contact is associated with it",
@@ -49,7 +51,9 @@ class HubSpot(CrmClient):
                     fix="associate a contact with the deal in HubSpot, then replay",
                 )
             else:
-                out[item["event_key"]] = _person(contact, deal)
+                # A deal with a buyer and a decision maker: every contact is a candidate;
+                # the stage goes to the one who is a lead (engine/crmreads.py), never the first listed.
+                out[item["event_key"]] = people[0] if len(people) == 1 else {**people[0], "candidates": people}
         return out
 
     def _objects(self, kind: str, ids: list[str], properties: list[str]) -> dict[str, dict]:
@@ -61,19 +65,20 @@ class HubSpot(CrmClient):
         )
         return {str(r.get("id")): r.get("properties") or {} for r in answer.get("results") or [] if isinstance(r, dict)}
 
-    def _contacts_of(self, deals: list[str]) -> dict[str, str]:
-        """deal id -> its first associated contact's id."""
+    def _contacts_of(self, deals: list[str]) -> dict[str, list[str]]:
+        """deal id -> every associated contact's id, in HubSpot's order."""
         answer = self.http.call(
             "POST",
             "/crm/v4/associations/deals/contacts/batch/read",
             json={"inputs": [{"id": d} for d in deals]},
             operation="association_read",
         )
-        out = {}
+        out: dict[str, list[str]] = {}
         for row in answer.get("results") or []:
             targets = row.get("to") or [] if isinstance(row, dict) else []
-            if targets and isinstance(targets[0], dict) and targets[0].get("toObjectId") is not None:
-                out[str((row.get("from") or {}).get("id"))] = str(targets[0]["toObjectId"])
+            ids = [str(t["toObjectId"]) for t in targets if isinstance(t, dict) and t.get("toObjectId") is not None]
+            if ids:
+                out[str((row.get("from") or {}).get("id"))] = list(dict.fromkeys(ids))
         return out
 
     def stages(self) -> list[tuple[str, str, str]]:
@@ -108,6 +113,7 @@ def _person(contact: dict, deal: dict | None) -> dict:
         "phone": phones,
         "first_name": contact.get("firstname"),
         "last_name": contact.get("lastname"),
+        "country": contact.get("country") or None,
         "value": value,
         "currency": (deal or {}).get("deal_currency_code") or None,
     }

@@ -69,6 +69,7 @@ def stage_item(change: dict, person: dict) -> dict:
         "occurred_at": change.get("occurred_at"),
         "email": person["email"],
         "phone": person["phone"],
+        **({"country": person["country"]} if person.get("country") else {}),
         **({"value": person["value"]} if person.get("value") is not None else {}),
         **({"currency": person["currency"]} if person.get("currency") else {}),
         **({"dataset": change["dataset"]} if change.get("dataset") else {}),
@@ -86,19 +87,50 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
     for lead in leads:
         if lead.job_id in people:
             by_scope.setdefault((lead.args.get("dataset"), lead.args.get("client"), lead.source), []).append(lead)
-    for (dataset, client, source), ready in by_scope.items():
+    for (dataset, client, source), group in by_scope.items():
+        scope = _scope(ctx, dataset, client)
+        ready, unsent = [], []
+        for lead in group:
+            person, refused = _the_lead_among(ctx, scope, lead, people[lead.job_id])
+            if refused:
+                unsent.append(refused)
+            else:
+                ready.append((lead, person))
         results = stageitems.accept(
             ctx.connection,
             queue,
-            [stage_item(lead.args, people[lead.job_id]) for lead in ready],
+            [stage_item(lead.args, person) for lead, person in ready],
             ctx.stages or StageMap(),
             ctx.settings.default_region,
-            _scope(ctx, dataset, client),
+            scope,
             source,
         )
-        _record_refused(ctx, ready, results)
+        _record_refused(ctx, [lead for lead, _ in ready], results)
+        if unsent:
+            receiver.record_ignored(ctx.connection, source, unsent)
         outcomes.update((source, f"stage_{result['status']}") for result in results)
+        outcomes.update((source, "stage_rejected") for _ in unsent)
     return outcomes
+
+
+def _the_lead_among(ctx: Context, scope, lead: Lead, person: dict) -> tuple[dict | None, dict | None]:
+    """The person a change goes to: its one contact, or, when a deal has several (a buyer
+    and a decision maker), the one of them who is a lead in this scope. A stage never goes
+    to a stranger with the deal's value: no lead among them, or two different leads (nothing
+    decides which), and the change is recorded with how many candidates were tried."""
+    candidates = person.get("candidates")
+    if not candidates:
+        return person, None
+    region = ctx.settings.default_region
+    found = {}
+    for candidate in candidates:
+        profile, _ = stageitems.identify(ctx.connection, stage_item(lead.args, candidate), region, scope)
+        if profile:
+            found.setdefault(f"{profile['source']}:{profile['key']}", candidate)
+    if len(found) == 1:
+        return next(iter(found.values())), None
+    reason = "no_lead_among_contacts" if not found else "several_leads_among_contacts"
+    return None, {"reason": reason, "candidates": len(candidates), "event_key": lead.args["event_key"]}
 
 
 def _scope(ctx: Context, dataset: str | None, client: str | None) -> stageitems.Scope:

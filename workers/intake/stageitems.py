@@ -31,7 +31,7 @@ MAX_ITEMS = 1000
 CLOCK_SKEW_SECONDS = 300  # a CRM clock a little ahead is not "the future"
 
 
-def _identify(
+def identify(
     connection: redis.Redis, item: dict, region: str, scope: Scope, hashed: dict | None = None
 ) -> tuple[dict | None, dict]:
     """The lead profile the item refers to (if known to this caller) and the hashed
@@ -77,7 +77,7 @@ def check(
         raise Rejected("missing_stage", "give `stage`: a CRM stage name or a Meta event name")
     event_name, problem = stage_map.resolve(stage)
     if problem == "negative_stage":
-        profile, _ = _identify(connection, item, region, scope, hashed)
+        profile, _ = identify(connection, item, region, scope, hashed)
         raise Negative(stage, f"{profile['source']}:{profile['key']}" if profile else None)
     if event_name is None:
         reason, _, detail = problem.partition(": ")
@@ -115,8 +115,9 @@ def check(
         processing = ldu.from_item(item)
     except ldu.BadLdu as err:
         raise Rejected("bad_ldu", str(err)) from None
-    profile, given = _identify(connection, item, region, scope, hashed)
-    if profile is None and not given:
+    profile, given = identify(connection, item, region, scope, hashed)
+    who = sorted(v for k, values in given.items() if k in profiles.LOOKUP_KEYS for v in values)  # never country alone
+    if profile is None and not who:
         raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
     if profile and occurred < profile["created_time"]:
         raise Rejected("before_lead", "occurred_at is before the lead was created")
@@ -124,7 +125,7 @@ def check(
     if profile:
         source, lead_key = profile["source"], profile["key"]
     else:
-        lead_key = sorted(v for values in given.values() for v in values)[0][:32]
+        lead_key = who[0][:32]
         # Two clients may send stages for the same person: their events must not collide.
         source, lead_key = "crm", lead_key if route["dataset"] == DEFAULT else f"{route['dataset']}:{lead_key}"
     user_data = {

@@ -20,12 +20,14 @@ from workers.identity import userdata
 _DATA_ERRORS = (TypeError, ValueError, KeyError, AttributeError, OverflowError, UnicodeError)
 
 
+_FIELDS = {"em": "email", "ph": "phone", "external_id": "external_id", "country": "country"}  # key: item field
+
+
 def given(item: dict, region: str) -> dict:
-    """The item's identifiers, normalised and hashed as Meta wants them."""
-    hashed, _ = userdata.build(
-        {"em": item.get("email") or [], "ph": item.get("phone") or [], "external_id": item.get("external_id") or []},
-        region,
-    )
+    """The item's identifiers, normalised and hashed as Meta wants them; its `country` (a
+    CRM contact's) places a phone written in national form, and is a match key itself."""
+    fields = {key: item.get(name) or [] for key, name in _FIELDS.items()}
+    hashed, _ = userdata.build(fields, region)
     return hashed
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from babel import numbers
+
 from workers.common import jsonbody
 from workers.common.refusals import MalformedBody
 from workers.common.times import unix_time
@@ -55,6 +57,21 @@ def _organizer(payload: dict) -> str:
     return (plain(organizer.get("email")) or plain(organizer.get("id")) or "calcom")[:100]
 
 
+def _price(payload: dict) -> dict:
+    """A paid event type's price as the Schedule's value. Cal.com sends `price` in the
+    currency's minor unit, as its payments provider takes it (1000 is 10.00 USD; yen have
+    none): divided by the currency's precision from CLDR. No price, or 0: no value.
+    Cal.com's sender spreads the event type's `price` and `currency` into the payload."""
+    price, currency = payload.get("price"), plain(payload.get("currency"))
+    if isinstance(price, bool) or not isinstance(price, (int, float)) or price <= 0 or not currency:
+        return {}
+    try:
+        digits = numbers.get_currency_precision(currency.upper())
+    except (KeyError, ValueError):
+        return {}
+    return {"value": round(price / 10**digits, digits), "currency": currency.upper()}
+
+
 def parse(body: bytes) -> dict:
     """A booking as a stage change with its person; a cancellation as recorded.
 
@@ -91,7 +108,13 @@ def parse(body: bytes) -> dict:
                 "account": _organizer(payload),  # [crm.calcom.accounts] routes an organizer's bookings
                 "stage_id": trigger,
                 "occurred_at": unix_time(doc.get("createdAt")),
-                "person": {"email": [email], "phone": [phone] if phone else [], "first_name": first, "last_name": last},
+                "person": {
+                    "email": [email],
+                    "phone": [phone] if phone else [],
+                    "first_name": first,
+                    "last_name": last,
+                    **_price(payload),
+                },
             }
         ],
         "skipped": [],

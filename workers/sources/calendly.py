@@ -86,6 +86,17 @@ def _fbclid(payload: dict) -> str | None:
     return plain(tracking.get("utm_content")) if source in META_SOURCES else None
 
 
+def _paid(payload: dict) -> dict:
+    """A paid booking's amount as the Schedule's value: the invitee's `payment` (amount in
+    the currency's units, and its currency), when Calendly says it succeeded.
+    https://developer.calendly.com/api-docs/decca36cf717f-get-event-invitee (Invitee.payment)"""
+    payment = payload.get("payment") if isinstance(payload.get("payment"), dict) else {}
+    amount, currency = payment.get("amount"), plain(payment.get("currency"))
+    if payment.get("successful") is not True or isinstance(amount, bool) or not isinstance(amount, (int, float)):
+        return {}
+    return {"value": amount, "currency": currency.upper()} if amount > 0 and currency else {}
+
+
 def parse(body: bytes) -> dict:
     """A booking as a stage change with its person; a cancel as recorded.
 
@@ -122,6 +133,7 @@ def parse(body: bytes) -> dict:
                     "first_name": plain(payload.get("first_name")),
                     "last_name": plain(payload.get("last_name")),
                     "fbclid": _fbclid(payload),
+                    **_paid(payload),
                 },
             }
         ],

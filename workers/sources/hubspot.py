@@ -3,7 +3,8 @@
 HubSpot batches up to 100 events per POST (a JSON list) and retries a failed delivery
 up to 10 times over about a day. An event names the object by id only: the deal's
 amount and its contact (email, phone, name) are read back with a private-app token
-(workers/crmapi/hubspot.py). Each event's `eventId` is its idempotency key.
+(workers/crmapi/hubspot.py). Each event's idempotency key is its `eventId` with its
+subscription, object and change (`event_key`): HubSpot does not promise `eventId` unique.
 
 The v3 signature (`X-HubSpot-Signature-v3`) is a base64 HMAC-SHA256, keyed with the
 app's client secret, over method + the URL as HubSpot called it + body + the
@@ -31,11 +32,18 @@ SIGNATURE_HEADER = "X-HubSpot-Signature-v3"
 TIMESTAMP_HEADER = "X-HubSpot-Request-Timestamp"
 SIGNS_URL = True  # the signature covers the method and the URL: verify is given them
 TOLERANCE_SECONDS = 300
-# What a stage change is: the subscription type and the property that changed.
+# What a stage change is: the subscription type and the property that changed. HubSpot
+# has two formats: the legacy one names the object in the type (`deal.propertyChange`);
+# the generic one, for current apps, says `object.propertyChange` and names the object
+# type in `objectTypeId` ("0-3" a deal, "0-1" a contact): both are read.
+# https://developers.hubspot.com/changelog/public-beta-generic-webhook-subscriptions
 STAGE_PROPERTIES = {
     ("deal.propertyChange", "dealstage"): "deal",
     ("contact.propertyChange", "lifecyclestage"): "contact",
 }
+GENERIC = "object.propertyChange"
+OBJECT_TYPES = {"0-3": "deal", "0-1": "contact"}
+STAGE_PROPERTY = {"deal": "dealstage", "contact": "lifecyclestage"}
 
 
 def signature(secret: str, method: str, url: str, body: bytes, timestamp: str) -> str:
@@ -96,11 +104,11 @@ def parse(body: bytes) -> dict:
         if not isinstance(event, dict):
             skipped.append({"reason": "malformed_event"})
             continue
-        kind = STAGE_PROPERTIES.get((plain(event.get("subscriptionType")), plain(event.get("propertyName"))))
+        kind, event_type = _kind(event)
         event_id, object_id, account = (graph_id(event.get(k)) for k in ("eventId", "objectId", "portalId"))
         stage = plain(event.get("propertyValue"))
         if kind is None:
-            skipped.append({"reason": "not_a_stage_change", "event_type": str(event.get("subscriptionType"))[:64]})
+            skipped.append({"reason": "not_a_stage_change", "event_type": event_type[:64]})
         elif not (event_id and object_id and account and stage and len(stage) <= 100):
             skipped.append({"reason": "malformed_event", "event_id": str(event.get("eventId"))[:32]})
         else:
@@ -108,7 +116,7 @@ def parse(body: bytes) -> dict:
             items.append(
                 {
                     "crm": NAME,
-                    "event_key": event_id,
+                    "event_key": event_key(event, event_id, object_id, stage),
                     "object": kind,
                     "object_id": object_id,
                     "account": account,
@@ -119,6 +127,26 @@ def parse(body: bytes) -> dict:
     return {"items": items, "skipped": skipped}
 
 
+def _kind(event: dict) -> tuple[str | None, str]:
+    """("deal" or "contact" when the event is a stage change, else None; its type as sent).
+    Live deliveries name the type `subscriptionType`; HubSpot's own example payload says
+    `eventType`: either is read."""
+    event_type = plain(event.get("subscriptionType")) or plain(event.get("eventType")) or ""
+    prop = plain(event.get("propertyName"))
+    if event_type == GENERIC:
+        kind = OBJECT_TYPES.get(plain(event.get("objectTypeId")) or "")
+        return (kind if kind and STAGE_PROPERTY[kind] == prop else None), event_type
+    return STAGE_PROPERTIES.get((event_type, prop)), event_type
+
+
+def event_key(event: dict, event_id: str, object_id: str, stage: str) -> str:
+    """The idempotency key: HubSpot says `eventId` "is not guaranteed to be unique", so it is
+    joined with what a redelivery repeats and another change does not: the subscription,
+    the object, and the change (the stage and when it was made). A retry keeps every part."""
+    change = f"{graph_id(event.get('subscriptionId'))}|{object_id}|{stage}|{event.get('occurredAt')}".encode()
+    return f"{event_id}-{hashlib.sha256(change).hexdigest()[:16]}"  # 37 characters at most: a plain job id
+
+
 def lead_key(item: dict) -> str:
-    """HubSpot's event id: the same event redelivered carries it again."""
+    """The event's idempotency key (`event_key`): the same event redelivered carries it again."""
     return item["event_key"]

@@ -72,10 +72,15 @@ def parse(body: bytes) -> dict:
     if not (key and deal and account):
         raise MalformedBody("meta.id, meta.company_id and data.id are required", reason="bad_id")
     stage = graph_id(data.get("stage_id"))
-    if data.get("status") == WON and previous.get("status") != WON and "status" in previous:
+    # A deal created straight into a stage (`create`, `previous` null: a form or an import
+    # making deals in "Qualified") is a stage as much as a move is; so is one created won.
+    created = meta.get("action") == "create"
+    if data.get("status") == WON and (created or previous.get("status") != WON and "status" in previous):
         stage = WON
-    elif data.get("status") == LOST and previous.get("status") != LOST and "status" in previous:
+    elif data.get("status") == LOST and (created or previous.get("status") != LOST and "status" in previous):
         stage = LOST
+    elif created and stage is not None:
+        pass
     elif "stage_id" not in previous or graph_id(previous.get("stage_id")) == stage or stage is None:
         return {"items": [], "skipped": [{"reason": "no_stage_change", "event_key": key}]}
     value = data.get("value")

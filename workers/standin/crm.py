@@ -44,33 +44,52 @@ class CrmStandin:
     def crm_init(self) -> None:
         self.hubspot_deals: dict[str, dict] = {}  # deal id -> properties
         self.hubspot_contacts: dict[str, dict] = {}  # contact id -> properties
-        self.deal_contacts: dict[str, str] = {}  # deal id -> its contact
+        self.deal_contacts: dict[str, list[str]] = {}  # deal id -> its contacts, in HubSpot's order
         self.pipedrive_persons: dict[str, dict] = {}  # person id -> the person as API v2 answers it
         self.crm_revoked: set[str] = set()
         self.crm_latency = 0.0  # seconds before each CRM answer (bench/crmstages.py: a CRM at 100 ms)
 
-    def add_crm_person(self, email: str, phone: str | None = None, amount: float = 1200, currency: str = "EUR") -> dict:
-        """A HubSpot deal whose contact is this person, and the same person in Pipedrive:
-        {"deal_id", "contact_id", "person_id"}."""
+    def add_crm_person(
+        self,
+        email: str,
+        phone: str | None = None,
+        amount: float = 1200,
+        currency: str = "EUR",
+        country: str | None = None,
+        others: list[str] = (),
+    ) -> dict:
+        """A HubSpot deal whose contact is this person (after contacts with the `others`
+        emails, when given: a deal's buyer and decision makers), and the same person in
+        Pipedrive: {"deal_id", "contact_id", "person_id"}."""
         deal, contact, person = (str(next(_IDS)) for _ in range(3))
+        contacts = []
+        for other in others:
+            contacts.append(str(next(_IDS)))
+            self.hubspot_contacts[contacts[-1]] = {
+                "email": other,
+                "phone": "",
+                "firstname": "Other",
+                "lastname": "Contact",
+            }
         self.hubspot_contacts[contact] = {
             "email": email,
             "phone": phone or "",
             "firstname": "Sandbox",
             "lastname": "Lead",
+            **({"country": country} if country else {}),
         }
         self.hubspot_deals[deal] = {
             "amount": str(amount),
             "deal_currency_code": currency,
             "dealstage": "qualifiedtobuy",
         }
-        self.deal_contacts[deal] = contact
+        self.deal_contacts[deal] = [*contacts, contact]
         self.pipedrive_persons[person] = {
             "id": int(person),
             "name": "Sandbox Lead",
             "first_name": "Sandbox",
             "last_name": "Lead",
-            "emails": [{"value": email, "primary": True, "label": "work"}],
+            "emails": [{"value": email, "primary": True, "label": "work"}] if email else [],
             "phones": [{"value": phone, "primary": True, "label": "mobile"}] if phone else [],
         }
         return {"deal_id": deal, "contact_id": contact, "person_id": person}
@@ -108,10 +127,18 @@ class CrmStandin:
             }
         ids = [str(i.get("id")) for i in (body or {}).get("inputs", [])]
         if kind == "association_read":
+            # v4 batch read: every associated contact of each deal, in `to`
+            # (https://developers.hubspot.com/docs/api-reference/crm-associations-v4/batch/post-crm-v4-associations-fromObjectType-toObjectType-batch-read)
             return 207 if any(i not in self.deal_contacts for i in ids) else 200, {
                 "status": "COMPLETE",
                 "results": [
-                    {"from": {"id": i}, "to": [{"toObjectId": int(self.deal_contacts[i]), "associationTypes": []}]}
+                    {
+                        "from": {"id": i},
+                        "to": [
+                            {"toObjectId": int(c), "associationTypes": [{"category": "HUBSPOT_DEFINED", "typeId": 3}]}
+                            for c in self.deal_contacts[i]
+                        ],
+                    }
                     for i in ids
                     if i in self.deal_contacts
                 ],
