@@ -1,4 +1,7 @@
-"""Every registered source has fixtures, and every fixture parses."""
+"""Every registered source has fixtures, each listed in its folder's sources.toml with the
+vendor page it comes from, and every fixture parses."""
+
+import tomllib
 
 import pytest
 
@@ -22,3 +25,14 @@ def test_every_fixture_parses(path):
     # (a CRM's: stage changes).
     carried = parsed["items"] if source.kind == CRM_STAGES else parsed["leads"]
     assert parsed["skipped"] if path.stem.endswith("__ignored") else carried
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_fixture_names_the_vendor_page_it_comes_from(path):
+    """Copied from the vendor's documented example, or ours, written from a named page:
+    a fixture is never our reading of the vendor without saying so."""
+    manifest = path.parent / "sources.toml"
+    assert manifest.is_file(), f"{path.parent.name}/ has no sources.toml"
+    entry = tomllib.loads(manifest.read_text()).get(path.name)
+    assert entry and entry["url"].startswith("https://"), f"{path.name} is not in sources.toml with its url"
+    assert entry.get("copied") is True or entry.get("ours"), f"{path.name}: say `copied = true` or what is `ours`"
