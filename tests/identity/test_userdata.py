@@ -285,3 +285,16 @@ def test_full_names_split_on_any_space_without_their_title(full, first, last):
     user_data, _ = build(from_lead_ads([{"name": "full_name", "values": [full]}]))
     assert user_data["fn"] == [sha256(first)]
     assert user_data.get("ln") == ([sha256(last)] if last else None)
+
+
+def test_a_lead_with_no_country_but_an_international_phone_is_placed_by_it():
+    """+62 with `Jawa Timur`: Indonesia's rules, not the default region's (a US state table
+    would drop it); +233 with `04/07/1992`: Ghana writes the day first."""
+    from workers.identity import userdata
+
+    hashed, dropped = userdata.build({"st": ["Jawa Timur"], "ph": ["+62 812 3456 7890"]}, "US")
+    assert hashed["st"] == [userdata.sha256("jawatimur")] and dropped == []
+    hashed, _ = userdata.build({"db": ["04/07/1992"], "ph": ["+233 24 123 4567"]}, "US")
+    assert hashed["db"] == [userdata.sha256("19920704")]
+    _, dropped = userdata.build({"db": ["04/07/1992"], "ph": ["024 123 4567"]}, "US")
+    assert sorted(d["reason"] for d in dropped) == ["ambiguous_date", "no_region_for_national"]

@@ -6,11 +6,16 @@ separators: a 4-digit year, a part above 12, or a month name (in the languages o
 month table below) settles it. `1997/02/16`, `16-Feb-1997`, `19th April 1987`,
 `19 de abril de 1987` and `1997-02-16T00:00:00Z` all work.
 
-Truly ambiguous dates (`03/04/1990`: both parts 12 or less) follow the separator: `/` is
-read month first, as Meta's own example `2/16/1997` and US forms write it; `.` and `-`
-day first, as most of the world writes them. Two-digit years are refused (`04/05/07`
-could be three different days), as are impossible or implausible dates (before 1900, in
-the future).
+Truly ambiguous dates (`04/07/1992`: both parts 12 or less, the year last) follow the
+order the lead's country writes dates in, from CLDR (`order_of`: the short date pattern of
+the country's main language; Ghana, New Zealand and Britain day first, the US and the
+Philippines month first). With no country to decide, or one whose short dates put the
+year first (Canada, Japan: both orders are met there), the date is dropped as
+`ambiguous_date`: a wrong date is a hash of another person, worse than none. A two-digit
+year is read only where it is the one part above 31 and one century alone makes it a
+plausible year (`31/12/79`: 1979, as 2079 is to come); else it is refused (`04/05/07` could
+be three different days), as are impossible or implausible dates (before 1900, in the
+future).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
 from datetime import date
 
 import babel
@@ -87,11 +93,14 @@ def _tokens(text: str) -> list[str]:
 FILLER = frozenset(_plain(word) for word in _FILLER_WORDS.split())
 
 
-def parse(text: str, today: date | None = None) -> str:
-    """`YYYYMMDD` for a date of birth.
+def parse(text: str, today: date | None = None, country: str | None = None) -> str:
+    """`YYYYMMDD` for a date of birth. `country` (ISO alpha-2: the lead's) decides what the
+    text leaves open: the order of a day and a month that could be swapped (`order_of`),
+    and a month word that is another month in another language (`listopada`).
 
     Raises:
-        NotADate: the shape is ambiguous or unknown, or the date impossible or implausible.
+        NotADate: the shape is ambiguous (`ambiguous_date`, `ambiguous_month`) or unknown,
+            or the date impossible or implausible.
     """
     text = text.strip()
     plain = _ISO_DATE.fullmatch(text)  # 1997-02-16 and 19970216, the shapes date inputs send
@@ -106,7 +115,7 @@ def parse(text: str, today: date | None = None) -> str:
             numbers.append(str(int(token)).zfill(len(token)))  # any script's digits, as ASCII
             continue
         word = _plain(token)
-        named = MONTHS.get(word) or _cldr_months().get(word)
+        named = _month(word, country)
         if named and month is None:
             month = named
         elif word not in FILLER and word not in _cldr_weekdays():
@@ -116,11 +125,53 @@ def parse(text: str, today: date | None = None) -> str:
         numbers = (
             [whole[:4], whole[4:6], whole[6:]] if whole[:2] in ("19", "20") else [whole[:2], whole[2:4], whole[4:]]
         )
-    year, month, day = _year_month_day(numbers, month, _separator(text))
+    numbers = _with_century(numbers, today or date.today())
+    year, month, day = _year_month_day(numbers, month, order_of(country))
     return _checked(year, month, day, today)
 
 
-def _year_month_day(numbers: list[str], month: int | None, separator: str) -> tuple[int, int, int]:
+MAJORITY = 0.9  # of the languages that use a month word, how many must mean one month by it
+
+
+def _month(word: str, country: str | None) -> int | None:
+    """The month a word names: as the lead's country's main language names it when that
+    language has the word; else the meaning nearly every language that uses the word gives
+    it (`jan` is January in dozens, June in Sesotho alone); a word two languages share for
+    two months (`listopada`: October in Croatian, November in Polish) reads as nothing.
+
+    Raises:
+        NotADate: `ambiguous_month`, for such a word with nothing to decide it.
+    """
+    if country:
+        local = _locale_months(country.upper()).get(word)
+        if local:
+            return local
+    meanings = _month_meanings().get(word)
+    if not meanings:
+        return None
+    month, users = meanings.most_common(1)[0]
+    if users >= MAJORITY * sum(meanings.values()):
+        return month
+    raise NotADate("ambiguous_month")
+
+
+def _with_century(numbers: list[str], today: date) -> list[str]:
+    """A two-digit year read only when it is certain: it is the one part above 31 (so it is
+    the year), and exactly one century makes it a year of birth Meta accepts (1900 to this
+    year): `31/12/79` is 1979 (2079 is to come); `12/31/15` (1915 or 2015) stays unread."""
+    if any(len(n) == 4 for n in numbers) or len(numbers) != 3 or any(len(n) > 2 for n in numbers):
+        return numbers
+    years = [i for i, n in enumerate(numbers) if int(n) > 31]
+    if len(years) != 1:
+        return numbers
+    two = int(numbers[years[0]])
+    centuries = [c + two for c in (1900, 2000) if 1900 <= c + two <= today.year]
+    if len(centuries) != 1:
+        return numbers
+    return [str(centuries[0]) if i == years[0] else n for i, n in enumerate(numbers)]
+
+
+def _year_month_day(numbers: list[str], month: int | None, order: str | None) -> tuple[int, int, int]:
     """(year, month, day) from the numbers; `month` given when a word named it."""
     where = [i for i, n in enumerate(numbers) if len(n) == 4]
     if len(where) != 1 or any(len(n) > 2 for i, n in enumerate(numbers) if i != where[0]):
@@ -138,13 +189,36 @@ def _year_month_day(numbers: list[str], month: int | None, separator: str) -> tu
         return year, first, second  # year first is always year, month, day
     if second <= 12 < first:
         return year, second, first
-    # Both could be the month: the separator decides (see the module's docstring).
-    return (year, first, second) if separator == "/" else (year, second, first)
+    if first == second:
+        return year, first, second  # 04/04/1992: either way the same day
+    # Both could be the month: only the lead's country decides (see the module's docstring).
+    if order is None:
+        raise NotADate("ambiguous_date")
+    return (year, first, second) if order == "mdy" else (year, second, first)
 
 
-def _separator(text: str) -> str:
-    found = re.search(r"\d\s*([/.\-])", text)
-    return found.group(1) if found else ""
+@functools.cache
+def order_of(country: str | None) -> str | None:
+    """How `country` (ISO alpha-2) writes a date whose year comes last: "dmy" or "mdy", from
+    the short date pattern of its most spoken official language in CLDR; None when nothing
+    says (no country, or its short dates put the year first)."""
+    locale = _main_locale(country.upper()) if country else None
+    pattern = locale.date_formats["short"].pattern if locale else ""
+    letters = [ch for ch in pattern if ch in "dMy"]
+    order = "".join(dict.fromkeys(letters))
+    return {"dMy": "dmy", "Mdy": "mdy"}.get(order)
+
+
+def _main_locale(territory: str):
+    languages = babel.core.get_global("territory_languages").get(territory, {})
+    official = [name for name, v in languages.items() if v.get("official_status") in ("official", "de_facto_official")]
+    ranked = sorted(official or languages, key=lambda name: -languages[name].get("population_percent", 0))
+    for language in ranked:
+        try:
+            return Locale.parse(f"{language}_{territory}")
+        except (ValueError, KeyError, babel.UnknownLocaleError):
+            continue
+    return None
 
 
 def _checked(year: int, month: int, day: int, today: date | None) -> str:
@@ -158,25 +232,37 @@ def _checked(year: int, month: int, day: int, today: date | None) -> str:
 
 
 @functools.cache
-def _cldr_months() -> dict[str, int]:
-    """Month names and abbreviations in every language Babel ships (CLDR), as the tokeniser
-    cuts them (`двадцать` is not one; `二月`, `февраля`, `Şubat` are); the table above keeps
-    precedence, and a word that is two months in two languages is left out. Built on the
-    first word the table above does not know (~0.5 s, once per process)."""
-    found: dict[str, set[int]] = {}
+def _month_meanings() -> dict[str, Counter]:
+    """Each month word (as the tokeniser cuts it, lowercase, unmarked) and how many
+    languages mean each month by it: CLDR's names in every language Babel ships, and the
+    hand table above, each of its words one more language (it holds spellings CLDR lacks,
+    `fevrier` without accents). Not the filler words, nor two Latin letters."""
+    found: dict[str, Counter] = {}
     for locale in _locales():
-        for context in ("format", "stand-alone"):
-            for width in ("wide", "abbreviated"):
-                for number, name in locale.months[context][width].items():
-                    tokens = _tokens(name)
-                    if len(tokens) == 1 and not tokens[0].isdigit():
-                        found.setdefault(_plain(tokens[0]), set()).add(number)
-    # Not the filler words (`de` is December somewhere), nor two Latin letters: too many meanings.
-    return {
-        word: numbers.pop()
-        for word, numbers in found.items()
-        if len(numbers) == 1 and word not in MONTHS and word not in FILLER and (len(word) > 2 or not word.isascii())
-    }
+        for word, number in _names(locale).items():
+            found.setdefault(word, Counter())[number] += 1
+    for word, number in MONTHS.items():
+        found.setdefault(word, Counter())[number] += 1
+    return {w: c for w, c in found.items() if w not in FILLER and (len(w) > 2 or not w.isascii() or w in MONTHS)}
+
+
+@functools.cache
+def _locale_months(territory: str) -> dict[str, int]:
+    """The month words of a country's main language."""
+    locale = _main_locale(territory)
+    return _names(locale) if locale else {}
+
+
+def _names(locale) -> dict[str, int]:
+    """A language's month names and abbreviations, one word each, as the tokeniser cuts them."""
+    out: dict[str, int] = {}
+    for context in ("format", "stand-alone"):
+        for width in ("wide", "abbreviated"):
+            for number, name in locale.months[context][width].items():
+                tokens = _tokens(name)
+                if len(tokens) == 1 and not tokens[0].isdigit():
+                    out.setdefault(_plain(tokens[0]), number)
+    return out
 
 
 @functools.cache
@@ -188,7 +274,7 @@ def _cldr_weekdays() -> frozenset[str]:
         for width in ("wide", "abbreviated"):
             for name in locale.days["format"][width].values():
                 words.update(_plain(token) for token in _tokens(name) if not token.isdigit())
-    return frozenset(words - set(MONTHS) - set(_cldr_months()))
+    return frozenset(words - set(_month_meanings()))
 
 
 def _locales() -> list:

@@ -51,28 +51,50 @@ _LEAD_ADS = {name: row[0] for row in TABLE for name in row[2]}
 # a trailing dot. Words that are also names (Don, Anh, the surname Pan) are left out: a title is
 # only dropped when it cannot be a name.
 TITLES = frozenset(
-    "mr mrs ms miss mx dr prof sir madam mme mlle monsieur madame herr frau sr sra srta dra "
+    "mr mrs ms miss mx dr prof sir madam mme mlle monsieur madame herr frau sr sra srta dra engr atty capt "
     "doña sigra signor signora dott dhr mevr pani paní ing mgr bayan sayın dl dna "
     "bapak bpk ibu encik puan г-н г-жа господин госпожа пан пані κ κα κος κυρία "
-    "السيد السيدة د מר גברת ד״ר श्री श्रीमती सुश्री डॉ นาย นาง นางสาว".split()
-)
+    "السيد السيدة د מר גברת ד״ר श्री श्रीमती सुश्री डॉ นาย นาง นางสาว".casefold().split()
+)  # casefolded as words are compared: Greek κος ends in a final sigma, casefolded to σ
+
+
+# Written after a name and a comma (`Smith, Jr.`): never the given name of `Surname, Given`.
+SUFFIXES = frozenset("jr sr ii iii iv phd md esq mba cpa rn dds".split())
 
 
 def split_full_name(values: dict[str, list[str]], full_names: list[str]) -> None:
     """Add first and last names from full names, only when neither was given: the first
-    word, then the rest, split on any whitespace (an ideographic or no-break space too),
-    and a leading title (Mr, Dr, Frau, Sra...) dropped when a name follows it."""
+    word, then the rest, split on any whitespace (an ideographic or no-break space too).
+    A leading title (Mr, Dr, Frau, Sra...) is dropped when a name follows it, and so is any
+    dotted abbreviation of two letters or more (`Engr.`, `Eng.`, `Capt.`): a first name is
+    never written with a dot. `Mensah, Kwame` (surname, comma, given name) is read that
+    way round; `Smith, Jr.` is a suffix, not a given name."""
     if "fn" in values or "ln" in values:
         return
     for full in full_names:
-        words = full.split()
-        while len(words) > 1 and words[0].casefold().rstrip(".") in TITLES:
+        words = _given_first(full).split()
+        while len(words) > 1 and _title(words[0]):
             words = words[1:]
         if not words:
             continue
         values.setdefault("fn", []).append(words[0])
         if len(words) > 1:
             values.setdefault("ln", []).append(" ".join(words[1:]))
+
+
+def _title(word: str) -> bool:
+    bare = word.casefold().rstrip(".")
+    return bare in TITLES or (word.endswith(".") and len(bare) >= 2 and bare.isalpha())
+
+
+def _given_first(full: str) -> str:
+    """`Surname, Given` as `Given Surname`; a suffix after the comma is dropped instead."""
+    surname, comma, given = full.partition(",")
+    if not comma or "," in given or not surname.strip() or not given.strip():
+        return full.replace(",", " ")
+    if all(word.casefold().strip(".") in SUFFIXES for word in given.split()):
+        return surname
+    return f"{given.strip()} {surname.strip()}"
 
 
 def from_lead_ads(field_data) -> dict[str, list[str]]:

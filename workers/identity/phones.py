@@ -24,8 +24,13 @@ import unicodedata
 
 import phonenumbers
 
-_EXTENSION = re.compile(r"\s*(?:ext\.?|extension|x|#)\s*\d{1,6}\s*$", re.IGNORECASE)
+# An extension after the number: English `ext`/`x`/`#`, Spanish `anexo`/`ext.`, French
+# (Canada) `poste`, Portuguese `ramal`, German `Durchwahl`/`DW`, Italian `interno`/`int.`.
+_EXTENSION = re.compile(
+    r"\s*(?:ext\.?|extension|x|#|anexo|poste|ramal|durchwahl|dw\.?|interno|int\.)\s*:?\s*\d{1,6}\s*$", re.IGNORECASE
+)
 _NOT_DIGIT = re.compile(r"\D+")
+_LETTER_OR_HASH = re.compile(r"[^\W\d_]|#")  # only then can an extension be written (most numbers: never)
 _TYPES = (
     "mobile",
     "fixed_line",
@@ -56,7 +61,7 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
     Raises:
         NotAPhone: no digits, or no valid number in any reading.
     """
-    text = _EXTENSION.sub("", value) if "x" in value or "X" in value or "#" in value else value
+    text = _EXTENSION.sub("", value) if _LETTER_OR_HASH.search(value) else value
     digits = _NOT_DIGIT.sub("", text)
     if not digits.isascii():  # Arabic-Indic, Persian, fullwidth digits: their values
         digits = "".join(str(unicodedata.digit(ch)) for ch in digits)
@@ -74,6 +79,21 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
     if not found:
         raise NotAPhone("invalid_phone")
     return found
+
+
+def region_of(value: str) -> str | None:
+    """The country (ISO alpha-2) an international number (`+62 ...`, `0062 ...`) belongs
+    to; None for a national form, an invalid number, or a code several countries share
+    whose number no one of them claims (+1 outside a known area code)."""
+    text = value.strip()
+    if not (text.lstrip(" \t([").startswith("+") or _NOT_DIGIT.sub("", text).startswith("00")):
+        return None
+    try:
+        digits = e164_digits(value, ())
+        region = phonenumbers.region_code_for_number(phonenumbers.parse("+" + digits))
+    except (NotAPhone, phonenumbers.NumberParseException):
+        return None
+    return region if region and region != "ZZ" else None
 
 
 def national_form(digits: str) -> bool:

@@ -29,7 +29,11 @@ def squash(text: str) -> str:
 
 
 # Names people use that pycountry's English names do not carry. Keys are squashed.
+# `eua`: Estados Unidos da América, as Portuguese writes it short (EE. UU. in Spanish is
+# already `eeuu`); `الإمارات`, the Emirates, as Arabic forms name the UAE short.
 COUNTRY_NAMES = {
+    "eua": "us",
+    "الإمارات": "ae",
     "uk": "gb",
     "greatbritain": "gb",
     "britain": "gb",
@@ -184,7 +188,25 @@ def country(text: str) -> str | None:
         found = pycountry.countries.get(alpha_3=name)
         if found:
             return found.alpha_2.lower()
-    return COUNTRY_NAMES.get(name) or _country_table().get(loose(text))
+    found = COUNTRY_NAMES.get(name) or _country_table().get(loose(text))
+    if found:
+        return found
+    unwrapped = _unwrapped(name)  # `日本国`, `Монгол Улс`, `ประเทศไทย`: the name inside
+    return (COUNTRY_NAMES.get(unwrapped) or _country_table().get(loose(unwrapped))) if unwrapped else None
+
+
+# Words a country's official or long form wraps its name in, in scripts the Latin
+# prefixes above do not cover: Japanese and Chinese 国 ("country", `日本国`), Mongolian улс
+# ("state", `Монгол Улс`), Thai ประเทศ ("country", `ประเทศไทย`). Only taken off when
+# what is left is a country's name.
+_WRAPPERS = (("", "国"), ("", "улс"), ("ประเทศ", ""))
+
+
+def _unwrapped(name: str) -> str | None:
+    for prefix, suffix in _WRAPPERS:
+        if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix) + len(suffix) + 1:
+            return name[len(prefix) : len(name) - len(suffix)]
+    return None
 
 
 def _state_table() -> dict[str, str]:
@@ -269,6 +291,18 @@ US_STATE_NAMES = {
 _US_STATES = _state_table()
 
 
+# A direction written short before a state's name: `N. Carolina`, `S Dakota`, `W. Virginia`.
+_DIRECTIONS = {"n": "north", "s": "south", "w": "west"}
+
+
 def us_state(text: str) -> str | None:
-    """The USPS code in lowercase (`New York`, `new-york`, `NY`, `N.Y.` → `ny`), or None."""
-    return _US_STATES.get(squash(text))
+    """The USPS code in lowercase (`New York`, `new-york`, `NY`, `N.Y.` → `ny`, `Flórida`,
+    `N. Carolina` → `nc`), or None."""
+    found = _US_STATES.get(squash(text))
+    if found:
+        return found
+    words = text.replace(".", " ").split()
+    if len(words) > 1 and words[0].casefold() in _DIRECTIONS:
+        return _US_STATES.get(squash(" ".join([_DIRECTIONS[words[0].casefold()], *words[1:]])))
+    bare = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+    return _US_STATES.get(squash(bare)) if bare != text else None  # Flórida, as a Portuguese form writes it

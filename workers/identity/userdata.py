@@ -118,7 +118,7 @@ def _country(value: str, lead: "_Lead") -> str:
 
 def _birth_date(value: str, lead: "_Lead") -> str:
     try:
-        return birthdates.parse(value)
+        return birthdates.parse(value, country=lead.decider)
     except birthdates.NotADate as err:
         raise Unusable(err.reason) from None
 
@@ -153,15 +153,17 @@ class _Lead(NamedTuple):
     """What a lead's other answers tell about one value: its country, where to read phones,
     and whether US rules apply to its state and postcode."""
 
-    country: str | None
+    country: str | None  # its own answer, else the country of its international phone
     regions: tuple[str, ...]
     country_unread: bool = False  # it named a country no table recognised
+    decider: str | None = None  # what decides a date's day-month order: its country, else the form's region
 
     @classmethod
     def of(cls, country: str | None, form_region: str | None, region: str, country_unread: bool = False) -> "_Lead":
-        return cls(
-            country, tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r)), country_unread
-        )
+        """`region` (LEADRELAY_DEFAULT_REGION) reads national phones last; it never decides a
+        date: the operator's default says nothing about one lead."""
+        regions = tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r))
+        return cls(country, regions, country_unread, (country or form_region or "").lower() or None)
 
     @property
     def american(self) -> bool:
@@ -236,6 +238,12 @@ def lead_country(fields: Mapping[str, object]) -> str | None:
     return None
 
 
+def _phone_country(fields: Mapping[str, object]) -> str | None:
+    """The country of the lead's international phone numbers, when they all agree on one."""
+    found = {phones.region_of(raw) for raw in _values(fields.get("ph")) if raw.strip()} - {None}
+    return found.pop().lower() if len(found) == 1 else None
+
+
 def build(fields: Mapping[str, object], region: str = "US", form_region: str | None = None) -> tuple[dict, list[dict]]:
     """`user_data` (each hashed key a list of hashes) from raw values, and what was dropped.
 
@@ -245,6 +253,8 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     dropped: list[dict] = []
     country = lead_country(fields)
     unread = country is None and any(raw.strip() for raw in _values(fields.get("country")))
+    if country is None and not unread:  # no country given: an international phone places the lead
+        country = _phone_country(fields)
     lead = _Lead.of(country, form_region, region, unread)
     for key in HASHED:
         given = fields.get(key)

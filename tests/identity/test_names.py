@@ -1,0 +1,50 @@
+"""Full names split into first and last: a title (the TITLES table, any language) or a
+dotted abbreviation before a name is never sent as the first name; `Surname, Given` is
+read that way round."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workers.identity import matchkeys
+
+NAMES = st.text(alphabet=st.characters(categories=("Ll", "Lu", "Lo")), min_size=2, max_size=12)
+
+
+def _split(full: str) -> dict:
+    values: dict = {}
+    matchkeys.split_full_name(values, [full])
+    return values
+
+
+@given(title=st.sampled_from(sorted(matchkeys.TITLES)), first=NAMES, last=NAMES, dot=st.booleans())
+def test_no_title_is_ever_a_first_name(title, first, last, dot):
+    if first.casefold() in matchkeys.TITLES:
+        return  # a "name" that is itself a title: dropped as one, rightly
+    split = _split(f"{title.upper() if dot else title}{'.' if dot else ''} {first} {last}")
+    assert split["fn"] == [first] and split["ln"] == [last]
+
+
+@given(abbreviation=st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=5), first=NAMES, last=NAMES)
+def test_a_dotted_abbreviation_before_a_name_is_never_a_first_name(abbreviation, first, last):
+    if first.casefold() in matchkeys.TITLES:
+        return
+    assert _split(f"{abbreviation.title()}. {first} {last}")["fn"] == [first]
+
+
+@pytest.mark.parametrize(
+    "full, first, last",
+    [
+        ("Engr. Chukwuemeka Obi", "Chukwuemeka", "Obi"),  # Nigeria: an engineer's title
+        ("Eng. Ahmad Al-Masri", "Ahmad", "Al-Masri"),  # Jordan
+        ("Mensah, Kwame", "Kwame", "Mensah"),  # surname, comma, given name
+        ("Obi , Chukwuemeka", "Chukwuemeka", "Obi"),
+        ("J. Smith", "J.", "Smith"),  # an initial is the first name as written
+    ],
+)
+def test_titles_and_name_order(full, first, last):
+    assert _split(full) == {"fn": [first], "ln": [last]}
+
+
+def test_a_suffix_after_a_comma_is_not_a_given_name():
+    assert _split("Kwame Mensah, Jr.") == {"fn": ["Kwame"], "ln": ["Mensah"]}
