@@ -1,5 +1,5 @@
 """For every country and any date, our reading of that country's own ways of writing it
-(CLDR's short, medium and long date formats of its main language, via babel) is that date
+(CLDR's short, medium, long and full date formats of its main language, via babel) is that date
 or nothing, never another date: an ambiguous order is read as the country writes it, and
 what cannot be read is dropped."""
 
@@ -20,7 +20,7 @@ TERRITORIES = sorted(t for t in get_global("territory_languages") if birthdates.
 @settings(max_examples=2000)
 def test_a_countrys_own_forms_read_as_the_date_or_nothing(territory, born):
     locale = birthdates._main_locale(territory)
-    for width in ("short", "medium", "long"):
+    for width in ("short", "medium", "long", "full"):
         try:
             written = format_date(born, width, locale=locale)
         except (babel.UnknownLocaleError, KeyError, ValueError):

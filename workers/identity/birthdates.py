@@ -91,6 +91,45 @@ def _tokens(text: str) -> list[str]:
 
 
 FILLER = frozenset(_plain(word) for word in _FILLER_WORDS.split())
+# Eras a date of birth may be written in: the year before each era's first (its year 1 is
+# that plus one). Japan's (CLDR's japanese calendar: Meiji 1868, Taisho 1912, Showa 1926,
+# Heisei 1989, Reiwa 2019) and the Republic of China's (民國 1 is 1912). The Thai solar
+# calendar counts from 543 BC: `พ.ศ. 2535` is 1992.
+ERAS = {
+    _plain(name): year
+    for name, year in {
+        "明治": 1867,
+        "大正": 1911,
+        "昭和": 1925,
+        "平成": 1988,
+        "令和": 2018,
+        "民國": 1911,
+        "民国": 1911,
+    }.items()
+}
+_BUDDHIST_ERA = "พ.ศ."
+BUDDHIST_OFFSET = 543
+
+
+@functools.cache
+def _fillers() -> frozenset[str]:
+    """Words that only mark a date's parts: the table above, and every word CLDR's date
+    patterns write around the numbers in any language Babel ships (Kazakh `ж.`, Mongolian
+    `оны`, Armenian `թ.`, Lithuanian `m.` and `d.`, Latvian `gada`), and the ordinal
+    indicators (`1º`). Never a month word: those are read, not skipped."""
+    words = set(FILLER) | {_plain("º"), _plain("ª")}  # as compared: NFKD reads them as o and a
+    for locale in _locales():
+        for width in ("full", "long", "medium", "short"):
+            try:
+                pattern = locale.date_formats[width].pattern
+            except (KeyError, AttributeError):
+                continue
+            # Literals: quoted ('ж'), or any letters but the ASCII ones CLDR keeps for
+            # its fields (Armenian թ. is written bare).
+            literals = re.findall(r"'([^']+)'", pattern) + [re.sub(r"'[^']*'|[A-Za-z]", " ", pattern)]
+            for literal in literals:
+                words.update(_plain(t) for t in _tokens(literal) if not t.isdigit())
+    return frozenset(words - set(_month_meanings()))
 
 
 def parse(text: str, today: date | None = None, country: str | None = None) -> str:
@@ -109,16 +148,28 @@ def parse(text: str, today: date | None = None, country: str | None = None) -> s
     iso = _ISO_DATETIME.match(text)
     if iso:
         text = "-".join(iso.groups())
-    numbers, month = [], None
+    buddhist = _BUDDHIST_ERA in text.replace(" ", "")  # พ.ศ. 2535: the Thai solar calendar's year
+    if buddhist:
+        text = text.replace(_BUDDHIST_ERA, " ")
+    numbers, month, era = [], None, None
     for token in _tokens(text):
         if token.isdigit():
-            numbers.append(str(int(token)).zfill(len(token)))  # any script's digits, as ASCII
+            number = int(token)
+            if era is not None:  # 平成4年, 民國81年: the era's year, as a Gregorian one
+                number, era = era + number, None
+            elif buddhist and len(token) == 4:
+                number -= BUDDHIST_OFFSET
+            numbers.append(str(number).zfill(len(token) if number < 1000 else 4))  # any script's digits, as ASCII
             continue
         word = _plain(token)
+        if country and word in _locale_weekdays(country.upper()):
+            continue  # the lead's own language says it is a weekday (Tok Pisin `Fra`, February elsewhere)
         named = _month(word, country)
-        if named and month is None:
+        if word in ERAS and era is None and not numbers:
+            era = ERAS[word]
+        elif named and month is None:
             month = named
-        elif word not in FILLER and word not in _cldr_weekdays():
+        elif word not in _fillers() and word not in _cldr_weekdays():
             raise NotADate("unknown_date_format")
     if month is None and len(numbers) == 1 and len(numbers[0]) == 8:
         whole = numbers[0]  # 19970216, else 16021997
@@ -263,6 +314,16 @@ def _names(locale) -> dict[str, int]:
                 if len(tokens) == 1 and not tokens[0].isdigit():
                     out.setdefault(_plain(tokens[0]), number)
     return out
+
+
+@functools.cache
+def _locale_weekdays(territory: str) -> frozenset[str]:
+    """The weekday names of a country's main language."""
+    locale = _main_locale(territory)
+    if locale is None:
+        return frozenset()
+    names = [n for width in ("wide", "abbreviated") for n in locale.days["format"][width].values()]
+    return frozenset(_plain(t) for name in names for t in _tokens(name) if not t.isdigit()) - set(_names(locale))
 
 
 @functools.cache

@@ -85,6 +85,26 @@ LANGUAGES: tuple[tuple[str, str, str, str], ...] = (
     ("Japanese", "女性 女", "男性 男", "en.wiktionary.org/wiki/女性"),
     ("Korean", "여성 여자 여", "남성 남자 남", "en.wiktionary.org/wiki/여성"),
     ("Catalan", "dona", "home", "en.wiktionary.org/wiki/dona"),
+    # The official languages of more countries Meta sells ads in.
+    ("Hausa", "mace", "namiji", "en.wiktionary.org/wiki/mace#Hausa"),
+    ("Yoruba", "obìnrin abo", "ọkùnrin akọ", "en.wiktionary.org/wiki/obìnrin"),
+    ("Amharic", "ሴት", "ወንድ", "en.wiktionary.org/wiki/ሴት"),
+    ("Sinhala", "ස්ත්‍රී ගැහැණු", "පුරුෂ පිරිමි", "en.wiktionary.org/wiki/ස්ත්‍රී"),
+    ("Tamil", "பெண்", "ஆண்", "en.wiktionary.org/wiki/பெண்"),
+    ("Uzbek", "ayol аёл", "erkak эркак", "en.wiktionary.org/wiki/ayol"),
+    ("Kazakh", "әйел", "еркек", "en.wiktionary.org/wiki/әйел"),
+    ("Belarusian", "жанчына жаночы", "мужчына мужчынскі", "en.wiktionary.org/wiki/жанчына"),
+    ("Māori", "wahine", "tāne", "en.wiktionary.org/wiki/wahine"),
+    ("Irish", "bean baineann", "fear fireann", "en.wiktionary.org/wiki/bean#Irish"),
+    ("Mongolian", "эмэгтэй", "эрэгтэй", "en.wiktionary.org/wiki/эмэгтэй"),
+    ("Georgian", "ქალი მდედრობითი", "კაცი მამრობითი", "en.wiktionary.org/wiki/ქალი"),
+    ("Armenian", "կին իգական", "տղամարդ արական", "en.wiktionary.org/wiki/կին"),
+    ("Azerbaijani", "qadın", "kişi", "en.wiktionary.org/wiki/qadın"),
+    ("Icelandic", "kona kvenkyns", "karl karlmaður karlkyns", "en.wiktionary.org/wiki/kona"),
+    ("Khmer", "ស្រី", "ប្រុស", "en.wiktionary.org/wiki/ស្រី"),
+    # The short forms drop-downs print: Czech, Slovak and Slovenian Ž/M (žena, ženski); the
+    # Romance languages' `masc.` and `fem.` (masculino, masculin, maschile).
+    ("Short forms", "ž fem", "masc", "en.wiktionary.org/wiki/masc."),
 )
 
 # Unmarked forms that are other answers: these words match only as written.
