@@ -11,15 +11,15 @@ from babel.dates import format_date
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers.identity import birthdates
+from workers.identity import birthdates, calendarwords
 
-TERRITORIES = sorted(t for t in get_global("territory_languages") if birthdates._main_locale(t) is not None)
+TERRITORIES = sorted(t for t in get_global("territory_languages") if calendarwords.main_locale(t) is not None)
 
 
 @given(territory=st.sampled_from(TERRITORIES), born=st.dates(date(1901, 1, 1), date(2010, 12, 31)))
 @settings(max_examples=2000)
 def test_a_countrys_own_forms_read_as_the_date_or_nothing(territory, born):
-    locale = birthdates._main_locale(territory)
+    locale = calendarwords.main_locale(territory)
     for width in ("short", "medium", "long", "full"):
         try:
             written = format_date(born, width, locale=locale)
