@@ -96,8 +96,8 @@ def main() -> None:
         for lead in leads:
             standin.add_lead(lead, created_time=int(time.time()) - 60)
             body, headers = notification([lead], 1)
-            for job_id in session.post(f"{base}/webhooks/meta", data=body, headers=headers).json()["job_ids"]:
-                accepted["meta"][job_id] = f"meta:{lead}:Lead"
+            if session.post(f"{base}/webhooks/meta", data=body, headers=headers).json()["accepted"]:
+                accepted["meta"][f"lead-meta-{lead}"] = f"meta:{lead}:Lead"  # job ids are deterministic
         _wait(lambda: _settled(connection), args.timeout)
 
         stages = []
@@ -113,8 +113,8 @@ def main() -> None:
         killed = False
         for i, (msg_id, body, lead, stage) in enumerate(stages):
             headers = {"Content-Type": "application/json", **signed.sign(SIGNED_SECRET, body, msg_id=msg_id)}
-            for job_id in session.post(f"{base}/webhooks/signed", data=body, headers=headers).json()["job_ids"]:
-                accepted["signed"][job_id] = f"meta:{lead}:{stage}"
+            if session.post(f"{base}/webhooks/signed", data=body, headers=headers).json()["accepted"]:
+                accepted["signed"][f"stage-signed-{msg_id}"] = f"meta:{lead}:{stage}"
             if args.kill and not killed and i > len(stages) // 2:
                 workers.kill_one(rng)
                 killed = True
@@ -124,7 +124,10 @@ def main() -> None:
         web.wait(timeout=30)
         sent = {e["event_id"] for e in standin.events}
         ignored = _ignored_keys(connection)
-        dead = {entry["job_id"] for entry in deadletters.select(connection, queue(connection), deadletters.Filter())}
+        dead = {
+            entry["job_id"]
+            for entry in deadletters.select(connection, queue(connection, "leadrelay"), deadletters.Filter())
+        }
         waiting = _waiting_ids(connection)
     standin.stop()
     unaccounted = 0
