@@ -45,7 +45,10 @@ from benchenv import service_env, stop_all  # noqa: E402
 BIN = Path(sys.executable).parent
 NET = "10.77.0"
 HOSTS = {"redis": 1, "meta": 2, "web1": 3, "web2": 4, "worker1": 5, "worker2": 6}
-SWITCH = "lr-switch"
+# Namespace names of this run alone (the host's, and the one this script re-runs itself in
+# inherit it): two runs on one machine, two suites at once, never remove each other's hosts.
+RUN = os.environ.setdefault("LEADRELAY_NETSOAK_RUN", str(os.getpid()))
+SWITCH = f"lr{RUN}-switch"
 
 
 def sh(*command: str) -> None:
@@ -53,7 +56,7 @@ def sh(*command: str) -> None:
 
 
 def ns(host: str) -> str:
-    return f"lr-{host}"
+    return f"lr{RUN}-{host}"
 
 
 def make_network() -> None:
@@ -295,7 +298,6 @@ def main() -> None:
         return
     if os.geteuid() != 0:
         raise SystemExit("network namespaces need root: sudo .venv/bin/python bench/netsoak.py")
-    remove_network()  # what an interrupted run left
     make_network()
     try:
         subprocess.run(
