@@ -48,3 +48,17 @@ def test_titles_and_name_order(full, first, last):
 
 def test_a_suffix_after_a_comma_is_not_a_given_name():
     assert _split("Kwame Mensah, Jr.") == {"fn": ["Kwame"], "ln": ["Mensah"]}
+
+
+@pytest.mark.parametrize(
+    "full, expected",
+    [
+        ("王 小明", {"ln": ["王"], "fn": ["小明"]}),  # Chinese: family name first
+        ("山田 太郎", {"ln": ["山田"], "fn": ["太郎"]}),  # Japanese
+        ("김 민준", {"ln": ["김"], "fn": ["민준"]}),  # Korean
+        ("王小明", {}),  # one word: where the family name ends is not certain, nothing is sent
+        ("Nagy Péter", {"fn": ["Nagy"], "ln": ["Péter"]}),  # Latin letters: as written, never re-ordered
+    ],
+)
+def test_names_in_scripts_that_write_the_family_name_first(full, expected):
+    assert _split(full) == expected

@@ -268,7 +268,7 @@ def test_a_country_no_table_knows_gets_no_us_rules():
         ("Dr. Ana García", "ana", "garcía"),  # a leading title is not a first name
         ("Frau Erika Mustermann", "erika", "mustermann"),
         ("Sra. María José López", "maría", "josélópez"),
-        ("山田\u3000太郎", "山田", "太郎"),  # an ideographic space separates too
+        ("山田\u3000太郎", "太郎", "山田"),  # an ideographic space separates too; Japanese: family name first
         ("Jean\u00a0Dupont", "jean", "dupont"),  # a no-break space
         ("Pani Anna Nowak", "anna", "nowak"),
         ("Bapak Budi Santoso", "budi", "santoso"),

@@ -6,6 +6,8 @@ Values read here are still personal data: hash them (userdata.py), never keep or
 
 from __future__ import annotations
 
+import re
+
 # setting name   Meta key       Lead Ads question keys (Meta's prefill keys, and those
 #                               seen in the wild)        conventional form refs/labels        form answer types
 TABLE = (
@@ -72,6 +74,12 @@ def split_full_name(values: dict[str, list[str]], full_names: list[str]) -> None
     if "fn" in values or "ln" in values:
         return
     for full in full_names:
+        if _family_first_script(full):
+            words = full.split()
+            if len(words) > 1:  # 王 小明, 김 민준, 山田 太郎: the family name is written first
+                values.setdefault("ln", []).append(words[0])
+                values.setdefault("fn", []).append(" ".join(words[1:]))
+            continue  # written as one word (王小明): where the family name ends is not certain
         words = _given_first(full).split()
         while len(words) > 1 and _title(words[0]):
             words = words[1:]
@@ -80,6 +88,15 @@ def split_full_name(values: dict[str, list[str]], full_names: list[str]) -> None
         values.setdefault("fn", []).append(words[0])
         if len(words) > 1:
             values.setdefault("ln", []).append(" ".join(words[1:]))
+
+
+def _family_first_script(full: str) -> bool:
+    """A name in Han, Hangul or Japanese kana: those scripts write the family name first."""
+    letters = [ch for ch in full if ch.isalpha()]
+    return bool(letters) and all(_CJK.match(ch) for ch in letters)
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff\uf900-\ufaff]")
 
 
 def _title(word: str) -> bool:
