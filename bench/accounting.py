@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import random
 import signal
 import subprocess
@@ -35,6 +34,7 @@ import requests
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
+from benchenv import service_env  # noqa: E402
 from soakparts import BIN, ROOT, SECRET, Workers, notification  # noqa: E402
 
 from workers.common.queues import connect, queue  # noqa: E402
@@ -61,22 +61,12 @@ def main() -> None:
     with EmbeddedRedis(tmp / "redis") as server, open(tmp / "processes.log", "w") as log:
         port = free_port()
         env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("META_", "LEADRELAY_"))},
-            "REDIS_URL": server.url,
-            "META_APP_SECRET": SECRET,
-            "META_VERIFY_TOKEN": "v",
-            "META_PAGE_ACCESS_TOKEN": "page",
-            "META_DATASET_ID": "42",
-            "META_CAPI_ACCESS_TOKEN": "capi",
-            "META_GRAPH_URL": graph_url,
+            **service_env(server.url, graph_url, str(tmp / "data"), "42"),
+            "META_APP_SECRET": SECRET,  # what the soak's notifications are signed with
             "SIGNED_WEBHOOK_SECRET": SIGNED_SECRET,
-            "LEADRELAY_ENV_FILE": "",
-            "LEADRELAY_DATA_DIR": str(tmp / "data"),
             "LEADRELAY_LOG_LEVEL": "WARNING",
             "LEADRELAY_BIND": f"127.0.0.1:{port}",
             "WEB_CONCURRENCY": "2",
-            "LEADRELAY_SWEEP_SECONDS": "0",
-            "LEADRELAY_WATCH_SECONDS": "0",
         }
         web = subprocess.Popen(
             [str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"],

@@ -386,3 +386,8 @@ def kill_tree(pid: int) -> None:
     for each in tree:
         each.send_signal(signal.SIGKILL)
     psutil.wait_procs(tree, timeout=5)
+
+
+def stage_events(graph) -> list[dict]:
+    """The events the stand-in received, but the leads' own `Lead` events."""
+    return [e for e in graph.events if e["event_name"] != "Lead"]

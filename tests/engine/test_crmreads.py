@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
-from helpers import LEAD, delivered_lead, leadrelay, post_signed
+from helpers import LEAD, leadrelay, stage_events
 from workers.sources import SOURCES
 
 
@@ -52,28 +50,12 @@ def _pipedrive_won(person_id: str, event_id: str = "9a1d3c7e-52f0-4b8a-b6e4-2d8f
     ).encode()
 
 
-@pytest.fixture
-def post_crm(client, env):
-    return lambda name, body: post_signed(client, name, body, env)
-
-
-@pytest.fixture
-def lead(graph, post_meta, work):
-    """The Lead Ads lead the CRM's person is (Joe@Example.com), delivered."""
-    delivered_lead(graph, post_meta, work, 3600)
-    return graph.add_crm_person("joe@example.com", amount=4800, currency="EUR")
-
-
-def _stage_events(graph) -> list[dict]:
-    return [e for e in graph.events if e["event_name"] != "Lead"]
-
-
 def test_hubspot_deal_stages_become_stage_events_for_the_lead_once(graph, lead, post_crm, work):
     body = _hubspot_batch(lead["deal_id"], ["qualifiedtobuy", "appointmentscheduled", "closedwon"])
     first, again = post_crm("hubspot", body), post_crm("hubspot", body)  # HubSpot redelivers
     assert first.get_json()["accepted"] == 3 and again.get_json()["duplicates"] == 3
     work()
-    sent = _stage_events(graph)
+    sent = stage_events(graph)
     assert [e["event_name"] for e in sent] == ["QualifiedLead", "Schedule", "Purchase"]
     assert {str(e["user_data"]["lead_id"]) for e in sent} == {LEAD}
     assert {(e["custom_data"]["value"], e["custom_data"]["currency"]) for e in sent} == {(4800.0, "EUR")}
@@ -87,7 +69,7 @@ def test_pipedrive_won_becomes_one_purchase_for_the_lead(graph, lead, post_crm, 
     assert post_crm("pipedrive", body).get_json()["accepted"] == 1
     assert post_crm("pipedrive", body).get_json()["duplicates"] == 1
     work()
-    [purchase] = _stage_events(graph)
+    [purchase] = stage_events(graph)
     assert purchase["event_name"] == "Purchase" and str(purchase["user_data"]["lead_id"]) == LEAD
     assert (purchase["custom_data"]["value"], purchase["custom_data"]["currency"]) == (4800, "EUR")
     [read] = graph.calls("person_read")
@@ -99,7 +81,7 @@ def test_the_same_stage_twice_from_two_events_is_sent_once(graph, lead, post_crm
     post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["closedwon"], first_event=1))
     post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["closedwon"], first_event=2))
     work()
-    assert [e["event_name"] for e in _stage_events(graph)] == ["Purchase"]
+    assert [e["event_name"] for e in stage_events(graph)] == ["Purchase"]
 
 
 def test_an_unmapped_stage_is_recorded_with_its_id_never_sent(graph, lead, post_crm, work, redis_conn):
@@ -107,7 +89,7 @@ def test_an_unmapped_stage_is_recorded_with_its_id_never_sent(graph, lead, post_
     assert answer["accepted"] == 0 and answer["skipped"][0]["reason"] == "unmapped_stage"
     assert answer["skipped"][0]["stage_id"] == "1289471"
     work()
-    assert _stage_events(graph) == []
+    assert stage_events(graph) == []
     assert "unmapped_stage" in leadrelay("ignored").stdout
 
 
@@ -117,7 +99,7 @@ def test_a_refused_crm_token_makes_the_changes_wait_and_a_replay_after_the_fix_s
     graph.crm_revoked.add("hubspot-private-app-token")
     post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["qualifiedtobuy", "closedwon"]))
     work()
-    assert _stage_events(graph) == []
+    assert stage_events(graph) == []
     listing = leadrelay("dead-letters", "list")
     assert "paused: HUBSPOT_ACCESS_TOKEN" in listing.stdout and "1 auth" in listing.stdout
     from webhook_app import create_app
@@ -132,7 +114,7 @@ def test_a_refused_crm_token_makes_the_changes_wait_and_a_replay_after_the_fix_s
     replay = leadrelay("replay", "--reason", "auth")
     assert replay.returncode == 0, replay.stdout + replay.stderr
     work()
-    assert sorted(e["event_name"] for e in _stage_events(graph)) == ["Purchase", "QualifiedLead"]
+    assert sorted(e["event_name"] for e in stage_events(graph)) == ["Purchase", "QualifiedLead"]
 
 
 def test_a_transient_crm_failure_is_retried_alone(graph, lead, post_crm, work, redis_conn):
@@ -141,10 +123,10 @@ def test_a_transient_crm_failure_is_retried_alone(graph, lead, post_crm, work, r
     graph.then({"status": 503}, on="crm")
     post_crm("pipedrive", _pipedrive_won(lead["person_id"]))
     work()
-    assert _stage_events(graph) == []
+    assert stage_events(graph) == []
     assert fast_forward(redis_conn) == 1
     work()
-    assert [e["event_name"] for e in _stage_events(graph)] == ["Purchase"]
+    assert [e["event_name"] for e in stage_events(graph)] == ["Purchase"]
 
 
 def test_an_account_routed_to_a_dataset_never_reaches_another_clients_lead(agency, graph, work):
@@ -165,7 +147,7 @@ def test_an_account_routed_to_a_dataset_never_reaches_another_clients_lead(agenc
     headers = SOURCES["hubspot"].sign("hubspot-test-secret", body, "http://localhost/webhooks/hubspot")
     assert web.post("/webhooks/hubspot", data=body, headers=headers).get_json()["accepted"] == 1
     work()
-    [purchase] = _stage_events(graph)
+    [purchase] = stage_events(graph)
     assert purchase["dataset_id"] == DATASETS["acme"][0] and "lead_id" not in purchase["user_data"]
 
 
@@ -187,7 +169,7 @@ def test_a_calendly_and_a_calcom_booking_for_the_lead_send_one_schedule(graph, l
     assert post_crm("calendly", _booking("calendly", "invitee_created__booking.json")).get_json()["accepted"] == 1
     assert post_crm("calcom", _booking("calcom", "booking_created__attendee.json")).get_json()["accepted"] == 1
     work()
-    [schedule] = _stage_events(graph)
+    [schedule] = stage_events(graph)
     assert schedule["event_name"] == "Schedule" and str(schedule["user_data"]["lead_id"]) == LEAD
     assert schedule["custom_data"]["lead_event_source"] == "Calendly"
     assert graph.calls("person_read") == graph.calls("contact_read") == []
@@ -208,7 +190,7 @@ def test_a_calendly_cancel_is_recorded_never_sent(graph, lead, post_crm, work):
     answer = post_crm("calendly", _booking("calendly", "invitee_canceled_rescheduled__ignored.json")).get_json()
     assert answer["accepted"] == 0 and answer["skipped"][0]["reason"] == "booking_rescheduled"
     work()
-    assert _stage_events(graph) == [] and "booking_rescheduled" in leadrelay("ignored").stdout
+    assert stage_events(graph) == [] and "booking_rescheduled" in leadrelay("ignored").stdout
 
 
 def test_calcom_unsigned_is_refused_unless_the_operator_allows_it(client, env, monkeypatch):
@@ -246,7 +228,7 @@ def test_standard_webhooks_rotation_staleness_reuse_and_a_wrong_secret(client, m
     wrong = _signed_post(web, body, "whsec_" + base64.b64encode(b"another").decode(), msg_id="msg_4")
     assert wrong.status_code == 401 and wrong.get_json()["error"] == "bad_signature"
     work()
-    [qualified] = _stage_events(graph)  # msg_2 is the same stage for the same lead: once
+    [qualified] = stage_events(graph)  # msg_2 is the same stage for the same lead: once
     assert qualified["event_name"] == "QualifiedLead" and str(qualified["user_data"]["lead_id"]) == LEAD
 
 
@@ -277,7 +259,7 @@ def test_a_signed_body_of_any_shape_is_read_through_the_mapping_files_fields(
     }
     assert _signed_post(web, json.dumps(doc).encode(), env["SIGNED_WEBHOOK_SECRET"]).get_json()["accepted"] == 1
     work()
-    [schedule] = _stage_events(graph)
+    [schedule] = stage_events(graph)
     assert schedule["event_name"] == "Schedule" and schedule["custom_data"]["value"] == 900
     assert str(schedule["user_data"]["lead_id"]) == LEAD
 
@@ -289,7 +271,7 @@ def test_a_booking_links_click_id_reaches_meta_as_fbc(graph, post_crm, work, env
     doc["payload"]["tracking"] = {"utm_source": "facebook", "utm_content": "IwAR2Fclick"}
     assert post_crm("calendly", json.dumps(doc).encode()).get_json()["accepted"] == 1
     work()
-    [schedule] = _stage_events(graph)
+    [schedule] = stage_events(graph)
     assert schedule["user_data"]["fbc"].startswith("fb.1.") and schedule["user_data"]["fbc"].endswith(".IwAR2Fclick")
 
 
@@ -302,6 +284,6 @@ def test_a_signed_stage_naming_a_delivered_leads_leadgen_id_is_sent_not_taken_fo
     answer = _signed_post(client, body, env["SIGNED_WEBHOOK_SECRET"]).get_json()
     assert answer["accepted"] == 1
     work()
-    [qualified] = _stage_events(graph)
+    [qualified] = stage_events(graph)
     assert qualified["event_name"] == "QualifiedLead" and str(qualified["user_data"]["lead_id"]) == LEAD
     assert qualified["custom_data"]["lead_event_source"] != "meta"

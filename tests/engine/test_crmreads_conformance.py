@@ -10,22 +10,7 @@ import time
 
 import pytest
 
-from helpers import LEAD, delivered_lead, fixture_bytes, leadgen_body, leadrelay, post_signed
-
-
-@pytest.fixture
-def post_crm(client, env):
-    return lambda name, body: post_signed(client, name, body, env)
-
-
-@pytest.fixture
-def lead(graph, post_meta, work):
-    """The Lead Ads lead (joe@example.com), delivered."""
-    delivered_lead(graph, post_meta, work, 3600)
-
-
-def _stage_events(graph) -> list[dict]:
-    return [e for e in graph.events if e["event_name"] != "Lead"]
+from helpers import LEAD, fixture_bytes, leadgen_body, leadrelay, stage_events
 
 
 def _deal_event(deal_id: str, stage: str = "closedwon", event_id: int = 1964117900, **overrides) -> dict:
@@ -52,7 +37,7 @@ def test_a_deal_with_three_contacts_sends_one_event_for_the_one_who_is_a_lead(gr
     deal = graph.add_crm_person("joe@example.com", amount=9000, others=["cfo@example.com", "cto@example.com"])
     assert post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
     work()
-    [purchase] = _stage_events(graph)
+    [purchase] = stage_events(graph)
     assert str(purchase["user_data"]["lead_id"]) == LEAD
     assert (purchase["custom_data"]["value"], purchase["custom_data"]["currency"]) == (9000.0, "EUR")
 
@@ -61,7 +46,7 @@ def test_the_same_deal_with_no_lead_among_its_contacts_sends_nothing_and_says_wh
     deal = graph.add_crm_person("cfo@example.com", amount=9000, others=["cto@example.com", "buyer@example.com"])
     assert post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
     work()
-    assert _stage_events(graph) == []
+    assert stage_events(graph) == []
     ignored = leadrelay("ignored").stdout
     assert "no_lead_among_contacts" in ignored and '"candidates": 3' in ignored
 
@@ -75,7 +60,7 @@ def test_a_deal_whose_contacts_are_two_different_leads_is_recorded_never_guessed
     deal = graph.add_crm_person("joe@example.com", others=["ann@example.com"])
     post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode())
     work()
-    assert _stage_events(graph) == [] and "several_leads_among_contacts" in leadrelay("ignored").stdout
+    assert stage_events(graph) == [] and "several_leads_among_contacts" in leadrelay("ignored").stdout
 
 
 @pytest.mark.parametrize("type_key", ["subscriptionType", "eventType"])
@@ -87,7 +72,7 @@ def test_hubspots_generic_format_is_a_stage_change_under_either_type_key(graph, 
     event[type_key] = "object.propertyChange"
     assert post_crm("hubspot", json.dumps([event]).encode()).get_json()["accepted"] == 1
     work()
-    [qualified] = _stage_events(graph)
+    [qualified] = stage_events(graph)
     assert qualified["event_name"] == "QualifiedLead" and str(qualified["user_data"]["lead_id"]) == LEAD
 
 
@@ -106,7 +91,7 @@ def test_two_changes_sharing_an_event_id_are_both_kept_and_a_retry_is_still_one(
         event["attemptNumber"] = 1  # HubSpot's retry: the same event, one more attempt
     assert post_crm("hubspot", json.dumps(retried).encode()).get_json()["duplicates"] == 2
     work()
-    assert sorted(str(e["user_data"]["lead_id"]) for e in _stage_events(graph)) == [
+    assert sorted(str(e["user_data"]["lead_id"]) for e in stage_events(graph)) == [
         "1234567890123500",
         "1234567890123501",
     ]
@@ -121,7 +106,7 @@ def test_a_pipedrive_deal_created_straight_into_a_mapped_stage_is_a_stage(graph,
     body = json.dumps({"data": data, "previous": None, "meta": {**meta, "version": "2.0"}}).encode()
     assert post_crm("pipedrive", body).get_json()["accepted"] == 1
     work()
-    [qualified] = _stage_events(graph)
+    [qualified] = stage_events(graph)
     assert qualified["event_name"] == "QualifiedLead" and str(qualified["user_data"]["lead_id"]) == LEAD
 
 
@@ -134,7 +119,7 @@ def test_a_phone_only_contact_in_national_form_is_placed_by_its_country(graph, p
     deal = graph.add_crm_person("", phone="030 12345678", country="Germany")
     assert post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
     work()
-    [purchase] = _stage_events(graph)
+    [purchase] = stage_events(graph)
     assert str(purchase["user_data"]["lead_id"]) == LEAD
 
 
@@ -185,7 +170,7 @@ def test_a_paid_booking_sends_its_amount_as_the_schedules_value(
 ):
     assert post_crm(name, _booking(name, fixture_name, **payment)).get_json()["accepted"] == 1
     work()
-    [schedule] = _stage_events(graph)
+    [schedule] = stage_events(graph)
     assert schedule["event_name"] == "Schedule" and str(schedule["user_data"]["lead_id"]) == LEAD
     custom = schedule.get("custom_data") or {}
     assert ((custom["value"], custom["currency"]) if "value" in custom else None) == expected
