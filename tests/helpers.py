@@ -391,3 +391,22 @@ def kill_tree(pid: int) -> None:
 def stage_events(graph) -> list[dict]:
     """The events the stand-in received, but the leads' own `Lead` events."""
     return [e for e in graph.events if e["event_name"] != "Lead"]
+
+
+def hubspot_deal_event(deal_id: str, stage: str = "closedwon", event_id: int = 1964117900, **overrides) -> dict:
+    """A deal stage change as HubSpot's legacy format sends it (its Webhooks API page's
+    fields), changed now unless `occurredAt` is given."""
+    return {
+        "eventId": event_id,
+        "subscriptionId": 2418761,
+        "portalId": 4512345,
+        "appId": 3104402,
+        "occurredAt": int(time.time() * 1000),
+        "subscriptionType": "deal.propertyChange",
+        "attemptNumber": 0,
+        "objectId": int(deal_id),
+        "propertyName": "dealstage",
+        "propertyValue": stage,
+        "changeSource": "CRM_UI",
+        **overrides,
+    }

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from helpers import LEAD, leadrelay, stage_events
+from helpers import LEAD, hubspot_deal_event, leadrelay, stage_events
 from workers.sources import SOURCES
 
 
@@ -15,19 +15,7 @@ def _hubspot_batch(deal_id: str, stages: list[str], first_event: int = 196411790
     now = int(time.time() * 1000)
     return json.dumps(
         [
-            {
-                "eventId": first_event + n,
-                "subscriptionId": 2418761,
-                "portalId": 4512345,
-                "appId": 3104402,
-                "occurredAt": now - (len(stages) - n) * 1000,
-                "subscriptionType": "deal.propertyChange",
-                "attemptNumber": 0,
-                "objectId": int(deal_id),
-                "propertyName": "dealstage",
-                "propertyValue": stage,
-                "changeSource": "CRM_UI",
-            }
+            hubspot_deal_event(deal_id, stage, first_event + n, occurredAt=now - (len(stages) - n) * 1000)
             for n, stage in enumerate(stages)
         ]
     ).encode()

@@ -10,32 +10,14 @@ import time
 
 import pytest
 
-from helpers import LEAD, fixture_bytes, leadgen_body, leadrelay, stage_events
-
-
-def _deal_event(deal_id: str, stage: str = "closedwon", event_id: int = 1964117900, **overrides) -> dict:
-    """A deal stage change as HubSpot's legacy format sends it."""
-    return {
-        "eventId": event_id,
-        "subscriptionId": 2418761,
-        "portalId": 4512345,
-        "appId": 3104402,
-        "occurredAt": int(time.time() * 1000),
-        "subscriptionType": "deal.propertyChange",
-        "attemptNumber": 0,
-        "objectId": int(deal_id),
-        "propertyName": "dealstage",
-        "propertyValue": stage,
-        "changeSource": "CRM_UI",
-        **overrides,
-    }
+from helpers import LEAD, fixture_bytes, hubspot_deal_event, leadgen_body, leadrelay, stage_events
 
 
 def test_a_deal_with_three_contacts_sends_one_event_for_the_one_who_is_a_lead(graph, lead, post_crm, work):
     """A buyer and two decision makers; the lead is listed last: one event, for the lead,
     with the deal's value."""
     deal = graph.add_crm_person("joe@example.com", amount=9000, others=["cfo@example.com", "cto@example.com"])
-    assert post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
+    assert post_crm("hubspot", json.dumps([hubspot_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
     work()
     [purchase] = stage_events(graph)
     assert str(purchase["user_data"]["lead_id"]) == LEAD
@@ -44,7 +26,7 @@ def test_a_deal_with_three_contacts_sends_one_event_for_the_one_who_is_a_lead(gr
 
 def test_the_same_deal_with_no_lead_among_its_contacts_sends_nothing_and_says_why(graph, lead, post_crm, work):
     deal = graph.add_crm_person("cfo@example.com", amount=9000, others=["cto@example.com", "buyer@example.com"])
-    assert post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
+    assert post_crm("hubspot", json.dumps([hubspot_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
     work()
     assert stage_events(graph) == []
     ignored = leadrelay("ignored").stdout
@@ -58,7 +40,7 @@ def test_a_deal_whose_contacts_are_two_different_leads_is_recorded_never_guessed
     post_meta(leadgen_body("1234567890123499", created_time=int(time.time()) - 3600))
     work()
     deal = graph.add_crm_person("joe@example.com", others=["ann@example.com"])
-    post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode())
+    post_crm("hubspot", json.dumps([hubspot_deal_event(deal["deal_id"])]).encode())
     work()
     assert stage_events(graph) == [] and "several_leads_among_contacts" in leadrelay("ignored").stdout
 
@@ -67,7 +49,7 @@ def test_a_deal_whose_contacts_are_two_different_leads_is_recorded_never_guessed
 def test_hubspots_generic_format_is_a_stage_change_under_either_type_key(graph, lead, post_crm, work, type_key):
     """`object.propertyChange` with objectTypeId 0-3 (a deal), as current apps receive it."""
     deal = graph.add_crm_person("joe@example.com")
-    event = _deal_event(deal["deal_id"], stage="qualifiedtobuy", objectTypeId="0-3")
+    event = hubspot_deal_event(deal["deal_id"], stage="qualifiedtobuy", objectTypeId="0-3")
     del event["subscriptionType"]
     event[type_key] = "object.propertyChange"
     assert post_crm("hubspot", json.dumps([event]).encode()).get_json()["accepted"] == 1
@@ -84,7 +66,7 @@ def test_two_changes_sharing_an_event_id_are_both_kept_and_a_retry_is_still_one(
         post_meta(leadgen_body(lead_id, created_time=int(time.time()) - 3600))
     work()
     deals = [graph.add_crm_person(email)["deal_id"] for email in ("joe@example.com", "ann@example.com")]
-    body = json.dumps([_deal_event(d, event_id=777) for d in deals]).encode()
+    body = json.dumps([hubspot_deal_event(d, event_id=777) for d in deals]).encode()
     assert post_crm("hubspot", body).get_json()["accepted"] == 2
     retried = json.loads(body)
     for event in retried:
@@ -117,7 +99,7 @@ def test_a_phone_only_contact_in_national_form_is_placed_by_its_country(graph, p
     post_meta(leadgen_body(LEAD, created_time=int(time.time()) - 3600))
     work()
     deal = graph.add_crm_person("", phone="030 12345678", country="Germany")
-    assert post_crm("hubspot", json.dumps([_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
+    assert post_crm("hubspot", json.dumps([hubspot_deal_event(deal["deal_id"])]).encode()).get_json()["accepted"] == 1
     work()
     [purchase] = stage_events(graph)
     assert str(purchase["user_data"]["lead_id"]) == LEAD
