@@ -11,15 +11,17 @@ TODAY = date(2026, 11, 24)
 
 def test_a_version_ends_with_the_earlier_of_its_graph_and_marketing_api_ends():
     v24 = versions.horizon("v24.0", TODAY)
-    assert (v24.ends, v24.which, v24.ended) == (date(2026, 10, 6), "Marketing API", True)
-    assert v24.say() == "v24.0: Meta stopped serving it on 2026-10-06 (Marketing API)"
+    # Meta's Marketing API table of 2026-11: v24.0 ended 2026-11-10 (it said 2026-10-06 before).
+    assert (v24.ends, v24.which, v24.ended) == (date(2026, 11, 10), "Marketing API", True)
+    assert v24.say() == "v24.0: Meta stopped serving it on 2026-11-10 (Marketing API)"
     v25 = versions.horizon("v25.0", TODAY)
-    assert (v25.ends, v25.days_left, v25.warn) == (date(2028, 7, 29), 613, False)
+    assert (v25.ends, v25.which, v25.days_left, v25.warn) == (date(2027, 2, 23), "Marketing API", 91, False)
+    assert versions.horizon("v25.0", date(2026, 11, 26)).warn  # 89 days before its end: a v25 user is told
 
 
 def test_inside_90_days_warns_and_a_version_without_an_announced_end_does_not():
-    assert versions.horizon("v25.0", date(2028, 5, 1)).warn  # 89 days before its end
-    assert not versions.horizon("v25.0", date(2028, 4, 29)).warn
+    assert versions.horizon("v25.0", date(2026, 11, 26)).warn  # 89 days before its end
+    assert not versions.horizon("v25.0", date(2026, 11, 24)).warn
     for current in ("v26.0", "v27.0"):  # no end announced; newer than this table
         assert not versions.horizon(current, TODAY).warn and versions.horizon(current, TODAY).ends is None
 
@@ -33,7 +35,7 @@ def test_doctor_fails_a_retired_version_with_the_fix(env, monkeypatch):
     monkeypatch.setenv("META_API_VERSION", "v24.0")
     out = leadrelay("doctor")
     assert out.returncode == 1
-    assert "[FAIL] api version: v24.0: Meta stopped serving it on 2026-10-06 (Marketing API)" in out.stdout
+    assert "[FAIL] api version: v24.0: Meta stopped serving it on 2026-11-10 (Marketing API)" in out.stdout
     assert "fix: set META_API_VERSION to a current version (v26.0)" in out.stdout
 
 

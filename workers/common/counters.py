@@ -56,7 +56,13 @@ IGNORED = Family(
     "unknown_form, no_consent, test_delivery, negative_stage...).",
     ("source", "reason"),
 )
-COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED)
+# Meta's X-Ad-Api-Version-Warning: a call it auto-upgraded (graphapi/versionsignals.py).
+VERSION_WARNINGS = Family(
+    "leadrelay_api_version_warnings",
+    "Answers from Meta saying the call's API version is ending, by the version Meta served.",
+    ("served",),
+)
+COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED, VERSION_WARNINGS)
 GRAPH = Family(
     "leadrelay_graph_request_duration_seconds",
     "Graph API call latency by operation and outcome.",

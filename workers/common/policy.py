@@ -59,6 +59,9 @@ PAUSE_RECHECK_SECONDS = 60
 _THROTTLE_CODES = {4, 17, 32, 613, 341, 368} | set(range(80000, 80015))
 _AUTH_CODES = {190, 102, 10, 3} | set(range(200, 300))
 _TOO_OLD = 2804003
+# "(#2635) You are calling a deprecated version of the Ads API. Please update to the latest
+# version" (https://developers.facebook.com/blog/post/2024/04/16/upcoming-change-in-marketing-api-version-deprecation)
+_VERSION_ENDED = 2635
 _NOT_FOUND = 33
 
 
@@ -123,6 +126,8 @@ def classify(http_status: int, error: dict | None) -> str:
     )
     if subcode == _TOO_OLD:
         return EXPIRED
+    if code == _VERSION_ENDED:  # a configuration error, never transient: retrying cannot mend it
+        return INVALID
     if code in (1, 2):
         return TRANSIENT
     if code in _THROTTLE_CODES:
@@ -163,6 +168,10 @@ MEANINGS = {
     (100, None): (
         "Meta refused a parameter of the call.",
         "Read Meta's title and fbtrace_id; fix the cause, then replay.",
+    ),
+    (2635, None): (
+        "Meta no longer serves the API version in META_API_VERSION.",
+        "Set META_API_VERSION to a current version (`leadrelay doctor` says which), restart, then replay.",
     ),
     (2, None): ("Meta's service was temporarily unavailable.", "Nothing: replay once Meta answers again."),
     (1, None): ("An unknown error at Meta, usually temporary.", "Replay later."),

@@ -17,11 +17,17 @@ from workers.common import logs
 
 WARN_DAYS = 90
 
-# version: (Graph API ends, Marketing API ends); None: not announced yet.
+# version: (Graph API ends, Marketing API ends); None: not announced yet. From Meta's tables
+# as they stood on 2026-11-26: https://developers.facebook.com/docs/graph-api/changelog/versions/
+# and https://developers.facebook.com/docs/marketing-api/marketing-api-changelog/versions
+# (v24.0 now ends 2026-11-10, not 2026-10-06; v25.0 ends 2027-02-23; v27.0 shipped 2026-11-04).
+# The table is not the only source: Meta's own signals that a call ran on an ending version
+# (error #2635, the X-Ad-Api-Version-Warning header) are read on every answer (graph.py).
 ENDS: dict[tuple[int, int], tuple[date | None, date | None]] = {
+    (27, 0): (None, None),
     (26, 0): (None, None),
-    (25, 0): (date(2028, 7, 29), None),
-    (24, 0): (date(2028, 2, 18), date(2026, 10, 6)),
+    (25, 0): (date(2028, 7, 29), date(2027, 2, 23)),
+    (24, 0): (date(2028, 2, 18), date(2026, 11, 10)),
     (23, 0): (date(2027, 10, 8), date(2026, 6, 9)),
     (22, 0): (date(2027, 5, 20), date(2026, 2, 19)),
     (21, 0): (date(2027, 1, 21), date(2025, 9, 9)),

@@ -14,6 +14,7 @@ from requests.structures import CaseInsensitiveDict
 from workers.common import logs
 from workers.common.policy import AUTH, THROTTLED, TRANSIENT, JobError, Paused, classify
 from workers.config.settings import Settings
+from workers.graphapi import versionsignals
 from workers.graphapi.pauses import Pauses, fingerprint
 
 # Always ask for the fields: without them Meta returns a minimal set (Meta's lead retrieval docs).
@@ -147,8 +148,8 @@ class Graph:
             raise JobError(TRANSIENT, f"transport_error ({type(err).__name__})") from None
         self.usage = usage_percent(response.headers)
         warning = response.headers.get("x-ad-api-version-warning")
-        if warning:
-            log.warning("graph_version_warning", api_version=self.settings.api_version, warning=warning)
+        if warning:  # Meta auto-upgraded the call: our version is ending, whatever our table says
+            versionsignals.record(self.pauses.connection if self.pauses else None, self.settings.api_version, warning)
         try:
             body = response.json()
         except ValueError:

@@ -10,10 +10,12 @@ import redis
 
 from workers.common import redisurl
 from workers.common.policy import JobError
+from workers.common.queues import connect
 from workers.config import environment, mappingfile, versions
 from workers.config.needed import WEB, WHERE, WORKER, ConfigError
 from workers.config.routing import ANY_PAGE, Dataset, Page
 from workers.config.settings import DEFAULT_API_VERSION, Settings, load
+from workers.graphapi import versionsignals
 from workers.graphapi.graph import Graph
 from workers.run import redissafety
 
@@ -30,6 +32,16 @@ class Check:
 
 
 NETWORK = ("timeout", "connection_error", "transport_error")  # graph.py's details when Meta never answered
+
+
+def _version_signal(settings: Settings) -> dict | None:
+    """What Meta said of the version in the last week (a call it auto-upgraded), if Redis answers."""
+    if not settings.redis_url:
+        return None
+    try:
+        return versionsignals.read(connect(settings.redis_url))
+    except redis.RedisError:
+        return None
 
 
 def _graph_check(graph: Graph, name: str, call, ok_detail, fix: str) -> Check:
@@ -77,11 +89,12 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
     if settings.redis_url:
         checks.extend(_redis_checks(settings.redis_url))
     version = versions.horizon(settings.api_version)
+    signal = _version_signal(settings)
     checks.append(
         Check(
             "api version",
-            not version.warn,
-            version.say(),
+            not version.warn and signal is None,
+            version.say() + (f"; Meta says: {signal['warning']} (on {signal['served']})" if signal else ""),
             f"set META_API_VERSION to a current version ({DEFAULT_API_VERSION}), test with "
             f"`leadrelay send-test meta`, then restart: every request to Meta uses it",
         )

@@ -35,6 +35,8 @@ class GraphStandin(LeadAds, CrmStandin):
         self.requests: list[dict] = []
         self.script: deque = deque()  # (path kind or None, action)
         self.any_lead = any_lead
+        # Sent with every answer: Meta's `X-Ad-Api-Version-Warning` on calls it auto-upgraded, say.
+        self.always_headers: dict[str, str] = {}
         self.dataset_id = "4242424242"  # the dataset GET /{id} answers for
         self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
         self.refuse_event_ids: set[str] = set()  # Meta refuses any request carrying one of these
@@ -327,11 +329,10 @@ class GraphStandin(LeadAds, CrmStandin):
             return self.dataset_tokens[parts[-1] if kind == "lead" else parts[-2]] == token
         return True
 
-    @staticmethod
-    def _reply(handler: BaseHTTPRequestHandler, status: int, body, headers: dict | None = None) -> None:
+    def _reply(self, handler: BaseHTTPRequestHandler, status: int, body, headers: dict | None = None) -> None:
         payload = json.dumps(body).encode()
         handler.send_response(status)
-        for name, value in (headers or {}).items():
+        for name, value in {**self.always_headers, **(headers or {})}.items():
             handler.send_header(name, value)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload)))

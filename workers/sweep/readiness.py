@@ -17,6 +17,7 @@ from workers.common import counters
 from workers.config import versions
 from workers.config.routing import Routes
 from workers.events import accuracy, funnel, gates, stagelag
+from workers.graphapi import versionsignals
 from workers.sweep import watch
 
 
@@ -30,6 +31,7 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
     covered = funnel.coverage(rows, lambda page, form: _dataset(routes, page, form))
     found = watch.read(connection) or {}
     version = versions.horizon(settings.api_version)
+    signal = versionsignals.read(connection)  # what Meta itself said, whatever our table says
     out = {
         "checked_at": int(now),
         "datasets": [_dataset_report(routes, figures[name], covered.get(name), now) for name in names],
@@ -42,8 +44,9 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
             "version": version.version,
             "ends": version.ends.isoformat() if version.ends else None,
             "days_left": version.days_left,
-            "warn": version.warn,
-            "said": version.say(),
+            "warn": version.warn or signal is not None,
+            "said": version.say() + (f"; Meta says: {signal['warning']}" if signal else ""),
+            "meta_says": signal,
         },
     }
     out["problems"] = problems(out)
