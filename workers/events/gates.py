@@ -3,7 +3,8 @@ figure, the threshold, pass or fail, and what to do when it fails.
 
 Events Manager's "verify your data" steps ask for about 200 leads a month, Lead Coverage
 of at least 60%, at least two stages including the raw lead, an optimisation stage that
-1-40% of leads reach within 28 days, and uploads at least daily.
+1-40% of leads reach within 28 days, and uploads at least daily; the Conversion Leads FAQ
+adds at least seven days with CRM events in the last 30, not necessarily in a row.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def judge(figures: funnel.Figures, coverage: tuple[int, int] | None, now: float)
         _stages(figures),
         _optimisation(figures),
         _upload(figures, now),
+        _crm_days(figures),
     ]
 
 
@@ -122,6 +124,27 @@ def _upload(figures: funnel.Figures, now: float) -> Gate:
         if passed
         else "Meta wants uploads at least daily: check that a worker runs (`leadrelay doctor`, the admin "
         "page's queue) and that leads still arrive",
+    )
+
+
+# Meta's Conversion Leads FAQ: at least seven days of CRM events (not necessarily in a row).
+MIN_CRM_DAYS = 7
+
+
+def _crm_days(figures: funnel.Figures) -> Gate:
+    days = sum(1 for _, _, stages in figures.by_day if stages)
+    passed = days >= MIN_CRM_DAYS
+    return Gate(
+        "crm_days",
+        "Days with CRM events, last 30",
+        days,
+        str(days),
+        f">= {MIN_CRM_DAYS} (not necessarily in a row)",
+        passed,
+        None
+        if passed
+        else "Meta asks for at least seven days with CRM events before it trains: keep the CRM sending "
+        "its stage changes (a silent CRM is flagged below)",
     )
 
 
