@@ -97,3 +97,26 @@ def _settings(client):
 def _sources(client, redis_conn) -> dict:
     ext = client.application.extensions["leadrelay"]
     return {s["source"]: s for s in readiness.report(redis_conn, ext["routes"], ext["settings"])["sources"]}
+
+
+def test_match_quality_is_shown_per_dataset_and_event_name(env, graph, post_meta, work, redis_conn):
+    """Meta shows no match quality for CRM events: the report does, per event name."""
+    client = create_app().test_client()
+    delivered_lead(graph, post_meta, work, seconds_ago=600)
+    found = readiness.report(redis_conn, client.application.extensions["leadrelay"]["routes"], _settings(client))
+    [dataset] = found["datasets"]
+    [lead] = dataset["match"]
+    assert (lead["event_name"], lead["events"]) == ("Lead", 1)
+    assert lead["shares"]["lead_id"] == lead["shares"]["em"] == lead["shares"]["ph"] == 1.0
+    assert lead["keys_per_event"] >= 4  # lead_id, em, ph, fn, ln of the stand-in's sample lead
+    shown = leadrelay("readiness").stdout
+    assert "match quality" in shown and "keys/event" in shown
+
+
+def test_the_admin_page_shows_match_quality_beside_the_gates(env, graph, post_meta, work, monkeypatch):
+    monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", ADMIN)
+    client = create_app().test_client()
+    delivered_lead(graph, post_meta, work, seconds_ago=600)
+    client.post("/admin/login", data={"token": ADMIN})
+    page = client.get("/admin").get_data(as_text=True)
+    assert 'data-match="default"' in page and '<th class="num">lead_id</th>' in page

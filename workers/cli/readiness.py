@@ -50,6 +50,14 @@ def render(found: dict) -> list[str]:
             lines.append(f"  {mark} {gate['title']:<44} {gate['figure']:<28} needs {gate['threshold']}")
             if gate["fix"]:
                 lines.append(f"         -> {gate['fix']}")
+        if dataset.get("match"):
+            keys = [k for k in dataset["match"][0]["shares"]]
+            lines.append(
+                f"  {'match quality':<16}{'events':>8}" + "".join(f"{k:>9}" for k in keys) + f"{'keys/event':>12}"
+            )
+            for row in dataset["match"]:
+                shares = "".join(f"{row['shares'][k]:>9.0%}" for k in keys)
+                lines.append(f"  {row['event_name']:<16}{row['events']:>8}{shares}{row['keys_per_event']:>12}")
         if dataset["stages"]:
             lines.append(f"  {'stage':<16}{'reached':>9}{'share':>9}{'median days':>13}  (leads of the last 30 days)")
             for stage in dataset["stages"]:

@@ -30,16 +30,20 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
     rows = accuracy.report(connection, now=now) if rows is None else rows
     covered = funnel.coverage(rows, lambda page, form: _dataset(routes, page, form))
     found = watch.read(connection) or {}
+    values = counters.read(connection)
     version = versions.horizon(settings.api_version)
     signal = versionsignals.read(connection)  # what Meta itself said, whatever our table says
     out = {
         "checked_at": int(now),
-        "datasets": [_dataset_report(routes, figures[name], covered.get(name), now) for name in names],
+        "datasets": [
+            {**_dataset_report(routes, figures[name], covered.get(name), now), "match": match_quality(values, name)}
+            for name in names
+        ],
         "watched_at": found.get("checked_at"),
         "tokens": found.get("tokens", []),
         "pages": found.get("pages", []),
         "watch_problems": watch.problems(found),
-        "sources": stagelag.report(connection, counters.read(connection), settings.source_silent_hours, now),
+        "sources": stagelag.report(connection, values, settings.source_silent_hours, now),
         "api_version": {
             "version": version.version,
             "ends": version.ends.isoformat() if version.ends else None,
@@ -50,6 +54,28 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
         },
     }
     out["problems"] = problems(out)
+    return out
+
+
+# The keys a match-quality figure counts: Meta shows none for CRM events (its Dataset Quality
+# API covers web events only), so this is the one place a Conversion Leads user sees it.
+MATCH_KEYS = ("lead_id", "em", "ph", "fn", "ln", "country", "fbc")
+
+
+def match_quality(values: dict, dataset: str) -> list[dict]:
+    """Per event name sent to `dataset` since the counters began: how many, the share carrying
+    each of MATCH_KEYS, and the match keys an event carries on average (every key counted)."""
+    out = []
+    for name, row in counters.coverage(values, dataset).items():
+        shares = row["keys"]
+        out.append(
+            {
+                "event_name": name,
+                "events": row["events"],
+                "shares": {key: round(shares[key], 4) for key in MATCH_KEYS},
+                "keys_per_event": round(sum(shares.values()), 2),
+            }
+        )
     return out
 
 
