@@ -84,3 +84,25 @@ def test_a_page_its_token_was_not_granted_is_named_with_its_fix(agency, graph, r
     [problem] = watch.problems(found)
     assert (problem["event"], problem["page"], problem["token"]) == ("page_unreachable", "202", "BRANDB_PAGE_TOKEN")
     assert "not granted leads_retrieval on this Page" in problem["fix"]
+
+
+def test_a_dataset_changed_after_setup_is_flagged_with_metas_warning(env, redis_conn, monkeypatch):
+    """Meta's Conversion Leads guide: moving a Page's leads to another dataset after setup
+    restarts training. The watch keeps each Page's dataset at setup and says when it moved."""
+    from workers.config.settings import load
+    from workers.sweep import readiness
+
+    watch.run(jobs.context())
+    assert watch.read(redis_conn)["dataset_changes"] == []
+    monkeypatch.setenv("META_DATASET_ID", "5151515151")  # the operator points the leads elsewhere
+    ctx = jobs.install(load())
+    watch.run(ctx)
+    [change] = watch.read(redis_conn)["dataset_changes"]
+    assert (change["first"], change["now"]) == ("4242424242", "5151515151")
+    [problem] = [p for p in watch.problems(watch.read(redis_conn)) if p["event"] == "dataset_changed"]
+    assert "restarts Conversion Leads training" in problem["fix"] and "go back to 4242424242" in problem["fix"]
+    lines = readiness.problems(readiness.report(redis_conn, ctx.routes, ctx.settings))
+    assert any("restarts Conversion Leads training" in line for line in lines)
+    # Thirty days on, the new dataset is the setup: training restarted on it long ago.
+    watch.run(ctx, now=time.time() + 31 * 86400)
+    assert watch.read(redis_conn)["dataset_changes"] == []

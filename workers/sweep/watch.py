@@ -61,7 +61,41 @@ def check(ctx: Context, now: float | None = None) -> dict:
         reaches = (inspected.get(token) or {}).get("reaches")
         reached = {} if reaches is None else {"reached": page_id in reaches, "token": tokens.get(token)}
         found["pages"].append({"page": page_id, **_subscription(ctx, page_id, token), **reached})
+    found["dataset_changes"] = _dataset_changes(ctx, now)
     return found
+
+
+FIRST_DATASET = redis_key("page-dataset")  # Page -> "dataset id|since": where its leads went at setup
+CHANGE_SHOWN_DAYS = 30  # then the new dataset is the setup: training restarted on it long ago
+
+
+def _dataset_changes(ctx: Context, now: float) -> list[dict]:
+    """Pages whose leads now go to another dataset than at setup. Meta's Conversion Leads
+    guide: changing the pixel after setup restarts the model's training. Each Page's setup
+    is kept (one small hash, no TTL: it is what this check compares with); a change is
+    shown for CHANGE_SHOWN_DAYS from when the watch first saw it, then becomes the setup."""
+    current = {p.id: ctx.routes.datasets[p.dataset].id for p in ctx.routes.pages.values() if p.dataset}
+    current = {page: dataset for page, dataset in current.items() if dataset}
+    if not current:
+        return []
+    with ctx.connection.pipeline(transaction=False) as pipe:
+        for page, dataset in current.items():
+            pipe.hsetnx(FIRST_DATASET, page, f"{dataset}|0")
+        pipe.hmget(FIRST_DATASET, list(current))
+        kept = pipe.execute()[-1]
+    changes = []
+    for (page, dataset), raw in zip(current.items(), kept):
+        first, _, since = raw.decode().partition("|")
+        if first == dataset:
+            continue
+        seen = int(since or 0) or int(now)
+        if now - seen > CHANGE_SHOWN_DAYS * 86400:
+            ctx.connection.hset(FIRST_DATASET, page, f"{dataset}|0")  # long ago: the new setup
+            continue
+        if not int(since or 0):
+            ctx.connection.hset(FIRST_DATASET, page, f"{first}|{seen}")  # when the change was first seen
+        changes.append({"page": page, "first": first, "now": dataset, "seen_at": seen})
+    return changes
 
 
 def _inspect(ctx: Context, token: str, now: float) -> dict:
@@ -145,6 +179,18 @@ def problems(found: dict) -> list[dict]:
                     "fix": f"`{page['fix']}`: the Page sends no leadgen webhooks",
                 }
             )
+    for change in found.get("dataset_changes", []):
+        which = "every Page" if change["page"] == "*" else f"Page {change['page']}"
+        out.append(
+            {
+                "event": "dataset_changed",
+                "what": f"page:{change['page']}:dataset",
+                "page": change["page"],
+                "fix": f"{which}'s leads now go to dataset {change['now']}, not {change['first']} as at setup: Meta "
+                f"restarts Conversion Leads training when the dataset changes after setup; go back to "
+                f"{change['first']} unless the move was meant (this is shown for {CHANGE_SHOWN_DAYS} days)",
+            }
+        )
     return out
 
 
