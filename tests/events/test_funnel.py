@@ -5,7 +5,7 @@ import statistics
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.events import funnel, gates
+from workers.events import accuracy, funnel, gates
 
 NOW = 1_800_000_000.0
 DAY = 86400
@@ -81,7 +81,8 @@ def test_a_ready_funnel_passes_every_gate(redis_conn):
         )
     record(redis_conn, [stage(0, "QualifiedLead", NOW - 600)], now=NOW - 600)  # and one today
     figures = funnel.read(redis_conn, ["default"], NOW)["default"]
-    judged = {g.name: g for g in gates.judge(figures, (290, 300), NOW)}
+    daily = {accuracy.day(NOW - n * DAY): (10, 10) for n in range(1, 8)}  # every lead of each past day
+    judged = {g.name: g for g in gates.judge(figures, (290, 300), NOW, daily)}
     assert all(g.passed and g.fix is None for g in judged.values()), [g for g in judged.values() if not g.passed]
     assert judged["leads_30d"].value == 300
     assert judged["lead_coverage"].figure == "96.7% (290 of 300)"
@@ -122,3 +123,14 @@ def test_the_median_from_counts_is_the_median_of_the_values(counts):
 def test_recording_costs_the_same_whatever_was_recorded_before(redis_conn):
     record(redis_conn, [lead(n, NOW) for n in range(2000)])
     assert redis_conn.hlen(funnel._key("default", "2027-01-15")) == 2  # leads, sent Lead: never a field per lead
+
+
+def test_the_worst_day_decides_whether_every_lead_had_its_lead_event():
+    """Meta's guide: "100 leads, 100 raw Lead events". Today is not judged (leads on their way)."""
+    figures = funnel.Figures("default", 0, [], [], [], None)
+    daily = {accuracy.day(NOW - 2 * DAY): (100, 100), accuracy.day(NOW - DAY): (97, 100), accuracy.day(NOW): (1, 9)}
+    [worst] = [g for g in gates.judge(figures, None, NOW, daily) if g.name == "daily_lead_events"]
+    assert not worst.passed and worst.figure == f"{accuracy.day(NOW - DAY)}: 97 of 100" and "3 lead(s)" in worst.fix
+    daily[accuracy.day(NOW - DAY)] = (100, 100)
+    [worst] = [g for g in gates.judge(figures, None, NOW, daily) if g.name == "daily_lead_events"]
+    assert worst.passed and worst.value == 1.0

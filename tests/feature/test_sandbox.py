@@ -300,8 +300,11 @@ def test_the_readiness_scenario_shows_each_gate_the_token_the_page_and_the_silen
         assert shown.returncode == 1  # the token, the Page and Pipedrive need someone
         found = json.loads(cli(env, tmp_path, "readiness", "--json").stdout)
         [dataset] = found["datasets"]
-        assert all(gate["passed"] for gate in dataset["gates"]), dataset["gates"]
         gates = {gate["name"]: gate for gate in dataset["gates"]}
+        # Every gate passes but Meta's "every lead, every day": the scenario's leads Meta holds
+        # that no webhook brought (Lead Coverage 97%, so passing) leave their days short.
+        assert [name for name, gate in gates.items() if not gate["passed"]] == ["daily_lead_events"], gates
+        assert "leadrelay accuracy" in gates["daily_lead_events"]["fix"] and gates["crm_days"]["passed"]
         assert 250 <= gates["leads_30d"]["value"] <= 300
         assert gates["funnel_stages"]["figure"] == "Lead, QualifiedLead, Schedule"
         assert [token["days_left"] for token in found["tokens"]] == [5.0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from workers.events import conversions, funnel
+from workers.events import accuracy, conversions, funnel
 
 
 @dataclass(frozen=True)
@@ -28,12 +28,15 @@ class Gate:
         return asdict(self)
 
 
-def judge(figures: funnel.Figures, coverage: tuple[int, int] | None, now: float) -> list[Gate]:
+def judge(
+    figures: funnel.Figures, coverage: tuple[int, int] | None, now: float, daily: dict | None = None
+) -> list[Gate]:
     """Every gate for one dataset; `coverage` is (confirmed, known) Lead Ads leads of the
-    accuracy window (None: no Lead Ads lead known there)."""
+    accuracy window (None: no Lead Ads lead known there); `daily`, the same per day."""
     return [
         _leads(figures),
         _coverage(coverage),
+        _worst_day(daily or {}, now),
         _stages(figures),
         _optimisation(figures),
         _upload(figures, now),
@@ -124,6 +127,38 @@ def _upload(figures: funnel.Figures, now: float) -> Gate:
         if passed
         else "Meta wants uploads at least daily: check that a worker runs (`leadrelay doctor`, the admin "
         "page's queue) and that leads still arrive",
+    )
+
+
+def _worst_day(daily: dict[str, tuple[int, int]], now: float) -> Gate:
+    """Meta's implementation guide: "100 leads, 100 raw Lead events": every lead of a day
+    has its Lead event. Judged on the days before today (today's leads may still be on
+    their way); the worst day is shown."""
+    today = accuracy.day(now)
+    shares = {day: (done, known) for day, (done, known) in daily.items() if known and day < today}
+    if not shares:
+        return Gate(
+            "daily_lead_events",
+            "Leads of each day with their Lead event",
+            None,
+            "no past day yet",
+            "every lead, every day",
+            False,
+            "wait for a day of Lead Ads leads to pass",
+        )
+    day, (done, known) = min(shares.items(), key=lambda item: (item[1][0] / item[1][1], item[0]))
+    passed = done >= known
+    return Gate(
+        "daily_lead_events",
+        "Leads of each day with their Lead event (worst day)",
+        round(done / known, 4),
+        f"{day}: {done} of {known}",
+        "every lead, every day",
+        passed,
+        None
+        if passed
+        else f"on {day} {known - done} lead(s) reached Meta without their Lead event: `leadrelay accuracy` and "
+        "`leadrelay dead-letters list` say where they stopped; replay what failed",
     )
 
 

@@ -29,6 +29,7 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
     figures = funnel.read(connection, names, now)
     rows = accuracy.report(connection, now=now) if rows is None else rows
     covered = funnel.coverage(rows, lambda page, form: _dataset(routes, page, form))
+    daily = funnel.daily_coverage(rows, lambda page, form: _dataset(routes, page, form))
     found = watch.read(connection) or {}
     values = counters.read(connection)
     version = versions.horizon(settings.api_version)
@@ -36,7 +37,10 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
     out = {
         "checked_at": int(now),
         "datasets": [
-            {**_dataset_report(routes, figures[name], covered.get(name), now), "match": match_quality(values, name)}
+            {
+                **_dataset_report(routes, figures[name], covered.get(name), now, daily.get(name)),
+                "match": match_quality(values, name),
+            }
             for name in names
         ],
         "watched_at": found.get("checked_at"),
@@ -84,9 +88,9 @@ def _dataset(routes: Routes, page: str, form: str) -> str | None:
     return route["dataset"] if route else None
 
 
-def _dataset_report(routes: Routes, figures: funnel.Figures, coverage, now: float) -> dict:
+def _dataset_report(routes: Routes, figures: funnel.Figures, coverage, now: float, daily: dict | None) -> dict:
     dataset = routes.datasets[figures.dataset]
-    judged = gates.judge(figures, coverage, now)
+    judged = gates.judge(figures, coverage, now, daily)
     return {
         "dataset": figures.dataset,
         "id": dataset.id,
