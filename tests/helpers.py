@@ -410,3 +410,16 @@ def hubspot_deal_event(deal_id: str, stage: str = "closedwon", event_id: int = 1
         "changeSource": "CRM_UI",
         **overrides,
     }
+
+
+def booking(name: str, fixture_name: str, **payload) -> bytes:
+    """A booking tool's fixture, booked a minute ago (after the lead, inside Meta's 7 days),
+    its payload updated with `payload`."""
+    doc = json.loads(fixture_bytes(name, fixture_name))
+    just_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+    for holder in (doc, doc["payload"]):
+        for key in ("created_at", "createdAt"):
+            if key in holder:
+                holder[key] = just_now
+    doc["payload"].update(payload)
+    return json.dumps(doc).encode()

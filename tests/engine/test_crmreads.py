@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from helpers import LEAD, hubspot_deal_event, leadrelay, stage_events
+from helpers import LEAD, booking, hubspot_deal_event, leadrelay, stage_events
 from workers.sources import SOURCES
 
 
@@ -139,23 +139,10 @@ def test_an_account_routed_to_a_dataset_never_reaches_another_clients_lead(agenc
     assert purchase["dataset_id"] == DATASETS["acme"][0] and "lead_id" not in purchase["user_data"]
 
 
-def _booking(name: str, fixture_name: str) -> bytes:
-    """The fixture booked a minute ago: after the lead, inside Meta's 7 days."""
-    from helpers import fixture_bytes
-
-    doc = json.loads(fixture_bytes(name, fixture_name))
-    just_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
-    for holder in (doc, doc["payload"]):
-        for key in ("created_at", "createdAt"):
-            if key in holder:
-                holder[key] = just_now
-    return json.dumps(doc).encode()
-
-
 def test_a_calendly_and_a_calcom_booking_for_the_lead_send_one_schedule(graph, lead, post_crm, work):
     """Both carry the person: nothing is read back, and the lead's Schedule goes once."""
-    assert post_crm("calendly", _booking("calendly", "invitee_created__booking.json")).get_json()["accepted"] == 1
-    assert post_crm("calcom", _booking("calcom", "booking_created__attendee.json")).get_json()["accepted"] == 1
+    assert post_crm("calendly", booking("calendly", "invitee_created__booking.json")).get_json()["accepted"] == 1
+    assert post_crm("calcom", booking("calcom", "booking_created__attendee.json")).get_json()["accepted"] == 1
     work()
     [schedule] = stage_events(graph)
     assert schedule["event_name"] == "Schedule" and str(schedule["user_data"]["lead_id"]) == LEAD
@@ -167,15 +154,15 @@ def test_a_bookings_person_waits_in_redis_as_hashes_only(post_crm, redis_conn, e
     """Hashed on arrival, as form answers are: no raw email, phone or name is stored."""
     from helpers import inbox_entries
 
-    post_crm("calendly", _booking("calendly", "invitee_created__booking.json"))
-    post_crm("calcom", _booking("calcom", "booking_created__attendee.json"))
+    post_crm("calendly", booking("calendly", "invitee_created__booking.json"))
+    post_crm("calcom", booking("calcom", "booking_created__attendee.json"))
     stored = json.dumps(inbox_entries(redis_conn))
     assert "joe@example.com" not in stored and "612345678" not in stored and "Sample" not in stored
     assert stored.count('"email": ["') == 2
 
 
 def test_a_calendly_cancel_is_recorded_never_sent(graph, lead, post_crm, work):
-    answer = post_crm("calendly", _booking("calendly", "invitee_canceled_rescheduled__ignored.json")).get_json()
+    answer = post_crm("calendly", booking("calendly", "invitee_canceled_rescheduled__ignored.json")).get_json()
     assert answer["accepted"] == 0 and answer["skipped"][0]["reason"] == "booking_rescheduled"
     work()
     assert stage_events(graph) == [] and "booking_rescheduled" in leadrelay("ignored").stdout
@@ -184,7 +171,7 @@ def test_a_calendly_cancel_is_recorded_never_sent(graph, lead, post_crm, work):
 def test_calcom_unsigned_is_refused_unless_the_operator_allows_it(client, env, monkeypatch):
     from webhook_app import create_app
 
-    body = _booking("calcom", "booking_created__attendee.json")
+    body = booking("calcom", "booking_created__attendee.json")
     assert client.post("/webhooks/calcom", data=body).status_code == 401  # a secret is set: the signature is required
     monkeypatch.delenv("CALCOM_WEBHOOK_SECRET")
     refused = create_app().test_client().post("/webhooks/calcom", data=body)
@@ -254,7 +241,7 @@ def test_a_signed_body_of_any_shape_is_read_through_the_mapping_files_fields(
 
 def test_a_booking_links_click_id_reaches_meta_as_fbc(graph, post_crm, work, env):
     """An unknown person (no lead to lend its fbc): the booking's own click id is the fbc."""
-    doc = json.loads(_booking("calendly", "invitee_created__booking.json"))
+    doc = json.loads(booking("calendly", "invitee_created__booking.json"))
     doc["payload"]["email"] = "stranger@example.com"
     doc["payload"]["tracking"] = {"utm_source": "facebook", "utm_content": "IwAR2Fclick"}
     assert post_crm("calendly", json.dumps(doc).encode()).get_json()["accepted"] == 1

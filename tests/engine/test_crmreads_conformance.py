@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import LEAD, fixture_bytes, hubspot_deal_event, leadgen_body, leadrelay, stage_events
+from helpers import LEAD, booking, hubspot_deal_event, leadgen_body, leadrelay, stage_events
 
 
 def test_a_deal_with_three_contacts_sends_one_event_for_the_one_who_is_a_lead(graph, lead, post_crm, work):
@@ -105,17 +105,6 @@ def test_a_phone_only_contact_in_national_form_is_placed_by_its_country(graph, p
     assert str(purchase["user_data"]["lead_id"]) == LEAD
 
 
-def _booking(name: str, fixture_name: str, **payload) -> bytes:
-    doc = json.loads(fixture_bytes(name, fixture_name))
-    just_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
-    for holder in (doc, doc["payload"]):
-        for key in ("created_at", "createdAt"):
-            if key in holder:
-                holder[key] = just_now
-    doc["payload"].update(payload)
-    return json.dumps(doc).encode()
-
-
 @pytest.mark.parametrize(
     "name, fixture_name, payment, expected",
     [
@@ -150,7 +139,7 @@ def _booking(name: str, fixture_name: str, **payload) -> bytes:
 def test_a_paid_booking_sends_its_amount_as_the_schedules_value(
     graph, lead, post_crm, work, name, fixture_name, payment, expected
 ):
-    assert post_crm(name, _booking(name, fixture_name, **payment)).get_json()["accepted"] == 1
+    assert post_crm(name, booking(name, fixture_name, **payment)).get_json()["accepted"] == 1
     work()
     [schedule] = stage_events(graph)
     assert schedule["event_name"] == "Schedule" and str(schedule["user_data"]["lead_id"]) == LEAD
