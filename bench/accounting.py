@@ -23,7 +23,6 @@ import base64
 import json
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,8 @@ import requests
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
 from benchenv import service_env  # noqa: E402
-from soakparts import BIN, ROOT, SECRET, Workers, notification  # noqa: E402
+from soakparts import SECRET, Workers, notification  # noqa: E402
+from soakparts import web as start_web  # noqa: E402
 
 from workers.common.queues import connect, queue  # noqa: E402
 from workers.failures import deadletters  # noqa: E402
@@ -68,13 +68,7 @@ def main() -> None:
             "LEADRELAY_BIND": f"127.0.0.1:{port}",
             "WEB_CONCURRENCY": "2",
         }
-        web = subprocess.Popen(
-            [str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"],
-            env=env,
-            cwd=ROOT,
-            stdout=log,
-            stderr=log,
-        )
+        web = start_web(env, log)
         workers = Workers(env, 2, log)
         base = f"http://127.0.0.1:{port}"
         _wait(lambda: requests.get(f"{base}/readyz", timeout=1).ok, 30)

@@ -26,7 +26,6 @@ import argparse
 import os
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,7 +38,8 @@ import requests
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
-from soakparts import BIN, ROOT, SECRET, Workers, agency, notification, page_of, recovered_leads, scraped  # noqa: E402
+from soakparts import SECRET, Workers, agency, notification, page_of, recovered_leads, scraped  # noqa: E402
+from soakparts import web as start_web  # noqa: E402
 
 from workers.common.queues import SERIALIZER, connect  # noqa: E402
 from workers.common.times import unix_time  # noqa: E402
@@ -104,13 +104,7 @@ def main() -> None:
             for name in ("META_PAGE_ACCESS_TOKEN", "META_DATASET_ID", "META_CAPI_ACCESS_TOKEN"):
                 env.pop(name)
             env |= agency(args.clients, standin, tmp)
-        web = subprocess.Popen(
-            [str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"],
-            env=env,
-            cwd=ROOT,
-            stdout=log,
-            stderr=log,
-        )
+        web = start_web(env, log)
         workers = Workers(env, args.workers, log)
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):

@@ -59,6 +59,17 @@ def notification(leadgen_ids: list[str], clients: int) -> tuple[bytes, dict]:
     return body, {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={digest}"}
 
 
+def web(env: dict, log) -> subprocess.Popen:
+    """leadrelay's web process under gunicorn with the shipped settings, its output to `log`."""
+    return subprocess.Popen(
+        [str(BIN / "gunicorn"), "-c", "python:webhook_app.gunicorn_conf", "webhook_app:create_app()"],
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=log,
+    )
+
+
 class Workers:
     """Worker processes that can be killed the hard way (worker and work horse) and replaced."""
 
