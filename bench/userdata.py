@@ -115,7 +115,7 @@ def main() -> None:
     print(f"  SDK UserData.normalize  {per['sdk']:7.1f} µs")
     print(
         f"  ratio ours/SDK          {statistics.median(ratios):7.2f}  (min {min(ratios):.2f}, max {max(ratios):.2f}; "
-        f"goal: at most 1.00)"
+        f"goal: at most 1.10)"
     )
 
 

@@ -34,3 +34,19 @@ def test_a_countrys_own_forms_read_as_the_date_or_nothing(territory, born):
 
 def test_every_country_with_a_cldr_locale_is_covered():
     assert len(TERRITORIES) > 200
+
+
+def test_a_month_written_as_its_number_and_a_word_is_that_month():
+    """CLDR writes Mongolian months `7-р сар` (the 7th month) and long dates `y 'оны' MMMM'ын' d`;
+    people write `1992 оны 7 сарын 4` (year 1992, month 7's day 4). Japanese `7月` and Korean
+    `7월` likewise. Vietnamese puts its word before the number (`tháng 7`): never a marker."""
+    cases = {
+        ("1992 оны 7 сарын 4", "MN"): "19920704",
+        ("7 сарын 4, 1992", "MN"): "19920704",
+        ("4日7月1992年", None): "19920704",
+        ("1992년 7월 4일", "KR"): "19920704",
+        ("ngày 4 tháng 7 năm 1992", "VN"): "19920704",
+    }
+    for (text, country), expected in cases.items():
+        assert birthdates.parse(text, today=date(2026, 1, 1), country=country) == expected, text
+    assert "thang" not in calendarwords.month_markers() and "сарын" in calendarwords.month_markers()

@@ -11,9 +11,9 @@ from workers.identity import matchkeys
 NAMES = st.text(alphabet=st.characters(categories=("Ll", "Lu", "Lo")), min_size=2, max_size=12)
 
 
-def _split(full: str) -> dict:
+def _split(full: str, country: str | None = None) -> dict:
     values: dict = {}
-    matchkeys.split_full_name(values, [full])
+    matchkeys.split_full_name(values, [full], country)
     return values
 
 
@@ -57,8 +57,39 @@ def test_a_suffix_after_a_comma_is_not_a_given_name():
         ("山田 太郎", {"ln": ["山田"], "fn": ["太郎"]}),  # Japanese
         ("김 민준", {"ln": ["김"], "fn": ["민준"]}),  # Korean
         ("王小明", {}),  # one word: where the family name ends is not certain, nothing is sent
-        ("Nagy Péter", {"fn": ["Nagy"], "ln": ["Péter"]}),  # Latin letters: as written, never re-ordered
+        ("Nagy Péter", {"fn": ["Nagy"], "ln": ["Péter"]}),  # Latin letters, no country: given first
     ],
 )
 def test_names_in_scripts_that_write_the_family_name_first(full, expected):
     assert _split(full) == expected
+
+
+# Vietnamese names are written family name first (Nguyễn Văn An: family Nguyễn, given An);
+# https://en.wikipedia.org/wiki/Vietnamese_name. Hungarian ones too at home (Kovács Péter),
+# but given first on forms in other languages: https://en.wikipedia.org/wiki/Hungarian_names
+@pytest.mark.parametrize(
+    "full, country, expected",
+    [
+        ("Nguyễn Văn An", "vn", {"ln": ["Nguyễn"], "fn": ["Văn An"]}),
+        ("Trần Thị Mai", "vn", {"ln": ["Trần"], "fn": ["Thị Mai"]}),
+        ("Nguyen Van An", "vn", {}),  # no Vietnamese letters: either order is possible
+        ("Kovács Péter", "hu", {}),  # Hungarian: either order, whatever the letters
+        ("Kovács, Péter", "hu", {"fn": ["Péter"], "ln": ["Kovács"]}),  # the comma decides
+        ("Nguyễn", "vn", {}),  # one word: no first name to tell
+        ("Kovács Péter", "de", {"fn": ["Kovács"], "ln": ["Péter"]}),  # Germany writes given first
+    ],
+)
+def test_latin_names_where_the_country_writes_the_family_name_first(full, country, expected):
+    assert _split(full, country) == expected
+
+
+@given(first=NAMES, last=NAMES, country=st.sampled_from(["hu", "vn"]))
+def test_an_order_nothing_decides_sends_neither_name_and_says_so(first, last, country):
+    if matchkeys._family_first_script(f"{first} {last}") or first.casefold() in matchkeys.TITLES:
+        return
+    values: dict = {}
+    dropped = matchkeys.split_full_name(values, [f"{first} {last}"], country)
+    if values:  # only a Vietnamese name in its own letters is ordered
+        assert country == "vn" and values == {"ln": [first], "fn": [last]}
+    else:
+        assert dropped == [{"key": key, "reason": "uncertain_name_order"} for key in ("fn", "ln")]

@@ -287,6 +287,22 @@ def test_full_names_split_on_any_space_without_their_title(full, first, last):
     assert user_data.get("ln") == ([sha256(last)] if last else None)
 
 
+def test_the_leads_country_orders_its_full_name_and_an_uncertain_order_is_counted():
+    """A Lead Ads lead's full name is split where its country is known (its answer, or its
+    international phone): Vietnam writes the family name first; Hungary either way."""
+    from workers.identity.matchkeys import from_lead_ads
+
+    def lead(full, **more):
+        fields = [{"name": "full_name", "values": [full]}]
+        return build(from_lead_ads(fields + [{"name": k, "values": [v]} for k, v in more.items()]))
+
+    user_data, dropped = lead("Nguyễn Văn An", country="VN")
+    assert user_data["ln"] == [sha256("nguyễn")] and user_data["fn"] == [sha256("vănan")]
+    user_data, dropped = lead("Kovács Péter", phone_number="+36 20 123 4567")
+    assert "fn" not in user_data and "ln" not in user_data
+    assert {"key": "fn", "reason": "uncertain_name_order"} in dropped
+
+
 def test_a_lead_with_no_country_but_an_international_phone_is_placed_by_it():
     """+62 with `Jawa Timur`: Indonesia's rules, not the default region's (a US state table
     would drop it); +233 with `04/07/1992`: Ghana writes the day first."""

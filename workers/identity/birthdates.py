@@ -4,7 +4,10 @@ A tokeniser instead of a list of `strptime` formats: the text is cut into number
 words, and any shape whose reading is certain is accepted, in any order and with any
 separators: a 4-digit year, a part above 12, or a month name (in the languages of the
 month table below) settles it. `1997/02/16`, `16-Feb-1997`, `19th April 1987`,
-`19 de abril de 1987` and `1997-02-16T00:00:00Z` all work.
+`19 de abril de 1987` and `1997-02-16T00:00:00Z` all work. A number followed by a word
+CLDR writes after a month's number (`7月`, `7월`, Mongolian `7 сарын`) is the month. Years of
+the Solar Hijri and Umm al-Qura calendars are read for leads of the countries that write
+dates in them (calendars.py).
 
 Truly ambiguous dates (`04/07/1992`: both parts 12 or less, the year last) follow the
 order the lead's country writes dates in, from CLDR (`calendarwords.order_of`: the short date pattern of
@@ -23,7 +26,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from workers.identity import calendarwords
+from workers.identity import calendars, calendarwords
 
 _ISO_DATE = re.compile(r"((?:19|20)\d\d)-?(\d\d)-?(\d\d)")
 _ISO_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}")
@@ -56,8 +59,9 @@ def parse(text: str, today: date | None = None, country: str | None = None) -> s
     buddhist = calendarwords.BUDDHIST_ERA in text.replace(" ", "")  # พ.ศ. 2535: the Thai solar calendar's year
     if buddhist:
         text = text.replace(calendarwords.BUDDHIST_ERA, " ")
-    numbers, month, era = [], None, None
+    numbers, month, era, after_number = [], None, None, False
     for token in calendarwords.tokens(text):
+        was_number, after_number = after_number, token.isdigit()
         if token.isdigit():
             number = int(token)
             if era is not None:  # 平成4年, 民國81年: the era's year, as a Gregorian one
@@ -69,6 +73,9 @@ def parse(text: str, today: date | None = None, country: str | None = None) -> s
         word = calendarwords.plain(token)
         if country and word in calendarwords.locale_weekdays(country.upper()):
             continue  # the lead's own language says it is a weekday (Tok Pisin `Fra`, February elsewhere)
+        if was_number and month is None and word in calendarwords.month_markers() and len(numbers[-1]) <= 2:
+            month = int(numbers.pop())  # 7月, 7월, 7 сарын: the number is the month
+            continue
         named = _month(word, country)
         if word in calendarwords.ERAS and era is None and not numbers:
             era = calendarwords.ERAS[word]
@@ -83,7 +90,17 @@ def parse(text: str, today: date | None = None, country: str | None = None) -> s
         )
     numbers = _with_century(numbers, today or date.today())
     year, month, day = _year_month_day(numbers, month, calendarwords.order_of(country))
+    if year < 1900:  # 1370/05/12 from Iran: a Solar Hijri year (calendars.py)
+        year, month, day = _other_calendar(country, year, month, day, today)
     return _checked(year, month, day, today)
+
+
+def _other_calendar(country: str | None, year: int, month: int, day: int, today: date | None) -> tuple[int, int, int]:
+    try:
+        found = calendars.gregorian(country, year, month, day, today or date.today())
+    except ValueError:
+        raise NotADate("implausible_birth_date") from None
+    return (found.year, found.month, found.day) if found else (year, month, day)
 
 
 MAJORITY = 0.9  # of the languages that use a month word, how many must mean one month by it
@@ -153,11 +170,15 @@ def _year_month_day(numbers: list[str], month: int | None, order: str | None) ->
     return (year, first, second) if order == "mdy" else (year, second, first)
 
 
+_EARLIEST = date(1900, 1, 1)
+_STARTED = date.today()  # any day before this is in the past for good: no clock read needed
+
+
 def _checked(year: int, month: int, day: int, today: date | None) -> str:
     try:
         born = date(year, month, day)
     except ValueError:
         raise NotADate("implausible_birth_date") from None
-    if not date(1900, 1, 1) <= born <= (today or date.today()):
+    if born < _EARLIEST or (born > (today or _STARTED) and born > (today or date.today())):
         raise NotADate("implausible_birth_date")
     return f"{year:04d}{month:02d}{day:02d}"

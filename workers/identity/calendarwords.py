@@ -118,6 +118,31 @@ def fillers() -> frozenset[str]:
 
 
 @functools.cache
+def month_markers() -> frozenset[str]:
+    """Words that make the number before them the month: where CLDR writes a month as its
+    number and a word (Japanese `7月`, Korean `7월`, Mongolian `7-р сар`), that word, and the
+    word with the ending a language's date patterns put after a month (Mongolian `'ын'` in
+    `MMMM'ын'`: `7 сарын 4`, the 4th of the 7th month)."""
+    found: set[str] = set()
+    for locale in locales():
+        markers = set()
+        for context in ("format", "stand-alone"):
+            for width in ("wide", "abbreviated"):
+                for number, name in locale.months[context][width].items():
+                    cut = tokens(name)
+                    if str(number) in cut:  # only words after the number (Vietnamese `tháng 7` is before)
+                        markers.update(plain(t) for t in cut[cut.index(str(number)) + 1 :] if not t.isdigit())
+        endings = set()
+        for width in ("full", "long", "medium", "short"):
+            try:
+                endings.update(re.findall(r"M{3,4}'([^']+)'", locale.date_formats[width].pattern))
+            except (KeyError, AttributeError):
+                continue
+        found |= markers | {marker + plain(ending) for marker in markers for ending in endings}
+    return frozenset(found)
+
+
+@functools.cache
 def order_of(country: str | None) -> str | None:
     """How `country` (ISO alpha-2) writes a date whose year comes last: "dmy" or "mdy", from
     the short date pattern of its most spoken official language in CLDR; None when nothing

@@ -7,6 +7,7 @@ Values read here are still personal data: hash them (userdata.py), never keep or
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # setting name   Meta key       Lead Ads question keys (Meta's prefill keys, and those
 #                               seen in the wild)        conventional form refs/labels        form answer types
@@ -46,6 +47,7 @@ FORM_REFS = {row[0]: set(row[3]) for row in TABLE}
 FORM_TYPES = {row[0]: set(row[4]) for row in TABLE if row[4]}
 # Custom Lead Ads question keys are not in here: their answers are never read or kept.
 _LEAD_ADS = {name: row[0] for row in TABLE for name in row[2]}
+FULL_NAME = "full_name"  # raw full names beside the keys, until the lead's country splits them
 
 
 # Titles written before a name, in the languages of the forms we see (the languages of
@@ -64,30 +66,63 @@ TITLES = frozenset(
 SUFFIXES = frozenset("jr sr ii iii iv phd md esq mba cpa rn dds".split())
 
 
-def split_full_name(values: dict[str, list[str]], full_names: list[str]) -> None:
+def split_full_name(values: dict[str, list[str]], full_names: list[str], country: str | None = None) -> list[dict]:
     """Add first and last names from full names, only when neither was given: the first
     word, then the rest, split on any whitespace (an ideographic or no-break space too).
     A leading title (Mr, Dr, Frau, Sra...) is dropped when a name follows it, and so is any
     dotted abbreviation of two letters or more (`Engr.`, `Eng.`, `Capt.`): a first name is
     never written with a dot. `Mensah, Kwame` (surname, comma, given name) is read that
-    way round; `Smith, Jr.` is a suffix, not a given name."""
+    way round; `Smith, Jr.` is a suffix, not a given name.
+
+    `country` (the lead's, alpha-2) decides the order of a name in Latin letters where the
+    country writes the family name first: family first in Vietnamese letters (`Nguyễn Văn
+    An`); otherwise (`Nguyen Van An`, any Hungarian name) either order is possible, so
+    neither key is sent. Returns what was dropped that way (`{"key", "reason"}`)."""
     if "fn" in values or "ln" in values:
-        return
+        return []
+    dropped: list[dict] = []
     for full in full_names:
-        if _family_first_script(full):
-            words = full.split()
-            if len(words) > 1:  # 王 小明, 김 민준, 山田 太郎: the family name is written first
+        script = _family_first_script(full)
+        family_first = script or ("," not in full and _family_first_letters(full, country))
+        if family_first is None:
+            dropped += [{"key": key, "reason": "uncertain_name_order"} for key in ("fn", "ln")]
+            continue
+        words = full.split() if script else _given_first(full).split()
+        while len(words) > 1 and _title(words[0]):
+            words = words[1:]
+        if family_first:
+            if len(words) > 1:  # 王 小明, 김 민준, 山田 太郎, Nguyễn Văn An: the family name first
                 values.setdefault("ln", []).append(words[0])
                 values.setdefault("fn", []).append(" ".join(words[1:]))
             continue  # written as one word (王小明): where the family name ends is not certain
-        words = _given_first(full).split()
-        while len(words) > 1 and _title(words[0]):
-            words = words[1:]
         if not words:
             continue
         values.setdefault("fn", []).append(words[0])
         if len(words) > 1:
             values.setdefault("ln", []).append(" ".join(words[1:]))
+    return dropped
+
+
+# Countries that write a name in Latin letters family name first, and what makes that order
+# certain in one name. Vietnamese written with its own letters (đ, horn and breve vowels,
+# tone marks below or hooked above; checked decomposed) keeps its order: `Nguyễn Văn An`.
+# Hungarian has no such sign: Hungarians write `Kovács Péter` at home and `Péter Kovács` on
+# forms in other languages, with the same letters, so nothing decides (None for every name).
+_FAMILY_FIRST_LETTERS = {
+    "hu": None,
+    "vn": re.compile("[đăơư\u0309\u0323\u031b\u0306]"),
+}
+
+
+def _family_first_letters(full: str, country: str | None) -> bool | None:
+    """False where the country writes given names first; True where its letters make
+    family-first certain; None where either order is possible (one word too: a family or a
+    given name)."""
+    if country not in _FAMILY_FIRST_LETTERS:
+        return False
+    letters = _FAMILY_FIRST_LETTERS[country]
+    certain = len(full.split()) > 1 and letters and letters.search(unicodedata.normalize("NFD", full.casefold()))
+    return True if certain else None
 
 
 def _family_first_script(full: str) -> bool:
@@ -127,5 +162,6 @@ def from_lead_ads(field_data) -> dict[str, list[str]]:
             full_names.extend(values)
         elif setting:
             out.setdefault(KEY_FOR[setting], []).extend(values)
-    split_full_name(out, full_names)
+    if full_names:
+        out[FULL_NAME] = full_names  # split by userdata.build, which knows the lead's country
     return out

@@ -156,9 +156,12 @@ def _valid(code: int, national: str) -> bool:
     """A real number of some type in one of the regions that share the country code."""
     if len(national) < 4:
         return False
-    return any(
-        general.fullmatch(national) and any(p.fullmatch(national) for p in types) for general, types in _patterns(code)
-    )
+    for general, types in _patterns(code):  # loops, not any() over generators: every phone comes here
+        if general.fullmatch(national):
+            for pattern in types:
+                if pattern.fullmatch(national):
+                    return True
+    return False
 
 
 @functools.cache

@@ -178,16 +178,22 @@ def _country_table() -> dict[str, str]:
     return table
 
 
+# ISO codes as sets and a dict: pycountry's own lookup costs more than all the rest of a
+# country's normalisation, and every lead's country is read twice.
+_ALPHA_2 = frozenset(entry.alpha_2.lower() for entry in pycountry.countries)
+_ALPHA_3 = {entry.alpha_3.lower(): entry.alpha_2.lower() for entry in pycountry.countries}
+
+
 @functools.lru_cache(maxsize=4096)  # a form's leads name a handful of countries, over and over
 def country(text: str) -> str | None:
     """ISO 3166-1 alpha-2, lowercase, or None when no country goes by that name."""
     name = squash(text)
     if len(name) == 2 and name.isascii():
-        return name if pycountry.countries.get(alpha_2=name) else COUNTRY_NAMES.get(name)
+        return name if name in _ALPHA_2 else COUNTRY_NAMES.get(name)
     if len(name) == 3 and name.isascii() and name not in COUNTRY_NAMES:
-        found = pycountry.countries.get(alpha_3=name)
+        found = _ALPHA_3.get(name)
         if found:
-            return found.alpha_2.lower()
+            return found
     found = COUNTRY_NAMES.get(name) or _country_table().get(loose(text))
     if found:
         return found

@@ -31,7 +31,7 @@ import re
 import unicodedata
 from typing import Iterable, Mapping, NamedTuple
 
-from workers.identity import birthdates, genders, phones, places
+from workers.identity import birthdates, genders, matchkeys, phones, places
 from workers.identity.matchkeys import HASHED
 
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
@@ -64,10 +64,12 @@ def _lower(value: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).lower())
 
 
-def _letters(value: str, keep_digits: bool = False) -> str:
+def _letters(value: str, lead: "_Lead | None" = None, keep_digits: bool = False) -> str:
+    """Letters (and marks; digits if asked) lowercased: `fn`, `ln`, `ct` as they are, so the
+    table below names this function itself (a call less per key: names are most of a lead)."""
+    if value.isascii():  # no strip needed: spaces go with everything else that is not a letter
+        return (_NOT_ASCII_LETTER_OR_DIGIT if keep_digits else _NOT_ASCII_LETTER).sub("", value.lower())
     lowered = _lower(value)
-    if lowered.isascii():
-        return (_NOT_ASCII_LETTER_OR_DIGIT if keep_digits else _NOT_ASCII_LETTER).sub("", lowered)
     keep = "LMN" if keep_digits else "LM"
     return "".join(ch for ch in lowered if unicodedata.category(ch)[0] in keep)
 
@@ -84,10 +86,6 @@ def _phone(value: str, lead: "_Lead") -> str:
         return phones.e164_digits(value, lead.regions)
     except phones.NotAPhone as err:
         raise Unusable(err.reason) from None
-
-
-def _name(value: str, lead: "_Lead") -> str:
-    return _letters(value)
 
 
 def _state(value: str, lead: "_Lead") -> str:
@@ -137,11 +135,11 @@ def _external_id(value: str, lead: "_Lead") -> str:
 _NORMALISERS = {
     "em": _email,
     "ph": _phone,
-    "fn": _name,
-    "ln": _name,
+    "fn": _letters,
+    "ln": _letters,
     "db": _birth_date,
     "ge": _gender,
-    "ct": _name,
+    "ct": _letters,
     "st": _state,
     "zp": _zip,
     "country": _country,
@@ -192,7 +190,8 @@ def normalise(
 def _normalised(key: str, raw, lead: _Lead) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise Unusable("empty")
-    if _BROKEN_TEXT.search(raw):  # a lone surrogate, or where one was (jsonbody.py): not a value anyone typed
+    # A lone surrogate, or where one was (jsonbody.py): not a value anyone typed; never ASCII.
+    if not raw.isascii() and _BROKEN_TEXT.search(raw):
         raise Unusable("invalid_text")
     out = _NORMALISERS[key](raw, lead)
     if not out:
@@ -246,6 +245,7 @@ def _phone_country(fields: Mapping[str, object]) -> str | None:
 
 def build(fields: Mapping[str, object], region: str = "US", form_region: str | None = None) -> tuple[dict, list[dict]]:
     """`user_data` (each hashed key a list of hashes) from raw values, and what was dropped.
+    Raw full names under `matchkeys.FULL_NAME` become `fn` and `ln` when neither is given.
 
     Dropped entries are `{"key": "ph", "reason": "invalid_phone"}`: never the value.
     """
@@ -256,6 +256,10 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     if country is None and not unread:  # no country given: an international phone places the lead
         country = _phone_country(fields)
     lead = _Lead.of(country, form_region, region, unread)
+    full_names = _values(fields.get(matchkeys.FULL_NAME))
+    if full_names:  # split here, where the lead's country is known: it can decide the order
+        fields = dict(fields)
+        dropped += matchkeys.split_full_name(fields, full_names, country)
     for key in HASHED:
         given = fields.get(key)
         for raw in (given,) if isinstance(given, str) else _values(given):

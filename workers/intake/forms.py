@@ -78,7 +78,8 @@ def prepare(
         if _text(value):
             raw[field] = _text(value)
     values = {matchkeys.KEY_FOR[f]: v for f, v in raw.items() if f in matchkeys.KEY_FOR}
-    matchkeys.split_full_name(values, raw.get("full_name", []))
+    if "full_name" in raw:
+        values[matchkeys.FULL_NAME] = raw["full_name"]
     user_data, dropped = userdata.build(values, region, form.get("region"))
 
     names = {name: name for name in HIDDEN_FIELDS} | {"client_ip": "client_ip"} | form.get("hidden", {})
