@@ -8,7 +8,7 @@ PIP := $(BIN)/pip install --quiet --disable-pip-version-check --no-compile
 STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test bench lock lock-upgrade clean
+.PHONY: run test test-fast bench lock lock-upgrade clean
 
 # `make run` installs what the service needs and nothing more; `make test` adds the test
 # tools (pytest, Playwright, Meta's SDK for its test vectors). No .pyc compiling at
@@ -47,6 +47,12 @@ test: $(TEST_STAMP) $(SDK_VECTORS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q
+
+# The inner loop: everything but the tests that start processes or wait on real time
+# (marked slow in tests/conftest.py); about a quarter of `make test`'s time.
+test-fast: $(TEST_STAMP) $(SDK_VECTORS)
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q -m "not slow"
 
 bench: $(TEST_STAMP)
 	$(BIN)/python bench/ingest.py

@@ -42,25 +42,101 @@ settings.register_profile("leadrelay", deadline=None)
 settings.load_profile("leadrelay")
 
 
-@pytest.fixture(autouse=True)
-def no_stray_process():
-    """Each test ends with no leadrelay process of its own left running: a worker a failed
-    test left behind would take the next tests' jobs from the shared Redis, and one
-    failure would look like sixty."""
-    yield
+# Tests that start processes (web, workers, Redis topologies, a browser, the wheel in a
+# venv) or wait on real time: `make test-fast` (pytest -m "not slow") leaves them out for
+# the inner loop; `make test` and CI run everything. A module is listed whole: what makes
+# it slow is its fixtures, not one test.
+SLOW = (
+    "tests/feature/",
+    "tests/engine/test_recovery.py",
+    "tests/engine/test_inboxdrain.py",
+    "tests/run/test_worker.py",
+    "tests/run/test_redissafety.py",
+    "tests/common/test_replication.py",
+    "tests/common/test_clock.py",
+    "tests/web/test_admin_browser.py",
+    "tests/web/test_prometheus.py",
+    "tests/failures/test_replay.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
+def _become_subreaper() -> None:
+    """Make pytest the child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER): a process whose
+    parent dies (a worker under `faketime`, a gunicorn a timed-out `subprocess.run` left)
+    is then re-parented to pytest, not to init, so it stays among pytest's descendants
+    and `processes_die_with_their_test` still finds it."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):  # not Linux: descendants are still found while attached
+        pass
+
+
+_become_subreaper()
+LEFT_BEHIND: list[str] = []  # "test id: command" for each process a test left running
+
+
+def _descendants() -> dict:
     import psutil
 
-    strays = []
+    found = {}
     for child in psutil.Process().children(recursive=True):
         try:
-            command = " ".join(child.cmdline())
+            if child.status() != psutil.STATUS_ZOMBIE:
+                found[child.pid] = child
         except psutil.Error:
             continue
-        if ("leadrelay" in command or "gunicorn" in command) and "redis-server" not in command:
-            strays.append(child)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def processes_die_with_their_test(request):
+    """Every process a test starts dies with it, whatever it is and however the test ended
+    (failed, timed out, or a child's child orphaned): what runs after the test that was not
+    running before it is SIGKILLed, and named in the session's summary. A worker a test
+    left behind would take the next tests' jobs from the shared Redis, and one failure would
+    look like sixty. Session fixtures (Redis) start before this snapshot and are kept."""
+    import psutil
+
+    before = set(_descendants())
+    yield
+    strays = [proc for pid, proc in _descendants().items() if pid not in before]
     for stray in strays:
-        stray.kill()
+        try:
+            LEFT_BEHIND.append(f"{request.node.nodeid}: {' '.join(stray.cmdline())[:160]}")
+            stray.kill()
+        except psutil.Error:
+            continue
+    # Their zombies are reaped here (pytest is their parent or subreaper); an orphan that
+    # ended by itself stays a zombie until pytest ends, holding nothing but its pid.
     psutil.wait_procs(strays, timeout=5)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Listed after every run: the processes tests left behind (and this fixture killed),
+    then what is still running under pytest as it ends, which should be only Redis."""
+    still = []
+    for proc in _descendants().values():
+        try:
+            still.append(" ".join(proc.cmdline())[:160])
+        except Exception:  # noqa: BLE001 - a process may end while listed
+            continue
+    terminalreporter.section("processes")
+    terminalreporter.write_line(f"left behind by a test and killed: {len(LEFT_BEHIND)}")
+    for line in LEFT_BEHIND:
+        terminalreporter.write_line(f"  {line}")
+    terminalreporter.write_line(f"still running under pytest at the end: {len(still)}")
+    for line in still:
+        terminalreporter.write_line(f"  {line}")
 
 
 @pytest.fixture(scope="session")

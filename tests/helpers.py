@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import inspect
 import json
 import os
 import re
@@ -34,14 +35,37 @@ def clean_env(**values) -> dict:
     return {**env, "LEADRELAY_ENV_FILE": "", "LEADRELAY_DATA_DIR": tempfile.mkdtemp(prefix="leadrelay-data-"), **values}
 
 
-def wait_for(check, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError("timed out")
+# One budget for every wait in the tests: a deadline, never a duration (a wait returns as
+# soon as its check holds), scaled by LEADRELAY_TEST_PATIENCE on a machine known to be slow
+# (2 doubles every deadline). Nothing else in the tests polls with a clock of its own.
+PATIENCE = float(os.environ.get("LEADRELAY_TEST_PATIENCE") or 1)
+
+
+def wait_for(check, timeout=20.0, what: str | None = None, every: float = 0.2, ignore: tuple = ()):
+    """`check()`'s first true answer, polled every `every` s; `ignore` lists exceptions that
+    mean "not yet". Out of budget, an AssertionError says what it waited for (`what`, else
+    the check's source line), for how long, and its last answer."""
+    budget = timeout * PATIENCE
+    deadline = time.monotonic() + budget
+    result = None
+    while True:
+        try:
+            result = check()
+        except ignore as err:
+            result = err
+        else:
+            if result:
+                return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {budget:g} s for {what or _described(check)}; last answer: {result!r}")
+        time.sleep(every)
+
+
+def _described(check) -> str:
+    try:
+        return inspect.getsource(check).strip()[:200]
+    except (OSError, TypeError):
+        return repr(check)
 
 
 def ready(base: str) -> bool:

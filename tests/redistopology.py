@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import redis
 
+from helpers import wait_for
 from workers.run.embedded_redis import free_port
 
 MASTER = "leadrelay"
@@ -144,17 +144,9 @@ class Topology:
 
     @staticmethod
     def wait(check, timeout: float = 60.0) -> None:
-        """A deadline, not a duration: returns as soon as `check()` holds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if check():
-                    return
-            except redis.RedisError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{check} did not hold within {timeout} s")
-            time.sleep(0.05)
+        """A deadline, not a duration: returns as soon as `check()` holds (helpers.wait_for,
+        with Redis errors meaning "not yet")."""
+        wait_for(check, timeout, every=0.05, ignore=(redis.RedisError,))
 
     def stop(self) -> None:
         for process in self.processes.values():

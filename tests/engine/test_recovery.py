@@ -11,7 +11,7 @@ import redis
 from rq import Queue, Worker
 from rq.registry import FailedJobRegistry
 
-from helpers import ROOT, kill_tree, leadgen_body
+from helpers import ROOT, kill_tree, leadgen_body, wait_for
 from workers.common.queues import SERIALIZER
 from workers.engine import recovery
 from workers.failures import deadletters
@@ -19,15 +19,6 @@ from workers.run.embedded_redis import free_port
 
 BIN = Path(sys.executable).parent
 LEAD = "1234567890123456"
-
-
-def wait_for(check, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def test_worker_killed_mid_job_and_the_lead_is_delivered_once(graph, post_meta, work, redis_conn):

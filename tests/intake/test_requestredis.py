@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-import time
 
 import pytest
 import redis
 
+from helpers import wait_for
 from workers.intake import inbox
 from workers.intake.requestredis import RequestRedis
 
@@ -57,10 +57,8 @@ def test_a_connection_whose_answer_never_came_is_dropped_not_reused(redis_url, r
     request_redis = RequestRedis(redis.Redis.from_url(redis_url, socket_timeout=0.2))
     with pytest.raises(redis.TimeoutError):
         request_redis.execute_command("BLPOP", "waiting", 5)
-    deadline = time.monotonic() + 10
-    while redis_conn.info("clients")["blocked_clients"] and time.monotonic() < deadline:
-        time.sleep(0.01)  # Redis sees the closed socket on its own time
-    assert redis_conn.info("clients")["blocked_clients"] == 0
+    # Redis sees the closed socket on its own time.
+    wait_for(lambda: redis_conn.info("clients")["blocked_clients"] == 0, 10, every=0.01)
     redis_conn.rpush("waiting", "x")
     assert request_redis.execute_command("PING") == b"PONG"  # not the BLPOP's late answer
     assert redis_conn.lrange("waiting", 0, -1) == [b"x"]
@@ -87,9 +85,7 @@ def test_after_redis_dropped_every_connection_one_call_finds_a_fresh_one(redis_c
     request_redis = RequestRedis(redis_conn)
     blocked = threading.Thread(target=request_redis.execute_command, args=("BLPOP", "waiting", 10))
     blocked.start()  # holds one connection while the main thread opens a second
-    deadline = time.monotonic() + 10
-    while not redis_conn.info("clients")["blocked_clients"] and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: redis_conn.info("clients")["blocked_clients"], 10, every=0.01)
     assert request_redis.execute_command("PING") == b"PONG"
     redis_conn.rpush("waiting", "x")
     blocked.join(timeout=10)
