@@ -186,15 +186,18 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
         "LEADRELAY_WATCH_SECONDS": "0",  # nor a scheduled watch: tests/sweep/test_watch.py runs it
         "TYPEFORM_SECRET": f"{TYPEFORM_SECRET},{OLD_FORM_SECRET}",
         "TALLY_SIGNING_SECRET": TALLY_SECRET,
-        "HUBSPOT_ACCESS_TOKEN": "hubspot-private-app-token",
-        "HUBSPOT_API_URL": graph.url,  # the stand-in answers the CRMs' read APIs too
-        "PIPEDRIVE_API_TOKEN": "pipedrive-api-token",
-        "PIPEDRIVE_API_URL": graph.url,
     }
-    for source in SOURCES.values():  # a newly registered source is signed in tests without another line here
+    # Every source's settings from the registry: a newly registered source is signed, and its
+    # CRM read back from the stand-in (which answers the CRMs' read APIs too), with no line here.
+    for source in SOURCES.values():
         values.setdefault(source.secret_setting, f"{source.name}-test-secret")
+        if source.token_setting:
+            values[source.token_setting] = f"{source.name}-api-token"
+        if source.api_url_setting:
+            values[source.api_url_setting] = graph.url
+    ours = ("META_", "LEADRELAY_", *{setting.split("_")[0] + "_" for setting in values})
     for name in list(os.environ):
-        if name.startswith(("META_", "LEADRELAY_", "TYPEFORM_", "TALLY_", "HUBSPOT_", "PIPEDRIVE_")):
+        if name.startswith(ours):
             monkeypatch.delenv(name)
     for name, value in values.items():
         monkeypatch.setenv(name, value)

@@ -9,7 +9,7 @@ def test_hubspot_stages_are_listed_with_their_events_and_the_unmapped_named(env,
     lines = {line.split()[0]: line.split()[1] for line in listed.stdout.splitlines() if line and line[0] != "\n"}
     assert lines["closedwon"] == "Purchase" and lines["qualifiedtobuy"] == "QualifiedLead"
     assert lines["closedlost"] == "unmapped" and "add them to [crm.hubspot.stages]" in listed.stdout
-    assert graph.calls("pipelines")[0]["headers"]["Authorization"] == "Bearer hubspot-private-app-token"
+    assert graph.calls("pipelines")[0]["headers"]["Authorization"] == "Bearer hubspot-api-token"
 
 
 def test_pipedrive_stages_carry_the_pipelines_name(env, graph):

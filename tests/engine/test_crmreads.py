@@ -84,7 +84,7 @@ def test_an_unmapped_stage_is_recorded_with_its_id_never_sent(graph, lead, post_
 def test_a_refused_crm_token_makes_the_changes_wait_and_a_replay_after_the_fix_sends_them(
     graph, lead, post_crm, work, redis_conn, monkeypatch
 ):
-    graph.crm_revoked.add("hubspot-private-app-token")
+    graph.crm_revoked.add("hubspot-api-token")
     post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["qualifiedtobuy", "closedwon"]))
     work()
     assert stage_events(graph) == []

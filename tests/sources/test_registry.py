@@ -78,3 +78,26 @@ def test_test_delivery_is_acknowledged_and_never_sent(deliver, path):
 def test_unknown_source_returns_404(client):
     answer = client.post("/webhooks/jotform", data=b"{}", headers={"Content-Type": "application/json"})
     assert answer.status_code == 404 and answer.get_json()["error"] == "unknown_source"
+
+
+def test_no_list_outside_the_registry_names_the_sources():
+    """Every list of sources is derived from the registry (the sandbox's secrets, the test
+    settings, the CLI's choices, display names, default stages, the CRM clients): no module
+    of ours spells two source names in one list or set of its own."""
+    import ast
+    import itertools
+
+    from helpers import ROOT
+
+    names = set(SOURCES)
+    spelled = []
+    for path in itertools.chain((ROOT / "workers").rglob("*.py"), (ROOT / "webhook_app").rglob("*.py")):
+        if path.match("workers/sources/__init__.py") or "standin" in path.parts:
+            continue  # the registry itself; the stand-in plays the vendors (their APIs, not ours)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+                items = node.keys if isinstance(node, ast.Dict) else node.elts
+                found = {i.value for i in items if isinstance(i, ast.Constant) and i.value in names}
+                if len(found) >= 2:
+                    spelled.append(f"{path.relative_to(ROOT)}:{node.lineno} {sorted(found)}")
+    assert spelled == []

@@ -8,10 +8,11 @@ import sys
 import click
 
 from workers.cli.common import mapping_or_exit, settings_or_exit
+from workers.sources import READ_BACK
 
 
 @click.command("crm-stages", short_help="List a CRM's stage ids and what each is mapped to.")
-@click.argument("crm", type=click.Choice(["hubspot", "pipedrive"]))
+@click.argument("crm", type=click.Choice(READ_BACK))
 def crm_stages(crm: str):
     """Read CRM's pipelines and stages with its token (HUBSPOT_ACCESS_TOKEN,
     PIPEDRIVE_API_TOKEN) and print each stage id, its name, and the event it is mapped to

@@ -9,6 +9,7 @@ import click
 
 from workers.cli.common import LazyChoice, running_queue, settings_or_exit
 from workers.config import environment
+from workers.sources import SOURCES
 
 
 def _failures() -> tuple[str, ...]:
@@ -17,15 +18,21 @@ def _failures() -> tuple[str, ...]:
     return FAILURES
 
 
+def _sample(path: str):
+    """A source's sandbox sample (the registry's `sample`), imported when it is run."""
+    import importlib
+
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
 LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 
 
 @click.command("send-test", short_help="Send a signed sample to the running service.")
 @click.argument(
     "what",
-    type=click.Choice(
-        ["meta", "typeform", "tally", "stages", "hubspot", "pipedrive", "calendly", "calcom", "signed", "readiness"]
-    ),
+    type=click.Choice([*SOURCES, "stages", "readiness"]),
 )
 @click.option(
     "--fail", type=LazyChoice(_failures), help="Sandbox, meta: make the lead fail this way (see README, The sandbox)."
@@ -55,7 +62,7 @@ def send_test(
     import requests
 
     from workers.common.policy import JobError
-    from workers.run import crmsamples, sendtest, supervisor
+    from workers.run import sendtest, supervisor
 
     settings = settings_or_exit()
     data = environment.data_dir()
@@ -79,7 +86,7 @@ def send_test(
             result = sendtest.meta_test_lead(settings, form_id)
         elif what == "meta":
             result = sendtest.meta_lead(settings, web, fail, webhook=not no_webhook)
-        elif what in ("stages", "hubspot", "pipedrive", "calendly", "calcom", "signed"):
+        elif what == "stages" or SOURCES[what].sample:
             last = data / LAST_SENT
             if not leadgen_id and settings.sandbox:
                 # Each demo on a lead of its own: run in any order, none is a duplicate of another's stage.
@@ -92,8 +99,7 @@ def send_test(
             if what != "stages":
                 if not settings.sandbox:
                     raise click.UsageError(f"send-test {what} is the sandbox's: live, move a deal in {what}")
-                read_back = what in ("hubspot", "pipedrive")
-                result = (crmsamples.crm_stages if read_back else crmsamples.booking)(settings, web, what, leadgen_id)
+                result = _sample(SOURCES[what].sample)(settings, web, what, leadgen_id)
             elif not settings.api_token:
                 raise click.UsageError("the stage API is off: set LEADRELAY_API_TOKEN")
             else:

@@ -26,21 +26,14 @@ from __future__ import annotations
 
 from workers.config.needed import ConfigError, Gather
 from workers.config.stagemap import StageMap
+from workers.sources import SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
+# Each source's stage ids that mean the same in every account (its module's DEFAULT_STAGES).
 DEFAULTS = {
-    "hubspot": {
-        "qualifiedtobuy": "QualifiedLead",
-        "appointmentscheduled": "Schedule",
-        "presentationscheduled": "Schedule",
-        "closedwon": "Purchase",
-        "marketingqualifiedlead": "QualifiedLead",
-        "salesqualifiedlead": "QualifiedLead",
-        "customer": "Purchase",
-    },
-    "pipedrive": {"won": "Purchase"},
-    "calendly": {"invitee.created": "Schedule"},
-    "calcom": {"BOOKING_CREATED": "Schedule", "BOOKING_RESCHEDULED": "Schedule"},
+    name: source.module.DEFAULT_STAGES
+    for name, source in SOURCES.items()
+    if getattr(source.module, "DEFAULT_STAGES", None)
 }
 # Where a Standard Webhooks body holds each part of a stage change (dotted paths): by
 # default the stage API's own item, so a sender that posts that shape needs no table.

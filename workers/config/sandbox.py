@@ -18,6 +18,8 @@ from typing import Mapping
 
 from dotenv import dotenv_values
 
+from workers.sources import SECRET_SETTINGS, SOURCES
+
 FILE = "sandbox.env"
 PREFIX = "sandbox-"  # every generated secret starts with it: none can pass for a real one
 # Any of these, set by the user, means a real Meta app: the sandbox stays off.
@@ -33,21 +35,17 @@ META_SETTINGS = (
 DATASET_ID = "4242424242"  # the stand-in's dataset
 FORM_ID = "555"  # the stand-in's Lead Ads form
 PAGE_ID = "111222333444555"
-GENERATED = (
-    "META_APP_SECRET",
-    "META_VERIFY_TOKEN",
-    "META_PAGE_ACCESS_TOKEN",
-    "LEADRELAY_ADMIN_TOKEN",
-    "LEADRELAY_API_TOKEN",
-    "TYPEFORM_SECRET",
-    "TALLY_SIGNING_SECRET",
-    "HUBSPOT_CLIENT_SECRET",
-    "HUBSPOT_ACCESS_TOKEN",
-    "PIPEDRIVE_WEBHOOK_CREDENTIALS",  # user:password, as Pipedrive's webhook sends it
-    "PIPEDRIVE_API_TOKEN",
-    "CALENDLY_SIGNING_KEY",
-    "CALCOM_WEBHOOK_SECRET",
-    "SIGNED_WEBHOOK_SECRET",
+GENERATED = tuple(
+    dict.fromkeys(
+        (
+            "META_APP_SECRET",
+            "META_VERIFY_TOKEN",
+            "META_PAGE_ACCESS_TOKEN",
+            "LEADRELAY_ADMIN_TOKEN",
+            "LEADRELAY_API_TOKEN",
+            *SECRET_SETTINGS,  # every source's secret and token, from the registry
+        )
+    )
 )
 
 
@@ -72,9 +70,13 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+# Secrets that are Basic credentials (Pipedrive's webhook): generated as user:password.
+_USER_PASSWORD = {s.secret_setting for s in SOURCES.values() if getattr(s.module, "SECRET_SHAPE", "") == "user:pass"}
+
+
 def _generated(name: str) -> str:
     value = PREFIX + secrets.token_urlsafe(18)
-    return f"{value}:{secrets.token_urlsafe(12)}" if name == "PIPEDRIVE_WEBHOOK_CREDENTIALS" else value
+    return f"{value}:{secrets.token_urlsafe(12)}" if name in _USER_PASSWORD else value
 
 
 def ensure(directory: Path) -> dict:

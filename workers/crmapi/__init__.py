@@ -1,12 +1,20 @@
-"""Reading people back from the CRMs whose pushes carry ids only (HubSpot, Pipedrive),
+"""Reading people back from the CRMs whose pushes carry ids only (HubSpot, Pipedrive: the
+registry's `client` lines),
 with the CRM's own token. A CRM read fails like a Graph read and is treated the same:
 classified retries, a refused token paused (jobs wait, the admin page names it), dead
 letters with the call that failed. Imports graphapi (the token pauses) and below."""
 
-from workers.crmapi.hubspot import HubSpot
-from workers.crmapi.pipedrive import Pipedrive
+import importlib
 
-CLIENTS = {"hubspot": HubSpot, "pipedrive": Pipedrive}  # by source name (workers/sources)
+from workers.sources import READ_BACK, SOURCES
+
+
+def _class(path: str):
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+CLIENTS = {name: _class(SOURCES[name].client) for name in READ_BACK}  # by source name, from the registry
 
 
 def clients(settings, pauses=None) -> dict:

@@ -20,9 +20,9 @@ from workers.engine.context import Context
 from workers.engine.inflight import Failed, Lead, failed
 from workers.identity import browserids
 from workers.intake import receiver, stageitems
+from workers.sources import SOURCES
 
 log = logs.get(__name__)
-LEAD_EVENT_SOURCE = {"hubspot": "HubSpot", "pipedrive": "Pipedrive", "calendly": "Calendly", "calcom": "Cal.com"}
 
 
 def read(ctx: Context, leads: list[Lead]) -> tuple[dict[str, dict], list[Failed]]:
@@ -74,7 +74,7 @@ def stage_item(change: dict, person: dict) -> dict:
         **({"currency": person["currency"]} if person.get("currency") else {}),
         **({"dataset": change["dataset"]} if change.get("dataset") else {}),
         **({"leadgen_id": change["leadgen_id"]} if change.get("leadgen_id") else {}),
-        "lead_event_source": LEAD_EVENT_SOURCE.get(change["crm"], change["crm"]),
+        "lead_event_source": SOURCES[change["crm"]].title if change["crm"] in SOURCES else change["crm"],
     }
 
 

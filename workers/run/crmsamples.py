@@ -14,6 +14,7 @@ import requests
 from workers.config.settings import Settings
 from workers.graphapi.graph import Graph
 from workers.run.sendtest import answer_of, post, signed
+from workers.sources import SOURCES
 
 
 def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str) -> dict:
@@ -94,24 +95,7 @@ def booking(settings: Settings, web: str, source: str, leadgen_id: str) -> dict:
     email = _sample_email(settings, leadgen_id)
     now = datetime.now(timezone.utc) + timedelta(seconds=1)  # after the lead: a stage before it is refused
     stamp, key = now.strftime("%Y-%m-%dT%H:%M:%SZ"), uuid.uuid4().hex[:22]
-    doc = {
-        "calendly": {
-            "event": "invitee.created",
-            "created_at": stamp,
-            "payload": {
-                "email": email,
-                "name": "Sam Sample",
-                "created_at": stamp,
-                "uri": f"https://api.calendly.com/scheduled_events/SANDBOX/invitees/{key}",
-            },
-        },
-        "calcom": {
-            "triggerEvent": "BOOKING_CREATED",
-            "createdAt": stamp,
-            "payload": {"uid": key, "attendees": [{"email": email, "name": "Sam Sample"}]},
-        },
-        "signed": {"email": email, "stage": "StartTrial", "occurred_at": stamp},
-    }[source]
+    doc = SOURCES[source].module.sample_body(email, stamp, key)  # the tool's own shape (its source module)
     body = json.dumps(doc).encode()
     url = f"{web}/webhooks/{source}"
     response = post(url, body, signed(source, settings, body, url))

@@ -9,7 +9,9 @@ the settings (which secret), the receiver (one route for all), the mapping file 
 sources have forms) and the intake (which job). Adding a form tool, or a CRM whose
 stage changes become stage events, is one module, one line below, one fixtures folder
 (tests/fixtures/<name>/) and one test module (a CRM also needs its read-back client in
-workers/crmapi/, since its pushes carry ids, not people).
+workers/crmapi/, since its pushes carry ids, not people, named by its line here). The
+sandbox's secrets, the test settings, the CLI's choices, display names and default stages
+are all read from here: no other list names the sources.
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ class Source:
     secret_setting: str  # the environment variable holding its signing secret(s)
     module: ModuleType  # signature, verify, parse, lead_key
     job: str  # the RQ job each new lead runs should it need its own (workers/jobnames.py)
+    title: str  # how people write its name: the admin page, and `lead_event_source` for a CRM's events
     token_setting: str = ""  # CRM sources: the API token the person is read back with
+    client: str = ""  # CRM sources that read back: the client class's dotted path (workers/crmapi)
+    sample: str = ""  # the sandbox's `send-test <name>`: the function's dotted path (workers/run)
+
+    @property
+    def api_url_setting(self) -> str:
+        """The setting that points its read-back client elsewhere (the sandbox's stand-in)."""
+        return f"{self.name.upper()}_API_URL" if self.client else ""
 
     def verify(self, body: bytes, headers, secrets, url: str = "") -> None:
         if getattr(self.module, "SIGNS_URL", False):  # the signature covers the URL it was sent to
@@ -58,22 +68,51 @@ class Source:
 
 
 READ = jobnames.READ_CRM_STAGE  # a CRM stage change read back on its own
+_CRM_SAMPLE = "workers.run.crmsamples.crm_stages"  # the sample lead's deal moved, as the CRM's webhook
+_BOOKING_SAMPLE = "workers.run.crmsamples.booking"  # the sample lead books a meeting
 SOURCES = {
     source.name: source
     for source in (
-        Source(meta.NAME, LEAD_ADS, "META_APP_SECRET", meta, jobnames.PROCESS_META_LEAD),
-        Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobnames.SEND_FORM_LEAD),
-        Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobnames.SEND_FORM_LEAD),
-        Source(hubspot.NAME, CRM_STAGES, "HUBSPOT_CLIENT_SECRET", hubspot, READ, "HUBSPOT_ACCESS_TOKEN"),
-        Source(pipedrive.NAME, CRM_STAGES, "PIPEDRIVE_WEBHOOK_CREDENTIALS", pipedrive, READ, "PIPEDRIVE_API_TOKEN"),
+        Source(meta.NAME, LEAD_ADS, "META_APP_SECRET", meta, jobnames.PROCESS_META_LEAD, "Meta Lead Ads"),
+        Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobnames.SEND_FORM_LEAD, "Typeform"),
+        Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobnames.SEND_FORM_LEAD, "Tally"),
+        Source(
+            hubspot.NAME,
+            CRM_STAGES,
+            "HUBSPOT_CLIENT_SECRET",
+            hubspot,
+            READ,
+            "HubSpot",
+            "HUBSPOT_ACCESS_TOKEN",
+            "workers.crmapi.hubspot.HubSpot",
+            _CRM_SAMPLE,
+        ),
+        Source(
+            pipedrive.NAME,
+            CRM_STAGES,
+            "PIPEDRIVE_WEBHOOK_CREDENTIALS",
+            pipedrive,
+            READ,
+            "Pipedrive",
+            "PIPEDRIVE_API_TOKEN",
+            "workers.crmapi.pipedrive.Pipedrive",
+            _CRM_SAMPLE,
+        ),
         # Booking tools and any signing tool put the person in the push: nothing is read back.
-        Source(calendly.NAME, CRM_STAGES, "CALENDLY_SIGNING_KEY", calendly, READ),
-        Source(calcom.NAME, CRM_STAGES, "CALCOM_WEBHOOK_SECRET", calcom, READ),
-        Source(signed.NAME, CRM_STAGES, "SIGNED_WEBHOOK_SECRET", signed, READ),
+        Source(calendly.NAME, CRM_STAGES, "CALENDLY_SIGNING_KEY", calendly, READ, "Calendly", sample=_BOOKING_SAMPLE),
+        Source(calcom.NAME, CRM_STAGES, "CALCOM_WEBHOOK_SECRET", calcom, READ, "Cal.com", sample=_BOOKING_SAMPLE),
+        # Any tool: its events' lead_event_source is the source's name, as before (no one tool to name).
+        Source(signed.NAME, CRM_STAGES, "SIGNED_WEBHOOK_SECRET", signed, READ, "signed", sample=_BOOKING_SAMPLE),
     )
 }
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)
 CRM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == CRM_STAGES)
+READ_BACK = tuple(name for name, source in SOURCES.items() if source.client)  # CRMs read with their token
+# Every setting a source brings (secrets, tokens, API addresses): the sandbox generates the
+# secrets and tokens, and tests set them all, from this list.
+SECRET_SETTINGS = tuple(
+    dict.fromkeys(s for source in SOURCES.values() for s in (source.secret_setting, source.token_setting) if s)
+)
 # Sources whose senders may be set up without a secret: LEADRELAY_ALLOW_UNSIGNED may name them.
 UNSIGNED_ALLOWED = (*FORM_SOURCES, calcom.NAME)
 # Stage changes from a CRM or a sheet come through the stage API, not a webhook.

@@ -25,6 +25,7 @@ from workers.sources.signing import check_header, hmac_hex
 
 NAME = "calcom"
 API_URL = ""  # nothing is read back: the person is in the push
+DEFAULT_STAGES = {"BOOKING_CREATED": "Schedule", "BOOKING_RESCHEDULED": "Schedule"}  # a booked meeting
 SIGNATURE_HEADER = "X-Cal-Signature-256"
 BOOKED = ("BOOKING_CREATED", "BOOKING_RESCHEDULED")
 CANCELLED = "BOOKING_CANCELLED"
@@ -123,3 +124,12 @@ def parse(body: bytes) -> dict:
 
 def lead_key(item: dict) -> str:
     return item["event_key"]
+
+
+def sample_body(email: str, when: str, key: str) -> dict:
+    """The smallest `BOOKING_CREATED` Cal.com sends, for the sandbox's `send-test calcom`."""
+    return {
+        "triggerEvent": "BOOKING_CREATED",
+        "createdAt": when,
+        "payload": {"uid": key, "attendees": [{"email": email, "name": "Sam Sample"}]},
+    }

@@ -27,6 +27,7 @@ from workers.sources.signing import matches_any
 
 NAME = "calendly"
 API_URL = ""  # nothing is read back: the person is in the push
+DEFAULT_STAGES = {"invitee.created": "Schedule"}  # a booked meeting
 SIGNATURE_HEADER = "Calendly-Webhook-Signature"
 TOLERANCE_SECONDS = 180
 BOOKED, CANCELED = "invitee.created", "invitee.canceled"
@@ -143,3 +144,13 @@ def parse(body: bytes) -> dict:
 
 def lead_key(item: dict) -> str:
     return item["event_key"]
+
+
+def sample_body(email: str, when: str, key: str) -> dict:
+    """The smallest `invitee.created` Calendly sends, for the sandbox's `send-test calendly`."""
+    uri = f"https://api.calendly.com/scheduled_events/SANDBOX/invitees/{key}"
+    return {
+        "event": "invitee.created",
+        "created_at": when,
+        "payload": {"email": email, "name": "Sam Sample", "created_at": when, "uri": uri},
+    }

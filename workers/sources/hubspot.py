@@ -28,6 +28,17 @@ from workers.sources.signing import check_header
 
 NAME = "hubspot"
 API_URL = "https://api.hubapi.com"  # HUBSPOT_API_URL names another (the sandbox's stand-in)
+# HubSpot's default sales pipeline and lifecycle stage ids, as sent without a mapping
+# table: the same ids in every portal (knowledge.hubspot.com, "Set up and customize pipelines").
+DEFAULT_STAGES = {
+    "qualifiedtobuy": "QualifiedLead",
+    "appointmentscheduled": "Schedule",
+    "presentationscheduled": "Schedule",
+    "closedwon": "Purchase",
+    "marketingqualifiedlead": "QualifiedLead",
+    "salesqualifiedlead": "QualifiedLead",
+    "customer": "Purchase",
+}
 SIGNATURE_HEADER = "X-HubSpot-Signature-v3"
 TIMESTAMP_HEADER = "X-HubSpot-Request-Timestamp"
 SIGNS_URL = True  # the signature covers the method and the URL: verify is given them

@@ -92,3 +92,8 @@ def parse(body: bytes, headers: Mapping[str, str]) -> dict:
 
 def lead_key(item: dict) -> str:
     return item["event_key"]
+
+
+def sample_body(email: str, when: str, key: str) -> dict:
+    """A signing tool's next stage for the sample lead, in the stage API's own shape."""
+    return {"email": email, "stage": "StartTrial", "occurred_at": when}
