@@ -60,3 +60,59 @@ def test_every_log_line_the_docs_tell_you_to_watch_for_is_one_the_code_logs():
     code = "".join(p.read_text() for p in [*ROOT.glob("workers/**/*.py"), *ROOT.glob("webhook_app/**/*.py")])
     named = {name for page in _pages() for name in re.findall(r'"event": "([a-z_]+)"', page.read_text())}
     assert named and {name for name in named if f'"{name}"' not in code} == set()
+
+
+def _layout_sections() -> dict[str, str]:
+    """The text of docs/design.md's layout map under each folder it names."""
+    block = (ROOT / "docs" / "design.md").read_text().split("## Layout", 1)[1].split("```", 2)[1]
+    sections: dict[str, str] = {}
+    top = current = ""
+    for line in block.splitlines():
+        folder = re.match(r"^( {0,2})([a-z_]+)/\s", line + " ")
+        if folder and not folder.group(1):
+            top = current = folder.group(2)
+        elif folder:
+            current = f"{top}/{folder.group(2)}"
+        elif re.match(r"^ {2}\w+\.py\s", line):
+            current = top  # a module of the top folder itself (workers/jobs.py)
+        sections[current] = sections.get(current, "") + line + "\n"
+    return sections
+
+
+def _our_modules() -> list[Path]:
+    return [
+        p.relative_to(ROOT)
+        for p in sorted([*ROOT.glob("workers/**/*.py"), *ROOT.glob("webhook_app/**/*.py")])
+        if p.name != "__init__.py" or p.parent.name == "webhook_app"
+    ]
+
+
+def test_the_layout_map_names_every_module_under_its_folder():
+    sections = _layout_sections()
+    unnamed = [
+        str(module)
+        for module in _our_modules()
+        if not re.search(rf"(?<![\w.]){re.escape(module.name)}", sections.get(str(module.parent), ""))
+    ]
+    assert unnamed == []
+
+
+def test_every_module_the_layout_map_names_exists():
+    sections = _layout_sections()
+    ours = {str(m) for m in _our_modules()} | {f"{m.parent}/__init__.py" for m in _our_modules()}
+    named = {
+        f"{folder}/{name}"
+        for folder, text in sections.items()
+        if folder.startswith(("workers", "webhook_app"))
+        for name in re.findall(r"(?<![\w./])(\w+\.py)\b", text)
+    }
+    assert named - ours == set()
+
+
+def test_every_package_is_on_the_short_maps_too():
+    """workers/__init__.py's map and CONTRIBUTING.md's layer line name every package."""
+    packages = {p.parent.name for p in (ROOT / "workers").glob("*/__init__.py")}
+    docstring = (ROOT / "workers" / "__init__.py").read_text()
+    contributing = (ROOT / "CONTRIBUTING.md").read_text().split("## Layout", 1)[1].split("\n\n", 3)[2]
+    assert {p for p in packages if f"{p}/" not in docstring} == set()
+    assert {p for p in packages if not re.search(rf"\b{p}\b", contributing)} == set()
