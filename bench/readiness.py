@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
-    from workers.sweep import readiness
+    from workers.reports import readiness
 
     now = time.time()
     with tempfile.TemporaryDirectory() as data:

@@ -51,7 +51,7 @@ SLOW = (
     "tests/engine/test_recovery.py",
     "tests/engine/test_inboxdrain.py",
     "tests/run/test_worker.py",
-    "tests/run/test_redissafety.py",
+    "tests/config/test_redissafety.py",
     "tests/common/test_replication.py",
     "tests/common/test_clock.py",
     "tests/web/test_admin_browser.py",

@@ -28,8 +28,8 @@ from workers.failures import advice, deadletters
 from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
 from workers.intake import receiver
+from workers.reports import readiness, watched
 from workers.sources.signing import matches_any
-from workers.sweep import readiness, watch
 
 from . import charts, guard
 from .adminsession import bp, check_form, ext, logged_in
@@ -105,7 +105,7 @@ def overview() -> dict:
     recent = [e for e in counters.recent(connection) if chosen in (None, e.get("dataset", DEFAULT))]
     figures = accuracy.report(connection)
     ready = readiness.report(connection, routes, settings, now)
-    watched = watch.problems(watch.read(connection) or {})  # tokens ending or refused, Pages unreachable
+    watch_problems = watched.problems(watched.read(connection) or {})  # tokens ending or refused, Pages unreachable
     silent, held = accuracy.silent(connection), receiver.held(connection)
     # The gates are the readiness section's; what stops work on its own is listed first.
     quiet = [
@@ -119,7 +119,7 @@ def overview() -> dict:
     return {
         "readiness": ready,
         "readiness_problems": stops,
-        "nothing_needs_you": not (groups or pauses or watched or silent or held or stops),
+        "nothing_needs_you": not (groups or pauses or watch_problems or silent or held or stops),
         "funnel_charts": charts.funnel_charts(ready["datasets"]),
         "accuracy": figures,
         "charts": charts.page_charts(figures),
@@ -133,7 +133,7 @@ def overview() -> dict:
         "waiting_on_token": sum(p["waiting"] for p in pauses),
         "workers": Worker.count(connection=connection, queue=queue),
         "pauses": pauses,
-        "watched": watched,
+        "watched": watch_problems,
         "groups": sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])),
         "reason_help": advice.REASONS,
         "not_replayable": advice.NOT_REPLAYABLE,

@@ -7,7 +7,7 @@ import time
 import redis
 from flask import Blueprint, current_app, jsonify
 
-from workers.run import redissafety
+from workers.config import redissafety
 
 bp = Blueprint("health", __name__)
 SAFETY_EVERY = 5.0  # seconds between two looks at Redis's persistence settings, per process: one CONFIG GET
@@ -22,7 +22,7 @@ def healthz():
 @bp.get("/readyz")
 def readyz():
     """Ready only while Redis answers (without it no lead can be stored) and keeps what it
-    is given (workers/run/redissafety.py), unless LEADRELAY_ALLOW_UNSAFE_REDIS says otherwise."""
+    is given (workers/config/redissafety.py), unless LEADRELAY_ALLOW_UNSAFE_REDIS says otherwise."""
     state = current_app.extensions["leadrelay"]
     try:
         state["redis"].ping()

@@ -19,11 +19,11 @@ from rq import Worker
 
 from workers.common import counters
 from workers.common.queues import queue_status
+from workers.config import redissafety
 from workers.events import accuracy
 from workers.failures import deadletters
 from workers.graphapi.pauses import Pauses
-from workers.run import redissafety
-from workers.sweep import watch
+from workers.reports import watched
 
 from . import readinessmetrics, tokenauth
 
@@ -63,7 +63,7 @@ class RedisCollector:
         return [up, *families, *self._safety()]
 
     def _safety(self):
-        """1 while Redis can lose what it acknowledged (workers/run/redissafety.py)."""
+        """1 while Redis can lose what it acknowledged (workers/config/redissafety.py)."""
         try:
             found = redissafety.problems(self.connection)
         except redis.RedisError:
@@ -116,14 +116,14 @@ class RedisCollector:
         for pause in pauses:
             retest.add_metric([pause["token"]], pause["next_retest_at"])
         yield retest
-        yield from _watched(watch.read(self.connection) or {})
+        yield from _watched(watched.read(self.connection) or {})
         slow = readinessmetrics.slow_figures(self.connection, self.routes, self.settings)
         yield from _accuracy(self.connection, slow["pages"])
         yield from readinessmetrics.families(slow["readiness"], values)
 
 
 def _watched(found: dict):
-    """What the scheduled watch last found (workers/sweep/watch.py)."""
+    """What the scheduled watch last found (workers/reports/watched.py)."""
     days = GaugeMetricFamily(
         "leadrelay_token_days_left",
         "Days until Meta says each token (or its data access) ends; no sample: it never does.",

@@ -1,4 +1,4 @@
-"""The readiness report as Prometheus series (workers/sweep/readiness.py): Meta's gates per
+"""The readiness report as Prometheus series (workers/reports/readiness.py): Meta's gates per
 dataset, each stage's share and median days, each stage source's lag, silence and last
 post, and the Graph API version's days left. Served by /metrics with the other figures
 read from Redis; like them, aggregate with max() across scraped web processes.
@@ -18,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from workers.common import counters
 from workers.common.queues import redis_key
 from workers.events import accuracy, stagelag
-from workers.sweep import readiness
+from workers.reports import readiness
 
 SLOW = redis_key("scrape", "slow-figures")
 SLOW_SECONDS = 60

@@ -7,13 +7,14 @@ table; docs/design.md#layout says what each module holds):
     cli/        the `leadrelay` command, thin
     run/        the processes: worker, `leadrelay run`, web server, embedded Redis, doctor
     jobs.py     every RQ entry point, at paths that never move (jobnames.py: their names)
-    sweep/      the scheduled re-read of Meta's lead lists, the token watch, the readiness report
+    sweep/      the scheduled re-read of Meta's lead lists, and the token watch
     engine/     the drain, single jobs' attempts, hand-offs, sending, recovery
     failures/   dead letters, replay, retention
     intake/     what runs inside the web request: receive, inbox, forms, stage items
     graphapi/   the Graph client, the Conversions API sender, token pauses, version signals
     crmapi/     the CRMs' read-back APIs (beside graphapi: the same layer)
-    events/     event names and ids, the 7-day window, profiles, accuracy, the funnel and its gates
+    reports/    read sides of what jobs write (readiness, the watch's findings): the web loads these
+    events/     event names and ids, the 7-day window, profiles, the confirmed ledger, accuracy, the funnel
     config/     settings, the mapping file, routing, stage names, the sandbox's settings
     sources/    the registry and one module per source (names jobs, never imports them)
     standin/    the sandbox's Graph stand-in, loaded lazily

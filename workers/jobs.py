@@ -25,7 +25,7 @@ from workers.engine.batchsteps import LISTED
 from workers.engine.context import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
 from workers.engine.inflight import Lead
 from workers.engine.jobwork import Work
-from workers.events import accuracy, conversions, leadevents, profiles
+from workers.events import accuracy, conversions, leadevents, ledger, profiles
 from workers.graphapi import capi
 from workers.sweep import sweeper, watch
 
@@ -36,7 +36,7 @@ def _run(ctx: Context, work: Work, body: Callable[[], tuple[dict, dict]]) -> dic
     """The skeleton of every job: skip what Meta already confirmed, run the body as one
     attempt (retry, wait or dead-letter on failure), log and count how it ended.
     `body` returns (result, fields for the log line)."""
-    if work.event_id and capi.confirmed(ctx.connection, work.event_id):
+    if work.event_id and ledger.confirmed(ctx.connection, work.event_id):
         finished(ctx.connection, work, "already_confirmed")
         return {"outcome": "already_confirmed", "event_id": work.event_id}
     started = time.monotonic()
@@ -171,7 +171,7 @@ def send_stage_events(stage_events: dict) -> dict:
     """
     ctx = context()
     job = get_current_job()
-    items = [i for i in stage_events["events"] if not capi.confirmed(ctx.connection, i["event_id"])]
+    items = [i for i in stage_events["events"] if not ledger.confirmed(ctx.connection, i["event_id"])]
     names = {_dataset_name(i.get("route")) for i in items}
     work = Work.of_job(
         job,

@@ -9,8 +9,8 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import CAPI_TOKEN, PAGE_TOKEN, fast_forward, leadgen_body, scheduled_in
 from workers.common.queues import SERIALIZER
+from workers.events import ledger
 from workers.failures import deadletters
-from workers.graphapi import capi
 from workers.graphapi.pauses import Pauses, fingerprint
 from workers.run.embedded_redis import free_port
 
@@ -64,7 +64,7 @@ def test_transient_and_throttled_are_delivered_after_a_retry(one_lead, graph, wo
     work()
     assert len(graph.calls("lead")) == 2
     assert len(graph.calls("events")) == (2 if on == "events" else 1)
-    assert capi.confirmed(redis_conn, EVENT_ID)
+    assert ledger.confirmed(redis_conn, EVENT_ID)
     assert scheduled_ids(redis_conn) == [] and failed_ids(redis_conn) == []
 
 

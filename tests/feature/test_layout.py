@@ -4,6 +4,7 @@ never the reverse, and the core loads no web stack."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,40 @@ def test_importing_the_core_loads_no_web_stack():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# What the web process loads: the request path (intake, sources, identity), the admin page's
+# and /metrics' reads (reports, failures, graphapi's token pauses and version signals,
+# events), and what all stand on. Never the engine, the sweep, the CRMs' clients, the jobs,
+# the processes' own code or the stand-in: a report is read apart from the job that writes it.
+WEB_LOADS = {
+    "workers.common",
+    "workers.config",
+    "workers.events",
+    "workers.failures",
+    "workers.graphapi",
+    "workers.identity",
+    "workers.intake",
+    "workers.jobnames",
+    "workers.reports",
+    "workers.sources",
+}
+
+
+def test_the_web_process_loads_only_the_request_path_and_the_reports(env):
+    code = (
+        "import json, sys\n"
+        "from webhook_app import create_app\n"
+        "client = create_app().test_client()\n"
+        "for path in ('/metrics', '/readyz', '/admin/'):\n"
+        "    client.get(path)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('workers.'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    modules = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert {".".join(m.split(".")[:2]) for m in modules} == WEB_LOADS
+    assert {"workers.graphapi.graph", "workers.graphapi.capi"}.isdisjoint(modules), "the web never calls Meta"
 
 
 def test_importing_the_web_package_builds_nothing():
@@ -153,6 +188,7 @@ LAYERS = (
     ("workers.config",),
     ("workers.events",),
     ("workers.graphapi", "workers.crmapi"),  # Meta's APIs; the CRMs' read-back APIs
+    ("workers.reports",),  # read sides of what jobs write: the web process loads them alone
     ("workers.intake",),
     ("workers.failures",),
     ("workers.engine",),

@@ -11,7 +11,7 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 
 from helpers import APP_SECRET, CAPI_TOKEN, DATASET_ID, PAGE_TOKEN, leadgen_body
 from workers.common.queues import SERIALIZER
-from workers.events import profiles
+from workers.events import ledger, profiles
 from workers.graphapi import capi
 from workers.graphapi.graph import LEAD_FIELDS
 
@@ -89,7 +89,7 @@ def test_job_reads_the_lead_and_sends_exactly_the_expected_event(graph, post_met
         ],
         "partner_agent": f"leadrelay-{version('leadrelay')}",  # who sends, on every request
     }
-    assert capi.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
+    assert ledger.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
 
 
 def test_test_event_code_and_lead_event_source_are_sent_when_set(graph, post_meta, work, monkeypatch):
@@ -173,7 +173,7 @@ def test_dry_run_keeps_the_event_and_sends_nothing(graph, post_meta, work, redis
     assert kept["dataset_id"] == DATASET_ID
     assert kept["event"]["event_id"] == f"meta:{LEAD_ID}:Lead"
     assert kept["event"]["user_data"]["lead_id"] == int(LEAD_ID)
-    assert not capi.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
+    assert not ledger.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
 
 
 def test_transient_error_schedules_a_retry_with_the_same_job(graph, post_meta, work, redis_conn):
@@ -198,7 +198,7 @@ def test_short_events_received_is_not_delivered(graph, post_meta, work, redis_co
     graph.then({"status": 200, "error": None}, on="events")  # 200 but no events_received
     post_meta(leadgen_body(LEAD_ID))
     work()
-    assert not capi.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
+    assert not ledger.confirmed(redis_conn, f"meta:{LEAD_ID}:Lead")
     assert ScheduledJobRegistry("leadrelay", connection=redis_conn).get_job_ids() == [f"lead-meta-{LEAD_ID}"]
 
 

@@ -6,6 +6,7 @@ import time
 from helpers import CAPI_TOKEN, PAGE_TOKEN, leadgen_body
 from workers import jobs
 from workers.common.queues import queue
+from workers.reports import watched
 from workers.sweep import watch
 
 
@@ -17,13 +18,13 @@ def test_an_expiring_token_and_an_unsubscribed_page_are_found_with_their_fixes(
     work()
     graph.token_expiry[PAGE_TOKEN] = int(time.time()) + 5 * 86400
     assert watch.run(jobs.context())["pages"] == 1
-    found = watch.read(redis_conn)
+    found = watched.read(redis_conn)
     assert {t["token"]: t["days_left"] for t in found["tokens"]} == {
         "META_PAGE_ACCESS_TOKEN": 5.0,
         "META_CAPI_ACCESS_TOKEN": None,
     }
     assert [p["page"] for p in found["pages"]] == ["111"] and found["pages"][0]["subscribed"] is False
-    problems = {p["event"]: p for p in watch.problems(found)}
+    problems = {p["event"]: p for p in watched.problems(found)}
     assert problems["page_unsubscribed"]["fix"].startswith("`leadrelay subscribe --page-id 111`")
     assert "set META_PAGE_ACCESS_TOKEN" in problems["token_expiring"]["fix"]
     watch.run(jobs.context())  # said once a day, not at every check
@@ -51,7 +52,7 @@ def test_a_subscribed_page_and_a_lasting_token_are_no_problem(graph, post_meta, 
     graph.subscribed_pages.add("111")
     graph.token_expiry[PAGE_TOKEN] = int(time.time()) + 60 * 86400
     watch.run(jobs.context())
-    assert watch.problems(watch.read(redis_conn)) == []
+    assert watched.problems(watched.read(redis_conn)) == []
 
 
 def test_the_watch_is_scheduled_once_per_slot_and_not_at_all_when_off(redis_conn, env):
@@ -68,7 +69,7 @@ def test_a_token_meta_refuses_is_named_with_its_fix(graph, post_meta, work, redi
     graph.subscribed_pages.add("111")
     graph.revoked.add(PAGE_TOKEN)  # a password change, a removed admin: Meta refuses the token (190)
     watch.run(jobs.context())
-    [problem] = watch.problems(watch.read(redis_conn))
+    [problem] = watched.problems(watched.read(redis_conn))
     assert (problem["event"], problem["token"]) == ("token_invalid", "META_PAGE_ACCESS_TOKEN")
     assert "issue a new (system-user) token and set META_PAGE_ACCESS_TOKEN" in problem["fix"]
 
@@ -79,9 +80,9 @@ def test_a_page_its_token_was_not_granted_is_named_with_its_fix(agency, graph, r
     graph.subscribed_pages.update(PAGES)
     graph.page_tokens[PAGES["202"][1]].discard("202")  # re-authorised without Brand B's Page selected
     watch.run(jobs.context())
-    found = watch.read(redis_conn)
+    found = watched.read(redis_conn)
     assert {p["page"]: p["reached"] for p in found["pages"]} == {"101": True, "202": False, "303": True}  # the file's
-    [problem] = watch.problems(found)
+    [problem] = watched.problems(found)
     assert (problem["event"], problem["page"], problem["token"]) == ("page_unreachable", "202", "BRANDB_PAGE_TOKEN")
     assert "not granted leads_retrieval on this Page" in problem["fix"]
 
@@ -90,19 +91,19 @@ def test_a_dataset_changed_after_setup_is_flagged_with_metas_warning(env, redis_
     """Meta's Conversion Leads guide: moving a Page's leads to another dataset after setup
     restarts training. The watch keeps each Page's dataset at setup and says when it moved."""
     from workers.config.settings import load
-    from workers.sweep import readiness
+    from workers.reports import readiness
 
     watch.run(jobs.context())
-    assert watch.read(redis_conn)["dataset_changes"] == []
+    assert watched.read(redis_conn)["dataset_changes"] == []
     monkeypatch.setenv("META_DATASET_ID", "5151515151")  # the operator points the leads elsewhere
     ctx = jobs.install(load())
     watch.run(ctx)
-    [change] = watch.read(redis_conn)["dataset_changes"]
+    [change] = watched.read(redis_conn)["dataset_changes"]
     assert (change["first"], change["now"]) == ("4242424242", "5151515151")
-    [problem] = [p for p in watch.problems(watch.read(redis_conn)) if p["event"] == "dataset_changed"]
+    [problem] = [p for p in watched.problems(watched.read(redis_conn)) if p["event"] == "dataset_changed"]
     assert "restarts Conversion Leads training" in problem["fix"] and "go back to 4242424242" in problem["fix"]
     lines = readiness.problems(readiness.report(redis_conn, ctx.routes, ctx.settings))
     assert any("restarts Conversion Leads training" in line for line in lines)
     # Thirty days on, the new dataset is the setup: training restarted on it long ago.
     watch.run(ctx, now=time.time() + 31 * 86400)
-    assert watch.read(redis_conn)["dataset_changes"] == []
+    assert watched.read(redis_conn)["dataset_changes"] == []

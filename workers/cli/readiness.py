@@ -1,5 +1,5 @@
 """`leadrelay readiness`: Meta's Conversion Leads gates per dataset, tokens and Pages,
-stage sources and the API version, each with what to do (workers/sweep/readiness.py)."""
+stage sources and the API version, each with what to do (workers/reports/readiness.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def readiness(as_json: bool):
     28 days, daily uploads) with its figure and verdict; then the tokens and Pages the
     watch last checked, how late each stage source posts and which fell silent, and the
     Graph API version's end. Exits 1 when something needs you."""
-    from workers.sweep.readiness import report
+    from workers.reports.readiness import report
 
     connection, _ = running_queue()
     settings = settings_or_exit()

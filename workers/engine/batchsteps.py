@@ -8,11 +8,10 @@ from rq.job import Job
 
 from workers.common import logs
 from workers.common.policy import AUTH, INVALID, JobError, Paused
-from workers.common.queues import redis_key
 from workers.engine import sending
 from workers.engine.context import Context
 from workers.engine.inflight import Built, Failed, Lead, failed
-from workers.events import leadevents
+from workers.events import leadevents, ledger
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.graphapi.pauses import fingerprint
 
@@ -27,7 +26,7 @@ def already_done(connection, leads: list[Lead]) -> list[str | None]:
     with connection.pipeline(transaction=False) as pipe:
         for lead in leads:
             pipe.exists(Job.key_for(lead.job_id))
-            pipe.exists(redis_key("confirmed", lead.event_id))
+            pipe.exists(ledger.key(lead.event_id))
         found = pipe.execute()
     return [
         "handed_off_before" if found[2 * i] else "already_confirmed" if found[2 * i + 1] else None

@@ -15,7 +15,7 @@ from workers.common.policy import EXPIRED, INVALID, JobError
 from workers.common.queues import SERIALIZER, job_id
 from workers.config.routing import DEFAULT, dataset_of
 from workers.engine.jobwork import Work, dead_letter
-from workers.events import conversions, profiles
+from workers.events import conversions, ledger, profiles
 from workers.failures import deadletters
 from workers.graphapi import capi
 
@@ -40,7 +40,7 @@ def deliver_isolating(
     for start in range(0, len(pairs), MAX_BATCH):
         chunk = pairs[start : start + MAX_BATCH]
         if not ledger_checked:
-            confirmed = capi.confirmed_many(connection, [e["event_id"] for e, _ in chunk])
+            confirmed = ledger.confirmed_many(connection, [e["event_id"] for e, _ in chunk])
             chunk = [p for p, done in zip(chunk, confirmed) if not done]
         stack = [chunk] if chunk else []
         while stack:

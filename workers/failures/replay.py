@@ -9,9 +9,8 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry
 
 from workers.common.policy import AUTH, EXPIRED
-from workers.events import conversions
+from workers.events import conversions, ledger
 from workers.failures.deadletters import Filter, forget, record, select
-from workers.graphapi import capi
 from workers.graphapi.pauses import Pauses
 from workers.intake import inbox
 from workers.sources import SOURCES
@@ -72,7 +71,7 @@ def _replay_batch(
 ) -> dict[str, tuple[str, str | None]]:
     """Outcome and error per job id for one batch: three round trips for the checks and
     the requeue, whatever the batch's size."""
-    confirmed = capi.confirmed_many(connection, [entry.get("event_id") for entry in entries])
+    confirmed = ledger.confirmed_many(connection, [entry.get("event_id") for entry in entries])
     out, failed_key = {}, FailedJobRegistry(queue=queue).key
     done, waiting = [], []
     for entry, sent in zip(entries, confirmed):

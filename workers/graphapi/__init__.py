@@ -1,2 +1,3 @@
-"""Talking to Meta: the Graph client (lead reads), the Conversions API sender and its
-ledger of confirmed events, tokens waiting after an auth failure. Imports events and below."""
+"""Talking to Meta: the Graph client (lead reads), the Conversions API sender (which writes
+the ledger of confirmed events, events/ledger.py), tokens waiting after an auth failure,
+what Meta's answers say of the API version. Imports events and below."""

@@ -8,12 +8,12 @@ from importlib import metadata
 
 import redis
 
-from workers.common import counters, logs, policy
+from workers.common import counters, logs
 from workers.common.policy import TRANSIENT, JobError
 from workers.common.queues import redis_key
 from workers.config.routing import Dataset
 from workers.config.settings import Settings
-from workers.events import funnel
+from workers.events import funnel, ledger
 from workers.events.conversions import validate
 from workers.graphapi.graph import Graph
 
@@ -51,19 +51,6 @@ def warn_at_start(datasets, process: str) -> None:
                 detail="a test event code is set: events carry it and show in Events Manager's "
                 "Test Events panel. Never leave it on in production.",
             )
-
-
-def confirmed(connection: redis.Redis, event_id: str) -> bool:
-    """Meta already counted this event: never send it again."""
-    return bool(connection.exists(redis_key("confirmed", event_id)))
-
-
-def confirmed_many(connection: redis.Redis, event_ids: list[str | None]) -> list[bool]:
-    """`confirmed` for many events in one round trip (None: no event, not confirmed)."""
-    with connection.pipeline(transaction=False) as pipe:
-        for event_id in event_ids:
-            pipe.exists(redis_key("confirmed", event_id or ""))
-        return [bool(found) and bool(event_id) for found, event_id in zip(pipe.execute(), event_ids)]
 
 
 def deliver(
@@ -114,9 +101,7 @@ def _deliver(graph, connection, settings, events: list[dict], dataset: Dataset, 
     # ledger (so never resent, never counted again) whose delivery was never counted.
     with connection.pipeline() as pipe:
         for event in events:
-            pipe.set(
-                redis_key("confirmed", event["event_id"]), answer.get("fbtrace_id") or "1", ex=policy.CONFIRMED_TTL
-            )
+            ledger.confirm(pipe, event["event_id"], answer.get("fbtrace_id"))
         counters.record_sent(pipe, events, "delivered", dataset.name)
         funnel.record(pipe, events, dataset.name, time.time(), lead_times)
         pipe.execute()

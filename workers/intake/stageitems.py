@@ -19,8 +19,7 @@ from workers.common.queues import redis_key
 from workers.config import ldu
 from workers.config.routing import DEFAULT
 from workers.config.stagemap import StageMap
-from workers.events import conversions, profiles, stagelag
-from workers.graphapi import capi
+from workers.events import conversions, ledger, profiles, stagelag
 from workers.identity import browserids
 from workers.intake import receiver, stagereads
 from workers.intake.stagescope import Negative, Rejected, Scope  # noqa: F401 (callers name them here)
@@ -141,7 +140,7 @@ def check(
     lead_first = None
     if profile and event_name != conversions.LEAD:
         lead_event_id = conversions.event_id(source, lead_key, conversions.LEAD)
-        if not capi.confirmed(connection, lead_event_id) and profile["created_time"] >= conversions.oldest_acceptable(
+        if not ledger.confirmed(connection, lead_event_id) and profile["created_time"] >= conversions.oldest_acceptable(
             now
         ):
             lead_first = {"event_id": lead_event_id, "event_time": profile["created_time"]}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import redis
 
 from workers.common.queues import redis_key
-from workers.events import conversions, profiles
+from workers.events import conversions, ledger, profiles
 from workers.identity import userdata
 
 _DATA_ERRORS = (TypeError, ValueError, KeyError, AttributeError, OverflowError, UnicodeError)
@@ -72,7 +72,7 @@ def prefetch(connection: redis.Redis, items: list, region: str, datasets: list[s
         if raw is not None and not key.startswith(redis_key("profile-by")):
             _, _, source_key = key.partition(redis_key("profile") + ":")
             source, _, lead_key = source_key.partition(":")
-            leads.add(redis_key("confirmed", conversions.event_id(source, lead_key, conversions.LEAD)))
+            leads.add(ledger.key(conversions.event_id(source, lead_key, conversions.LEAD)))
     ordered = sorted(leads)
     with connection.pipeline(transaction=False) as pipe:
         for key in ordered:

@@ -11,13 +11,12 @@ import redis
 from workers.common import redisurl
 from workers.common.policy import JobError
 from workers.common.queues import connect
-from workers.config import environment, mappingfile, versions
+from workers.config import environment, mappingfile, redissafety, versions
 from workers.config.needed import WEB, WHERE, WORKER, ConfigError
 from workers.config.routing import ANY_PAGE, Dataset, Page
 from workers.config.settings import DEFAULT_API_VERSION, Settings, load
 from workers.graphapi import versionsignals
 from workers.graphapi.graph import Graph
-from workers.run import redissafety
 
 REQUIRED_PERMISSION = "leads_retrieval"
 

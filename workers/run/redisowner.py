@@ -13,9 +13,9 @@ import redis
 
 from workers.common import logs
 from workers.common.queues import redis_key
+from workers.config import redissafety
 from workers.config.needed import ConfigError
 from workers.config.settings import Settings
-from workers.run import redissafety
 
 MARK = redis_key("sandbox")
 log = logs.get(__name__)

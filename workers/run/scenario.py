@@ -28,8 +28,8 @@ from workers.common.queues import job_id
 from workers.config import environment, sandbox
 from workers.config.routing import DEFAULT
 from workers.events import accuracy, conversions, funnel, profiles, stagelag
+from workers.reports import watched
 from workers.run import sendtest
-from workers.sweep import watch
 
 LEADS, DAYS, DAY = 300, 30, 86400
 LIVE_SECONDS = DAY  # the last day's leads go through the service
@@ -181,7 +181,7 @@ def run(settings, web: str, connection, queue: Queue, timeout: float = 60.0) -> 
         ).raise_for_status()
     started = time.time()
     watch_now(queue)
-    _wait(lambda: (watch.read(connection) or {}).get("checked_at", 0) >= int(started), timeout, "the token check")
+    _wait(lambda: (watched.read(connection) or {}).get("checked_at", 0) >= int(started), timeout, "the token check")
     return {
         "leads": len(leads),
         "written_as_history": counted["leads"],

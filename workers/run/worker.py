@@ -17,14 +17,14 @@ from workers import jobs
 from workers.common import clock, logs, redisurl
 from workers.common.policy import JobError, Paused
 from workers.common.queues import SERIALIZER, connect, queue
-from workers.config import versions
+from workers.config import redissafety, versions
 from workers.config.settings import Settings
 from workers.engine import recovery
 from workers.failures import retention
 from workers.graphapi import capi
 from workers.graphapi.pauses import Pauses
 from workers.intake import inbox
-from workers.run import redisowner, redissafety
+from workers.run import redisowner
 from workers.sweep import sweeper, watch
 
 log = logs.get(__name__)

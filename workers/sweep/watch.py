@@ -5,7 +5,8 @@ without a word), and leads then stop at once.
 Every LEADRELAY_WATCH_SECONDS a worker asks Meta, for each Page and dataset token in use,
 when it (or its data access) ends (`debug_token`), and for each Page whether the app is
 subscribed to `leadgen` (`subscribed_apps`). What it finds is kept (`read`), served on the
-admin page and as Prometheus series, and each new problem is logged once a day.
+admin page and as Prometheus series (reports/watched.py, the read side the web process
+loads without this job), and each new problem is logged once a day.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from workers.common import clock, logs
 from workers.common.policy import AUTH, JobError
 from workers.common.queues import job_id, redis_key
 from workers.engine.context import Context
+from workers.reports.watched import CHANGE_SHOWN_DAYS, READS, STATE, problems
 from workers.sweep import sweeper
 
-READS = "leads_retrieval"  # the grant whose target_ids are the Pages a token may read leads of
-STATE = redis_key("watch")
 SAID = redis_key("watch", "said")  # problems already logged today
 log = logs.get(__name__)
 
@@ -66,7 +66,6 @@ def check(ctx: Context, now: float | None = None) -> dict:
 
 
 FIRST_DATASET = redis_key("page-dataset")  # Page -> "dataset id|since": where its leads went at setup
-CHANGE_SHOWN_DAYS = 30  # then the new dataset is the setup: training restarted on it long ago
 
 
 def _dataset_changes(ctx: Context, now: float) -> list[dict]:
@@ -132,68 +131,3 @@ def run(ctx: Context, now: float | None = None) -> dict:
         if ctx.connection.set(redis_key("watch", "said", problem["what"]), 1, nx=True, ex=86400):
             log.error(problem["event"], **{k: v for k, v in problem.items() if k not in ("event", "what")})
     return {"outcome": "watched", "tokens": len(found["tokens"]), "pages": len(found["pages"])}
-
-
-def problems(found: dict) -> list[dict]:
-    """What needs a person, each with the fix."""
-    out = []
-    for token in found.get("tokens", []):
-        if token.get("valid") is False:
-            out.append(
-                {
-                    "event": "token_invalid",
-                    "what": f"token:{token['token']}",
-                    "token": token["token"],
-                    "fix": f"Meta no longer takes it: issue a new (system-user) token and set {token['token']}",
-                }
-            )
-        elif token.get("warn"):
-            out.append(
-                {
-                    "event": "token_expiring",
-                    "what": f"token:{token['token']}",
-                    "token": token["token"],
-                    "days_left": token["days_left"],
-                    "fix": f"issue a system-user token (it never expires) and set {token['token']}",
-                }
-            )
-    for page in found.get("pages", []):
-        if page.get("reached") is False:
-            out.append(
-                {
-                    "event": "page_unreachable",
-                    "what": f"page:{page['page']}:token",
-                    "page": page["page"],
-                    "token": page["token"],
-                    "fix": f"{page['token']} is not granted {READS} on this Page: give the system user (or the "
-                    f"person who issued it) access to the Page and issue it again, or name the Page's own token "
-                    f"in the mapping file (token_env)",
-                }
-            )
-        if page.get("subscribed") is False:
-            out.append(
-                {
-                    "event": "page_unsubscribed",
-                    "what": f"page:{page['page']}",
-                    "page": page["page"],
-                    "fix": f"`{page['fix']}`: the Page sends no leadgen webhooks",
-                }
-            )
-    for change in found.get("dataset_changes", []):
-        which = "every Page" if change["page"] == "*" else f"Page {change['page']}"
-        out.append(
-            {
-                "event": "dataset_changed",
-                "what": f"page:{change['page']}:dataset",
-                "page": change["page"],
-                "fix": f"{which}'s leads now go to dataset {change['now']}, not {change['first']} as at setup: Meta "
-                f"restarts Conversion Leads training when the dataset changes after setup; go back to "
-                f"{change['first']} unless the move was meant (this is shown for {CHANGE_SHOWN_DAYS} days)",
-            }
-        )
-    return out
-
-
-def read(connection) -> dict | None:
-    raw = connection.get(STATE)
-    return json.loads(raw) if raw else None

@@ -18,7 +18,7 @@ from workers.config import versions
 from workers.config.routing import Routes
 from workers.events import accuracy, funnel, gates, stagelag
 from workers.graphapi import versionsignals
-from workers.sweep import watch
+from workers.reports import watched
 
 
 def report(connection, routes: Routes, settings, now: float | None = None, rows: list[dict] | None = None) -> dict:
@@ -30,7 +30,7 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
     rows = accuracy.report(connection, now=now) if rows is None else rows
     covered = funnel.coverage(rows, lambda page, form: _dataset(routes, page, form))
     daily = funnel.daily_coverage(rows, lambda page, form: _dataset(routes, page, form))
-    found = watch.read(connection) or {}
+    found = watched.read(connection) or {}
     values = counters.read(connection)
     version = versions.horizon(settings.api_version)
     signal = versionsignals.read(connection)  # what Meta itself said, whatever our table says
@@ -46,7 +46,7 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
         "watched_at": found.get("checked_at"),
         "tokens": found.get("tokens", []),
         "pages": found.get("pages", []),
-        "watch_problems": watch.problems(found),
+        "watch_problems": watched.problems(found),
         "sources": stagelag.report(connection, values, settings.source_silent_hours, now),
         "api_version": {
             "version": version.version,

@@ -8,7 +8,7 @@ import time
 from helpers import ADMIN, LEAD, delivered_lead, leadrelay
 from webhook_app import create_app
 from workers.events import stagelag
-from workers.sweep import readiness
+from workers.reports import readiness
 
 DAY = 86400
 
