@@ -30,8 +30,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from stages import running, stage_api, wait_for_events  # noqa: E402
 
-from workers.sources import hubspot, pipedrive  # noqa: E402
 from workers.standin.server import GraphStandin  # noqa: E402
+from workers.vendors.hubspot import webhook as hubspot  # noqa: E402
+from workers.vendors.pipedrive import webhook as pipedrive  # noqa: E402
 
 SECRETS = {"hubspot": "bench-hubspot-secret", "pipedrive": "bench:pipedrive"}
 

@@ -16,7 +16,9 @@ table; docs/design.md#layout says what each module holds):
     reports/    read sides of what jobs write (readiness, the watch's findings): the web loads these
     events/     event names and ids, the 7-day window, profiles, the confirmed ledger, accuracy, the funnel
     config/     settings, the mapping file, routing, stage names, the sandbox's settings
-    sources/    the registry and one module per source (names jobs, never imports them)
+    sources/    the registry and the core sources' modules (names jobs, never imports them)
+    vendors/    one folder per vendor (HubSpot, Pipedrive, Calendly, Cal.com), a module per role,
+                each at its role's layer: webhook (sources), client (crmapi), standin, samples (run)
     standin/    the sandbox's Graph stand-in, loaded lazily
     common/     refusals, Meta's error policy, Redis keys, logs, times, the clock, counters
     identity/   match keys, normalisation and hashing: pure

@@ -63,6 +63,7 @@ WEB_LOADS = {
     "workers.jobnames",
     "workers.reports",
     "workers.sources",
+    "workers.vendors",  # their webhook parsers only (asserted below)
 }
 
 
@@ -80,6 +81,8 @@ def test_the_web_process_loads_only_the_request_path_and_the_reports(env):
     modules = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert {".".join(m.split(".")[:2]) for m in modules} == WEB_LOADS
     assert {"workers.graphapi.graph", "workers.graphapi.capi"}.isdisjoint(modules), "the web never calls Meta"
+    roles = {m.split(".")[3] for m in modules if m.startswith("workers.vendors.") and m.count(".") == 3}
+    assert roles == {"webhook"}, "nor reads a CRM back"
 
 
 def test_importing_the_web_package_builds_nothing():
@@ -203,9 +206,25 @@ LAYERS = (
 SHIMS = {"workers.batches": LAYERS.index(("workers.jobs",)), "workers.sweep": LAYERS.index(("workers.jobs",))}
 
 
+# A vendor's folder (workers/vendors/<vendor>/) holds one module per role, each at its role's
+# layer: its webhook parser never imports its API client, its stand-in nothing of the engine.
+VENDOR_ROLES = {
+    "webhook": "workers.sources",
+    "client": "workers.crmapi",
+    "standin": "workers.standin",
+    "samples": "workers.run",
+}
+
+
 def _layer(module: str) -> int:
     if module in SHIMS:
         return SHIMS[module]
+    parts = module.split(".")
+    if parts[:2] == ["workers", "vendors"]:
+        if len(parts) < 4:
+            return 0  # the folders themselves: a docstring, no imports
+        assert parts[3] in VENDOR_ROLES, f"{module}: a vendor's module is one of {sorted(VENDOR_ROLES)}"
+        return _layer(VENDOR_ROLES[parts[3]] + ".x")
     matches = [
         (len(package), number)
         for number, packages in enumerate(LAYERS)
@@ -237,7 +256,8 @@ def test_the_layer_check_sees_an_import_running_upward():
 def test_every_package_has_its_layer():
     packages = {path.parent for path in (ROOT / "workers").rglob("__init__.py")}
     named = {package for layer in LAYERS for package in layer}
-    assert {".".join(p.relative_to(ROOT).parts) for p in packages} - named == set()
+    found = {".".join(p.relative_to(ROOT).parts) for p in packages}
+    assert {p for p in found if not p.startswith("workers.vendors")} - named == set()  # vendors: by role
 
 
 def test_identity_imports_nothing_of_ours_outside_itself():
@@ -274,6 +294,8 @@ def test_tests_mirror_the_packages():
             continue
         package = CODE_OF.get(rel.parts[0], ROOT / "workers" / rel.parts[0])
         modules = {p.stem for p in package.glob("*.py")} if len(rel.parts) == 2 else set()
+        if rel.parts[0] == "vendors":  # tests/vendors/test_<vendor>_<role>.py: one file name per module
+            modules = {f"{p.parent.name}_{p.stem}" for p in package.glob("*/*.py") if p.stem != "__init__"}
         stem = path.stem.removeprefix("test_")
         if not any(stem == m or stem.startswith(m + "_") for m in modules):
             strays.append(str(rel))

@@ -1,6 +1,7 @@
-"""`leadrelay send-test hubspot|pipedrive|calendly|calcom|signed`, the sandbox's: the
-sample lead's deal moved in a CRM, a meeting booked for it, a signing tool's stage for it,
-each as its tool signs and sends it (the CRMs' people made in the stand-in first)."""
+"""What the sandbox's `leadrelay send-test <crm or booking tool>` samples share: the sample
+lead's deal moved in a CRM, a meeting booked for it, a signing tool's stage for it, each as
+its tool signs and sends it (the CRMs' people made in the stand-in first). Each vendor's
+samples.py writes its own deliveries."""
 
 from __future__ import annotations
 
@@ -17,19 +18,14 @@ from workers.run.sendtest import answer_of, post, signed
 from workers.sources import SOURCES
 
 
-def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str) -> dict:
-    """Sandbox: the sample lead's person as a HubSpot deal's contact and a Pipedrive deal's
-    person in the stand-in, then the CRM's signed webhook moving that deal (HubSpot: three
-    stages in one batch, as HubSpot batches; Pipedrive: a stage change, then a win)."""
+def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str, bodies_of) -> dict:
+    """Sandbox: the sample lead's person made in every CRM of the stand-in, then the CRM's
+    signed webhook moving that person's deal, as `bodies_of(made, now)` (the vendor's
+    samples.py) writes the CRM's deliveries."""
     email = _sample_email(settings, leadgen_id)
     made = requests.post(f"{settings.graph_url}/_standin/crm", json={"email": email}, timeout=10).json()
     now = int(time.time()) + 1  # after the lead (created this second): a stage before its lead is refused
-    if crm == "hubspot":
-        bodies = [
-            json.dumps([_hubspot_event(made["deal_id"], stage, now, n) for n, stage in enumerate(HUBSPOT_STAGES)])
-        ]
-    else:
-        bodies = [_pipedrive_change(made["person_id"], now, stage) for stage in ("2", "won")]
+    bodies = bodies_of(made, now)
     answers = []
     for body in bodies:
         url = f"{web}/webhooks/{crm}"
@@ -45,57 +41,14 @@ def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str) -> dict:
     }
 
 
-HUBSPOT_STAGES = ("qualifiedtobuy", "appointmentscheduled", "closedwon")
-
-
-def _hubspot_event(deal_id: str, stage: str, now: int, n: int) -> dict:
-    return {
-        "eventId": time.time_ns() // 1000 + n,  # a new change each time (HubSpot's ids never repeat)
-        "subscriptionId": 1,
-        "portalId": 4242,
-        "appId": 4242,
-        "occurredAt": now * 1000 + n,  # the stages in order, after the lead was created
-        "subscriptionType": "deal.propertyChange",
-        "attemptNumber": 0,
-        "objectId": int(deal_id),
-        "propertyName": "dealstage",
-        "propertyValue": stage,
-        "changeSource": "CRM_UI",
-    }
-
-
-def _pipedrive_change(person_id: str, now: int, stage: str) -> str:
-    won = stage == "won"
-    return json.dumps(
-        {
-            "data": {
-                "id": 4242,
-                "value": 1200,
-                "currency": "EUR",
-                "person_id": int(person_id),
-                "stage_id": 2 if won else int(stage),
-                "status": "won" if won else "open",
-            },
-            "previous": {"status": "open"} if won else {"stage_id": 1},
-            "meta": {
-                "action": "change",
-                "entity": "deal",
-                "company_id": "4242",
-                "id": str(uuid.uuid4()),
-                "timestamp": datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "version": "2.0",
-            },
-        }
-    )
-
-
-def booking(settings: Settings, web: str, source: str, leadgen_id: str) -> dict:
-    """The sample lead books a meeting (Calendly, Cal.com), or a signed tool posts its next
-    stage (Standard Webhooks): the person is in the push, as these tools send it."""
+def booking(settings: Settings, web: str, source: str, leadgen_id: str, body_of=None) -> dict:
+    """The sample lead books a meeting (Calendly, Cal.com: `body_of(email, when, key)`, the
+    vendor's samples.py), or a signed tool posts its next stage (Standard Webhooks, its
+    module's `sample_body`): the person is in the push, as these tools send it."""
     email = _sample_email(settings, leadgen_id)
     now = datetime.now(timezone.utc) + timedelta(seconds=1)  # after the lead: a stage before it is refused
     stamp, key = now.strftime("%Y-%m-%dT%H:%M:%SZ"), uuid.uuid4().hex[:22]
-    doc = SOURCES[source].module.sample_body(email, stamp, key)  # the tool's own shape (its source module)
+    doc = (body_of or SOURCES[source].module.sample_body)(email, stamp, key)  # the tool's own shape
     body = json.dumps(doc).encode()
     url = f"{web}/webhooks/{source}"
     response = post(url, body, signed(source, settings, body, url))

@@ -20,7 +20,11 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from workers import jobnames
-from workers.sources import calcom, calendly, hubspot, meta, pipedrive, signed, tally, typeform
+from workers.sources import meta, signed, tally, typeform
+from workers.vendors.calcom import webhook as calcom
+from workers.vendors.calendly import webhook as calendly
+from workers.vendors.hubspot import webhook as hubspot
+from workers.vendors.pipedrive import webhook as pipedrive
 
 # Lead Ads sources send ids only: the worker reads the lead from the Graph API. Form
 # sources send the answers: mapped and hashed on arrival (workers/intake/forms.py).
@@ -41,7 +45,7 @@ class Source:
     title: str  # how people write its name: the admin page, and `lead_event_source` for a CRM's events
     token_setting: str = ""  # CRM sources: the API token the person is read back with
     client: str = ""  # CRM sources that read back: the client class's dotted path (workers/crmapi)
-    sample: str = ""  # the sandbox's `send-test <name>`: the function's dotted path (workers/run)
+    sample: str = ""  # the sandbox's `send-test <name>`: the function's dotted path (its samples.py)
 
     @property
     def api_url_setting(self) -> str:
@@ -68,8 +72,7 @@ class Source:
 
 
 READ = jobnames.READ_CRM_STAGE  # a CRM stage change read back on its own
-_CRM_SAMPLE = "workers.run.crmsamples.crm_stages"  # the sample lead's deal moved, as the CRM's webhook
-_BOOKING_SAMPLE = "workers.run.crmsamples.booking"  # the sample lead books a meeting
+_SIGNED_SAMPLE = "workers.run.crmsamples.booking"  # the sample lead's next stage, in the stage API's shape
 SOURCES = {
     source.name: source
     for source in (
@@ -84,8 +87,8 @@ SOURCES = {
             READ,
             "HubSpot",
             "HUBSPOT_ACCESS_TOKEN",
-            "workers.crmapi.hubspot.HubSpot",
-            _CRM_SAMPLE,
+            "workers.vendors.hubspot.client.HubSpot",
+            "workers.vendors.hubspot.samples.send",
         ),
         Source(
             pipedrive.NAME,
@@ -95,14 +98,30 @@ SOURCES = {
             READ,
             "Pipedrive",
             "PIPEDRIVE_API_TOKEN",
-            "workers.crmapi.pipedrive.Pipedrive",
-            _CRM_SAMPLE,
+            "workers.vendors.pipedrive.client.Pipedrive",
+            "workers.vendors.pipedrive.samples.send",
         ),
         # Booking tools and any signing tool put the person in the push: nothing is read back.
-        Source(calendly.NAME, CRM_STAGES, "CALENDLY_SIGNING_KEY", calendly, READ, "Calendly", sample=_BOOKING_SAMPLE),
-        Source(calcom.NAME, CRM_STAGES, "CALCOM_WEBHOOK_SECRET", calcom, READ, "Cal.com", sample=_BOOKING_SAMPLE),
+        Source(
+            calendly.NAME,
+            CRM_STAGES,
+            "CALENDLY_SIGNING_KEY",
+            calendly,
+            READ,
+            "Calendly",
+            sample="workers.vendors.calendly.samples.send",
+        ),
+        Source(
+            calcom.NAME,
+            CRM_STAGES,
+            "CALCOM_WEBHOOK_SECRET",
+            calcom,
+            READ,
+            "Cal.com",
+            sample="workers.vendors.calcom.samples.send",
+        ),
         # Any tool: its events' lead_event_source is the source's name, as before (no one tool to name).
-        Source(signed.NAME, CRM_STAGES, "SIGNED_WEBHOOK_SECRET", signed, READ, "signed", sample=_BOOKING_SAMPLE),
+        Source(signed.NAME, CRM_STAGES, "SIGNED_WEBHOOK_SECRET", signed, READ, "signed", sample=_SIGNED_SAMPLE),
     )
 }
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)

@@ -1,12 +1,8 @@
-"""The CRM side of the stand-in (server.py): HubSpot's and Pipedrive's read APIs, as they
-answer the reads leadrelay makes of them, over the same loopback server.
+"""The CRM side of the stand-in (server.py): each CRM vendor's read API (its folder's
+standin.py), over the same loopback server, and what they share:
 
-    POST /crm/v3/objects/deals/batch/read        {"inputs": [{"id"}], "properties"}
-    POST /crm/v3/objects/contacts/batch/read
-    POST /crm/v4/associations/deals/contacts/batch/read
-    GET  /api/v2/persons?ids=1,2                 (x-api-token header)
-    POST /_standin/crm {"email", "phone", "amount", "currency"}: a HubSpot deal with its
-         contact and a Pipedrive person with the same person, for `leadrelay send-test`
+    POST /_standin/crm {"email", "phone", "amount", "currency"}: the same person in every
+         CRM (a HubSpot deal with its contact, a Pipedrive person), for `leadrelay send-test`
 
 A token in `crm_revoked` is refused with 401, as the CRMs refuse a revoked token.
 Scripted answers (`then(..., on="crm")`) meet these calls as they meet Graph's.
@@ -16,38 +12,22 @@ from __future__ import annotations
 
 import itertools
 
+from workers.vendors.hubspot.standin import HubSpotStandin
+from workers.vendors.pipedrive.standin import PipedriveStandin
+
 _IDS = itertools.count(51000001)
-# One answer for the four pipeline listings: each reader takes the field it knows.
-PIPELINES = {
-    "results": [
-        {
-            "id": "default",
-            "label": "Sales Pipeline",
-            "stages": [
-                {"id": "appointmentscheduled", "label": "Appointment Scheduled"},
-                {"id": "qualifiedtobuy", "label": "Qualified To Buy"},
-                {"id": "closedwon", "label": "Closed Won"},
-                {"id": "closedlost", "label": "Closed Lost"},
-            ],
-        }
-    ],
-    "options": [{"value": "lead", "label": "Lead"}, {"value": "marketingqualifiedlead", "label": "MQL"}],
-    "data": [
-        {"id": 1, "name": "Sales pipeline"},
-        {"id": 2, "name": "Qualified", "pipeline_id": 1},
-        {"id": 3, "name": "Demo booked", "pipeline_id": 1},
-    ],
-}
 
 
 class CrmStandin:
     def crm_init(self) -> None:
-        self.hubspot_deals: dict[str, dict] = {}  # deal id -> properties
-        self.hubspot_contacts: dict[str, dict] = {}  # contact id -> properties
-        self.deal_contacts: dict[str, list[str]] = {}  # deal id -> its contacts, in HubSpot's order
-        self.pipedrive_persons: dict[str, dict] = {}  # person id -> the person as API v2 answers it
+        self.hubspot = HubSpotStandin()
+        self.pipedrive = PipedriveStandin()
         self.crm_revoked: set[str] = set()
         self.crm_latency = 0.0  # seconds before each CRM answer (bench/crmstages.py: a CRM at 100 ms)
+
+    @property
+    def _vendors(self) -> tuple:
+        return (self.hubspot, self.pipedrive)
 
     def add_crm_person(
         self,
@@ -58,94 +38,23 @@ class CrmStandin:
         country: str | None = None,
         others: list[str] = (),
     ) -> dict:
-        """A HubSpot deal whose contact is this person (after contacts with the `others`
-        emails, when given: a deal's buyer and decision makers), and the same person in
-        Pipedrive: {"deal_id", "contact_id", "person_id"}."""
-        deal, contact, person = (str(next(_IDS)) for _ in range(3))
-        contacts = []
-        for other in others:
-            contacts.append(str(next(_IDS)))
-            self.hubspot_contacts[contacts[-1]] = {
-                "email": other,
-                "phone": "",
-                "firstname": "Other",
-                "lastname": "Contact",
-            }
-        self.hubspot_contacts[contact] = {
-            "email": email,
-            "phone": phone or "",
-            "firstname": "Sandbox",
-            "lastname": "Lead",
-            **({"country": country} if country else {}),
-        }
-        self.hubspot_deals[deal] = {
-            "amount": str(amount),
-            "deal_currency_code": currency,
-            "dealstage": "qualifiedtobuy",
-        }
-        self.deal_contacts[deal] = [*contacts, contact]
-        self.pipedrive_persons[person] = {
-            "id": int(person),
-            "name": "Sandbox Lead",
-            "first_name": "Sandbox",
-            "last_name": "Lead",
-            "emails": [{"value": email, "primary": True, "label": "work"}] if email else [],
-            "phones": [{"value": phone, "primary": True, "label": "mobile"}] if phone else [],
-        }
-        return {"deal_id": deal, "contact_id": contact, "person_id": person}
+        """This person in every CRM: {"deal_id", "contact_id", "person_id"}."""
+        made: dict = {}
+        for vendor in self._vendors:
+            made.update(vendor.add(_IDS, email, phone, amount, currency, country, others))
+        return made
 
-    @staticmethod
-    def crm_kind(method: str, parts: list[str]) -> str | None:
+    def crm_kind(self, method: str, parts: list[str]) -> str | None:
         """The kind of a CRM call (None: not a CRM path)."""
         if parts[:2] == ["_standin", "crm"]:
             return "standin_crm"
-        if parts[:1] == ["crm"] and parts[-2:] == ["batch", "read"]:
-            if parts[2] == "associations":
-                return "association_read"
-            return {"deals": "deal_read", "contacts": "contact_read"}.get(parts[3], "other")
-        if parts[:3] == ["api", "v2", "persons"]:
-            return "person_read"
-        if parts[:3] in (["crm", "v3", "pipelines"], ["crm", "v3", "properties"], ["api", "v2", "stages"]):
-            return "pipelines"
-        if parts[:3] == ["api", "v2", "pipelines"]:
-            return "pipelines"
-        return None
+        return next(filter(None, (vendor.kind(method, parts) for vendor in self._vendors)), None)
 
-    def crm_answer(self, kind: str, headers, query: dict, body: dict | None) -> tuple[int, dict]:
+    def crm_answer(self, kind: str, headers, query: dict, body: dict | None, method: str, parts: list[str]):
         token = headers.get("x-api-token") or headers.get("Authorization", "").removeprefix("Bearer ")
         if kind == "standin_crm":
             return 200, self.add_crm_person(**(body or {}))
         if token in self.crm_revoked:
             return 401, {"status": "error", "message": "Authentication credentials missing or incorrect"}
-        if kind == "pipelines":
-            return 200, PIPELINES
-        if kind == "person_read":
-            ids = ",".join(query.get("ids", [])).split(",")
-            return 200, {
-                "success": True,
-                "data": [self.pipedrive_persons[i] for i in ids if i in self.pipedrive_persons],
-            }
-        ids = [str(i.get("id")) for i in (body or {}).get("inputs", [])]
-        if kind == "association_read":
-            # v4 batch read: every associated contact of each deal, in `to`
-            # (https://developers.hubspot.com/docs/api-reference/crm-associations-v4/batch/post-crm-v4-associations-fromObjectType-toObjectType-batch-read)
-            return 207 if any(i not in self.deal_contacts for i in ids) else 200, {
-                "status": "COMPLETE",
-                "results": [
-                    {
-                        "from": {"id": i},
-                        "to": [
-                            {"toObjectId": int(c), "associationTypes": [{"category": "HUBSPOT_DEFINED", "typeId": 3}]}
-                            for c in self.deal_contacts[i]
-                        ],
-                    }
-                    for i in ids
-                    if i in self.deal_contacts
-                ],
-            }
-        store = self.hubspot_deals if kind == "deal_read" else self.hubspot_contacts
-        wanted = (body or {}).get("properties") or []
-        results = [
-            {"id": i, "properties": {k: v for k, v in store[i].items() if k in wanted}} for i in ids if i in store
-        ]
-        return 207 if len(results) < len(ids) else 200, {"status": "COMPLETE", "results": results}
+        vendor = next(v for v in self._vendors if v.kind(method, parts))
+        return vendor.answer(kind, query, body)

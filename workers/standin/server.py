@@ -29,7 +29,7 @@ from workers.standin.leads import FAILURES, LeadAds
 
 class GraphStandin(LeadAds, CrmStandin):
     def __init__(self, any_lead: bool = False):
-        self.crm_init()  # HubSpot's and Pipedrive's read APIs, on the same server (crm.py)
+        self.crm_init()  # each CRM vendor's read API, on the same server (crm.py)
         self.leads: dict[str, dict] = {}
         self.events: list[dict] = []  # every event Meta "received", with its dataset
         self.requests: list[dict] = []
@@ -199,7 +199,9 @@ class GraphStandin(LeadAds, CrmStandin):
                 time.sleep(action["delay"])
             if action and "status" in action:
                 return self._reply(handler, action["status"], action.get("body", {}), action.get("headers"))
-            return self._reply(handler, *self.crm_answer(crm, handler.headers, record["query"], record["body"]))
+            return self._reply(
+                handler, *self.crm_answer(crm, handler.headers, record["query"], record["body"], method, parts)
+            )
         token = handler.headers.get("Authorization", "").removeprefix("Bearer ")
         if token in self.revoked or self.refused_until.get(token, 0) > time.time():
             return self._reply(

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from helpers import fixture_bytes
 from workers.common.refusals import BadSignature, MalformedBody
-from workers.sources import hubspot
 from workers.sources.ids import tool_id
+from workers.vendors.hubspot import webhook as hubspot
 
 SECRET = "a1b2c3d4-client-secret"
 URL = "https://leads.example.com/webhooks/hubspot"

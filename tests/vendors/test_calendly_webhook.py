@@ -7,7 +7,7 @@ import pytest
 
 from helpers import fixture_bytes
 from workers.common.refusals import BadSignature
-from workers.sources import calendly
+from workers.vendors.calendly import webhook as calendly
 
 KEY = "calendly-signing-key"
 

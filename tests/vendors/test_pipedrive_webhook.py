@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from helpers import fixture_bytes
 from workers.common.refusals import BadSignature, MalformedBody
-from workers.sources import pipedrive
+from workers.vendors.pipedrive import webhook as pipedrive
 
 CREDENTIALS = "leadrelay:s3cret-pass"
 

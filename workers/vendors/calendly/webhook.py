@@ -144,13 +144,3 @@ def parse(body: bytes) -> dict:
 
 def lead_key(item: dict) -> str:
     return item["event_key"]
-
-
-def sample_body(email: str, when: str, key: str) -> dict:
-    """The smallest `invitee.created` Calendly sends, for the sandbox's `send-test calendly`."""
-    uri = f"https://api.calendly.com/scheduled_events/SANDBOX/invitees/{key}"
-    return {
-        "event": "invitee.created",
-        "created_at": when,
-        "payload": {"email": email, "name": "Sam Sample", "created_at": when, "uri": uri},
-    }

@@ -124,12 +124,3 @@ def parse(body: bytes) -> dict:
 
 def lead_key(item: dict) -> str:
     return item["event_key"]
-
-
-def sample_body(email: str, when: str, key: str) -> dict:
-    """The smallest `BOOKING_CREATED` Cal.com sends, for the sandbox's `send-test calcom`."""
-    return {
-        "triggerEvent": "BOOKING_CREATED",
-        "createdAt": when,
-        "payload": {"uid": key, "attendees": [{"email": email, "name": "Sam Sample"}]},
-    }

@@ -3,7 +3,7 @@
 HubSpot batches up to 100 events per POST (a JSON list) and retries a failed delivery
 up to 10 times over about a day. An event names the object by id only: the deal's
 amount and its contact (email, phone, name) are read back with a private-app token
-(workers/crmapi/hubspot.py). Each event's idempotency key is its `eventId` with its
+(client.py, beside this module). Each event's idempotency key is its `eventId` with its
 subscription, object and change (`event_key`): HubSpot does not promise `eventId` unique.
 
 The v3 signature (`X-HubSpot-Signature-v3`) is a base64 HMAC-SHA256, keyed with the

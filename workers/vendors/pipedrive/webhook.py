@@ -5,7 +5,7 @@ the webhook is created with HTTP Basic credentials (a user name and password we 
 checked here in constant time; HTTPS keeps them secret on the way. `meta.id` is the
 idempotency key. `previous` holds what the change replaced: a change is a stage change
 only when `previous` has another `stage_id`, a win only when `previous.status` was not
-`won`. The person is read back by id (workers/crmapi/pipedrive.py).
+`won`. The person is read back by id (client.py, beside this module).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import pytest
 
 from helpers import fixture_bytes
 from workers.common.refusals import BadSignature
-from workers.sources import calcom
+from workers.vendors.calcom import webhook as calcom
 
 
 def test_a_signed_booking_verifies_and_another_body_does_not():

@@ -1,0 +1,49 @@
+"""Pipedrive's API v2 as the stand-in answers the reads leadrelay makes of it (the sandbox's
+and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server):
+
+    GET /api/v2/persons?ids=1,2           (x-api-token header)
+    GET /api/v2/pipelines, /api/v2/stages
+"""
+
+from __future__ import annotations
+
+# One pipeline, as Pipedrive lists its pipelines and stages (`data`).
+PIPELINES = {
+    "data": [
+        {"id": 1, "name": "Sales pipeline"},
+        {"id": 2, "name": "Qualified", "pipeline_id": 1},
+        {"id": 3, "name": "Demo booked", "pipeline_id": 1},
+    ],
+}
+
+
+class PipedriveStandin:
+    def __init__(self) -> None:
+        self.persons: dict[str, dict] = {}  # person id -> the person as API v2 answers it
+
+    def add(self, ids, email: str, phone, amount, currency, country, others) -> dict:
+        """The same person in Pipedrive: {"person_id"}."""
+        person = str(next(ids))
+        self.persons[person] = {
+            "id": int(person),
+            "name": "Sandbox Lead",
+            "first_name": "Sandbox",
+            "last_name": "Lead",
+            "emails": [{"value": email, "primary": True, "label": "work"}] if email else [],
+            "phones": [{"value": phone, "primary": True, "label": "mobile"}] if phone else [],
+        }
+        return {"person_id": person}
+
+    @staticmethod
+    def kind(method: str, parts: list[str]) -> str | None:
+        if parts[:3] == ["api", "v2", "persons"]:
+            return "person_read"
+        if parts[:3] in (["api", "v2", "stages"], ["api", "v2", "pipelines"]):
+            return "pipelines"
+        return None
+
+    def answer(self, kind: str, query: dict, body: dict | None) -> tuple[int, dict]:
+        if kind == "pipelines":
+            return 200, PIPELINES
+        ids = ",".join(query.get("ids", [])).split(",")
+        return 200, {"success": True, "data": [self.persons[i] for i in ids if i in self.persons]}
