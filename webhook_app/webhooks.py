@@ -69,6 +69,7 @@ def receive(name: str):
             request_id,
             ext["request_redis"],
             _called_url(ext["settings"].public_url),
+            request.remote_addr or "",
         )
     except ReceiverError as err:
         prometheus.WEBHOOKS.labels(name, err.outcome).inc()

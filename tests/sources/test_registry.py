@@ -101,3 +101,47 @@ def test_no_list_outside_the_registry_names_the_sources():
                 if len(found) >= 2:
                     spelled.append(f"{path.relative_to(ROOT)}:{node.lineno} {sorted(found)}")
     assert spelled == []
+
+
+def test_a_source_authenticates_as_its_vendor_does_not_only_by_a_header():
+    """The contract: a module's verify is given the URL and the sender's address when it
+    names them, and a vendor whose token travels in the body signs with `sign_body`. Two
+    sketches of such vendors (a token in the JSON body, as Zoho CRM's workflow webhooks
+    send a parameter; an allowlisted sender address) pass through Source as they would."""
+    import hmac
+    import json
+    from types import SimpleNamespace
+
+    from workers.common.refusals import BadSignature
+    from workers.sources import CRM_STAGES, Source
+
+    def body_token_verify(body, headers, secrets):
+        token = json.loads(body).get("token", "")
+        if not any(hmac.compare_digest(token, s) for s in secrets):
+            raise BadSignature("token", reason="bad_signature")
+
+    def sign_body(secret, body, url=""):
+        return json.dumps({**json.loads(body), "token": secret}).encode(), {}
+
+    in_body = Source(
+        "bodytoken",
+        CRM_STAGES,
+        "X",
+        SimpleNamespace(verify=body_token_verify, sign=lambda *a: {}, sign_body=sign_body),
+        "job",
+        "Body token",
+    )
+    body, headers = in_body.signed("s3cret", b'{"stage": "won"}')
+    assert headers == {} and json.loads(body)["token"] == "s3cret"
+    in_body.verify(body, headers, ["s3cret"], url="https://x/webhooks/bodytoken", peer="10.0.0.1")
+    with pytest.raises(BadSignature):
+        in_body.verify(b'{"token": "wrong"}', {}, ["s3cret"])
+
+    def allowlisted(body, headers, secrets, peer):
+        if peer not in secrets:  # the secrets are the addresses it may post from
+            raise BadSignature(f"{peer} is not allowed", reason="bad_signature")
+
+    by_address = Source("listed", CRM_STAGES, "X", SimpleNamespace(verify=allowlisted, sign=None), "job", "Listed")
+    by_address.verify(b"{}", {}, ["203.0.113.7"], url="https://x/", peer="203.0.113.7")
+    with pytest.raises(BadSignature):
+        by_address.verify(b"{}", {}, ["203.0.113.7"], peer="198.51.100.1")

@@ -38,19 +38,21 @@ def receive(
     request_id: str | None = None,
     request_redis: RequestRedis | None = None,
     url: str = "",
+    peer: str = "",
 ) -> dict:
     """Verify, parse, prepare and enqueue one delivery; counts, new job ids and what was skipped.
 
     `mapping` is the mapping file as `mappingfile.validate` reads it; `request_redis`, the
     receiver's connections for the enqueue (workers/intake/requestredis.py), else the queue's
-    client; `url`, the address the sender called (HubSpot signs it).
+    client; `url`, the address the sender called (HubSpot signs it); `peer`, the sender's
+    address (Source.verify says which sources read them).
 
     Raises:
         BadSignature, MalformedBody: see the source's verify and parse; `source_disabled`
             when it has no secret and unsigned delivery is not allowed for it.
         QueueUnavailable: Redis could not be reached or refused the write.
     """
-    owner = _verify(source, body, headers, settings, mapping["routes"], url)
+    owner = _verify(source, body, headers, settings, mapping["routes"], url, peer)
     parsed = source.parse(body, headers)
     processing = mapping["processing"].get(source.name)
     if source.kind == CRM_STAGES:
@@ -128,7 +130,13 @@ def lead_jobs(
 
 
 def _verify(
-    source: Source, body: bytes, headers: Mapping[str, str], settings: Settings, routes: Routes, url: str = ""
+    source: Source,
+    body: bytes,
+    headers: Mapping[str, str],
+    settings: Settings,
+    routes: Routes,
+    url: str = "",
+    peer: str = "",
 ) -> Client | None:
     """Whose secret signed the delivery: a client (`[clients.NAME.secrets]`), or None for
     the operator's setting (every dataset). Fail closed: a source without a secret
@@ -148,7 +156,7 @@ def _verify(
     first = None
     for owner, secrets in owners:
         try:
-            source.verify(body, headers, secrets, url)
+            source.verify(body, headers, secrets, url, peer)
             return owner
         except BadSignature as err:
             first = first or err

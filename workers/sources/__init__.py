@@ -1,21 +1,23 @@
 """The registry of webhook sources: the whole truth about each.
 
-A source module exposes `NAME`, `SIGNATURE_HEADER`, `sign(secret, body, url)` (the
-headers a sender sends), `verify(body, headers, secrets)` (with `url=` too when it sets
-`SIGNS_URL`), `parse(body)` and `lead_key(item)` (the lead's key
-within its source: the job id, the event ids and the lead's profile are built from it).
-Everything else that differs between sources is declared here, and read from here by
-the settings (which secret), the receiver (one route for all), the mapping file (which
-sources have forms) and the intake (which job). Adding a form tool, or a CRM whose
-stage changes become stage events, is one module, one line below, one fixtures folder
-(tests/fixtures/<name>/) and one test module (a CRM also needs its read-back client in
-workers/crmapi/, since its pushes carry ids, not people, named by its line here). The
-sandbox's secrets, the test settings, the CLI's choices, display names and default stages
-are all read from here: no other list names the sources.
+A source module exposes `NAME`, `sign(secret, body, url)` (the headers a sender sends; or
+`sign_body` when its token travels in the body), `verify(body, headers, secrets)` (with
+`url` and `peer` when it names them: Source.verify), `parse(body)` and `lead_key(item)`
+(the lead's key within its source: the job id, the event ids and the lead's profile are
+built from it). Everything else that differs between sources is declared here, and read
+from here by the settings (which secret), the receiver (one route for all), the mapping
+file (which sources have forms) and the intake (which job). The core sources' modules are
+in this folder; a vendor's are in its own folder, workers/vendors/<vendor>/ (its webhook,
+read-back client, stand-in and samples), named by its line here. Adding one is that
+folder, one line below, one fixtures folder (tests/fixtures/<name>/) and its tests. The
+sandbox's secrets, the test settings, the CLI's choices, display names, default stages,
+the CRM clients and the samples are all read from here: no other list names the sources.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -52,15 +54,28 @@ class Source:
         """The setting that points its read-back client elsewhere (the sandbox's stand-in)."""
         return f"{self.name.upper()}_API_URL" if self.client else ""
 
-    def verify(self, body: bytes, headers, secrets, url: str = "") -> None:
-        if getattr(self.module, "SIGNS_URL", False):  # the signature covers the URL it was sent to
-            self.module.verify(body, headers, secrets, url=url)
-        else:
-            self.module.verify(body, headers, secrets)
+    def verify(self, body: bytes, headers, secrets, url: str = "", peer: str = "") -> None:
+        """Raise BadSignature unless the delivery authenticates as its vendor does. A source
+        module's `verify(body, headers, secrets)` is given, when it names them, `url` (the
+        address the sender called: HubSpot signs it) and `peer` (the sender's address as
+        the proxy settings give it: an allowlist). So a vendor may sign in a header, send a
+        token in the body or as Basic credentials, or be known by where it posts from; a
+        client certificate is checked at the TLS front end, which passes what it found in
+        a header the module reads."""
+        wanted = _parameters(self.module.verify)
+        extra = {name: value for name, value in (("url", url), ("peer", peer)) if name in wanted}
+        self.module.verify(body, headers, secrets, **extra)
 
     def sign(self, secret: str, body: bytes, url: str = "") -> dict[str, str]:
         """The headers a sender signing `body` with `secret` (posting it to `url`) sends."""
         return self.module.sign(secret, body, url)
+
+    def signed(self, secret: str, body: bytes, url: str = "") -> tuple[bytes, dict[str, str]]:
+        """The body and headers a sender posts: a vendor that puts its token in the body
+        gives `sign_body(secret, body, url)`; the others sign in headers alone."""
+        if hasattr(self.module, "sign_body"):
+            return self.module.sign_body(secret, body, url)
+        return body, self.sign(secret, body, url)
 
     def parse(self, body: bytes, headers=None) -> dict:
         if getattr(self.module, "PARSES_HEADERS", False):  # its idempotency key is a header
@@ -69,6 +84,11 @@ class Source:
 
     def lead_key(self, item: dict) -> str:
         return self.module.lead_key(item)
+
+
+@functools.cache
+def _parameters(function) -> frozenset[str]:
+    return frozenset(inspect.signature(function).parameters)
 
 
 READ = jobnames.READ_CRM_STAGE  # a CRM stage change read back on its own

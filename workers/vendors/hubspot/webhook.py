@@ -41,7 +41,6 @@ DEFAULT_STAGES = {
 }
 SIGNATURE_HEADER = "X-HubSpot-Signature-v3"
 TIMESTAMP_HEADER = "X-HubSpot-Request-Timestamp"
-SIGNS_URL = True  # the signature covers the method and the URL: verify is given them
 TOLERANCE_SECONDS = 300
 # What a stage change is: the subscription type and the property that changed. HubSpot
 # has two formats: the legacy one names the object in the type (`deal.propertyChange`);
