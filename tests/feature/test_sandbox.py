@@ -325,3 +325,27 @@ def test_the_readiness_scenario_shows_each_gate_the_token_the_page_and_the_silen
         assert "ends in 5.0 days" in page and f"leadrelay subscribe --page-id {sandbox.PAGE_ID}" in page
     finally:
         assert service.stop() == 0
+
+
+def test_metas_version_signals_in_the_sandbox_are_said_by_doctor_readiness_and_dead_letters(tmp_path):
+    """The stand-in answers as Meta does when the version called is ending (every answer
+    carries X-Ad-Api-Version-Warning) and when it has ended (#2635): doctor and readiness
+    name the version Meta served and META_API_VERSION; the ended one is a dead letter at once."""
+    env = nothing_set(tmp_path)
+    service = Service(env, tmp_path, free_port())
+    try:
+        service.banner()
+        warned = cli(env, tmp_path, "send-test", "meta", "--fail", "version_warning")
+        assert warned.returncode == 0 and "X-Ad-Api-Version-Warning" in warned.stdout, warned.stdout
+        wait_for(lambda: "auto-upgraded" in cli(env, tmp_path, "doctor").stdout, timeout=30)
+        doctor = cli(env, tmp_path, "doctor").stdout
+        assert "v26.0" in doctor and "META_API_VERSION" in doctor, doctor
+        readiness = cli(env, tmp_path, "readiness").stdout
+        assert "auto-upgraded" in readiness and "META_API_VERSION" in readiness, readiness
+        ended = cli(env, tmp_path, "send-test", "meta", "--fail", "version_ended")
+        assert ended.returncode == 0 and "#2635" in ended.stdout, ended.stdout
+        listed = lambda: cli(env, tmp_path, "dead-letters", "list").stdout  # noqa: E731
+        wait_for(lambda: "2635" in listed(), timeout=30)
+        assert "invalid" in listed() and "META_API_VERSION" in listed(), listed()
+    finally:
+        service.stop()

@@ -21,7 +21,7 @@ from workers.config.settings import Settings
 from workers.graphapi.graph import Graph
 from workers.sources import SOURCES
 
-FAILURES = ("auth", "invalid", "transient", "expired")
+FAILURES = ("auth", "invalid", "transient", "expired", "version_warning", "version_ended")
 # What each failure shows, and what to do next.
 AFTER = {
     None: "the worker reads the lead and keeps its Lead event: `leadrelay dry-run` shows it, with lead_id",
@@ -33,6 +33,12 @@ AFTER = {
     "transient": "the lead read fails once (code 2): the job retries (LEADRELAY_RETRY_BASE_SECONDS, 30 s by "
     "default, with jitter) and then succeeds",
     "expired": "the lead is 8 days old, past Meta's 7-day window: dead-lettered `expired`, with no replay",
+    "version_warning": "from now on every answer of the stand-in carries Meta's X-Ad-Api-Version-Warning (a call "
+    "auto-upgraded from an ending version): the lead is delivered, and `leadrelay doctor`, `leadrelay readiness`, "
+    "the admin page and /metrics say which version Meta served and to set META_API_VERSION. Restart `leadrelay "
+    "run` to end it",
+    "version_ended": "the lead read is refused with Meta's #2635 (the version called has ended): dead-lettered "
+    "`invalid` at once, never retried, naming META_API_VERSION and the fix (`leadrelay dead-letters list`)",
 }
 EXPIRED_AGE = 8 * 86400
 NO_WEBHOOK = (

@@ -23,6 +23,10 @@ SAMPLE_FIELDS = [
 # An auth failure also refuses the token on every call for AUTH_REFUSED_SECONDS, as while
 # a person re-grants a permission: long enough to see the pause, short enough to fix.
 AUTH_REFUSED_SECONDS = 10
+VERSION_WARNING = "version_warning"
+VERSION_HEADER = "X-Ad-Api-Version-Warning"
+# As the Marketing API's versioning FAQ words the header of a call Meta auto-upgraded.
+AUTO_UPGRADED = "The call has been auto-upgraded to v26.0 as v24.0 has been deprecated."
 FAILURES = {
     "auth": (
         1,
@@ -46,6 +50,21 @@ FAILURES = {
                 "type": "OAuthException",
                 "code": 100,
                 "fbtrace_id": "standin-invalid",
+            },
+        ),
+    ),
+    # The version we call has ended: Meta's answer to every call (the Marketing API's
+    # versioning FAQ quotes it), a configuration error, never retried.
+    "version_ended": (
+        1,
+        (
+            400,
+            {
+                "message": "(#2635) You are calling a deprecated version of the Ads API. Please update to "
+                "the latest version: v26.0.",
+                "type": "OAuthException",
+                "code": 2635,
+                "fbtrace_id": "standin-version-ended",
             },
         ),
     ),
@@ -94,9 +113,13 @@ class LeadAds:
         return lead
 
     def add_failing_lead(self, fail: str | None = None, **lead) -> dict:
-        """A lead whose first reads fail as FAILURES[fail] says (send-test --fail)."""
+        """A lead whose first reads fail as FAILURES[fail] says (send-test --fail); with
+        `version_warning`, a lead read as usual while every answer from then on carries
+        Meta's auto-upgrade header, as Meta sends it while the version called is ending."""
         made = self.add_lead(str(lead.pop("id", None) or self._new_id()), **lead)
-        if fail:
+        if fail == VERSION_WARNING:
+            self.always_headers[VERSION_HEADER] = AUTO_UPGRADED
+        elif fail:
             times, answer = FAILURES[fail]
             self.failing[made["id"]] = [times, answer]
         return made

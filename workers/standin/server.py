@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 from workers.standin.crm import CrmStandin
-from workers.standin.leads import FAILURES, LeadAds
+from workers.standin.leads import FAILURES, VERSION_WARNING, LeadAds
 
 
 class GraphStandin(LeadAds, CrmStandin):
@@ -240,8 +240,9 @@ class GraphStandin(LeadAds, CrmStandin):
             return self._reply(handler, 200, answers, self.usage_headers)
         if kind == "standin":
             body = record["body"] or {}
-            if body.get("fail") not in (None, *FAILURES):
-                return self._reply(handler, 400, {"error": {"message": f"fail: one of {sorted(FAILURES)}"}})
+            if body.get("fail") not in (None, VERSION_WARNING, *FAILURES):
+                known = sorted([*FAILURES, VERSION_WARNING])
+                return self._reply(handler, 400, {"error": {"message": f"fail: one of {known}"}})
             return self._reply(handler, 200, self.add_failing_lead(**body))
         if kind == "scenario":
             return self._reply(handler, 200, self.script_scenario(**(record["body"] or {})))
