@@ -56,6 +56,19 @@ def test_leads_stages_and_days_to_reach_them_are_counted_per_lead_day(redis_conn
     assert len(figures.by_day) == 30 and sum(d[1] for d in figures.by_day) == 180
 
 
+def test_a_lead_that_moved_through_three_stages_between_two_uploads_sent_three_events(redis_conn):
+    """Meta's Conversion Leads guide: every status change its own event, not the last one.
+    A lead that went QualifiedLead, Schedule, Purchase between two sheet uploads is one stage
+    history of three events; a lead with one stage per upload is none."""
+    created = NOW - 5 * DAY
+    record(redis_conn, [lead(n, created) for n in (1, 2)])
+    record(redis_conn, [stage(1, name, created + DAY) for name in ("QualifiedLead", "Schedule", "Purchase")])
+    record(redis_conn, [stage(2, "QualifiedLead", created + DAY)])
+    record(redis_conn, [stage(2, "Schedule", created + 2 * DAY)])
+    figures = funnel.read(redis_conn, ["default"], NOW)["default"]
+    assert (figures.histories, figures.history_events) == (1, 3)
+
+
 def test_events_without_a_lead_id_do_not_count_but_still_upload(redis_conn):
     record(redis_conn, [{"event_name": "Lead", "event_id": "x", "event_time": int(NOW), "user_data": {"em": ["h"]}}])
     figures = funnel.read(redis_conn, ["default"], NOW)["default"]

@@ -58,6 +58,11 @@ def render(found: dict) -> list[str]:
             for row in dataset["match"]:
                 shares = "".join(f"{row['shares'][k]:>9.0%}" for k in keys)
                 lines.append(f"  {row['event_name']:<16}{row['events']:>8}{shares}{row['keys_per_event']:>12}")
+        if dataset["histories"]["leads"]:
+            lines.append(
+                f"  stage histories: {dataset['histories']['leads']} lead(s) moved through several stages between two "
+                f"uploads, {dataset['histories']['events']} events, each stage its own (last 30 days)"
+            )
         if dataset["stages"]:
             lines.append(f"  {'stage':<16}{'reached':>9}{'share':>9}{'median days':>13}  (leads of the last 30 days)")
             for stage in dataset["stages"]:

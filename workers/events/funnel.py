@@ -9,6 +9,10 @@ can attribute to a lead. Per dataset and UTC day, one small Redis hash holds
     sent <event>        events sent that day, by name
     reach <event> <d>   stage events, on their lead's creation day, d whole days after
                         it (29: later than Meta's 28 days)
+    histories           leads that moved through more than one stage between two uploads
+                        (one delivery, sheet import or API request), each stage sent as its
+                        own event, as Meta's Conversion Leads guide asks, not the last alone
+    history events      the events of those leads
 
 so the report reads 30 hashes per dataset whatever the traffic, never the leads. Dry-run
 events count too (the figures are then what Meta would see); `upload` is the time of the
@@ -48,6 +52,7 @@ def record(pipe, events: list[dict], dataset: str, now: float, lead_times: dict 
         figures[(on, field)] = figures.get((on, field), 0) + 1
 
     leads = False
+    stages_of: dict[str, set[str]] = {}  # lead_id -> the stages this upload sends for it
     for event in events:
         if not (event.get("user_data") or {}).get("lead_id"):
             continue
@@ -57,10 +62,16 @@ def record(pipe, events: list[dict], dataset: str, now: float, lead_times: dict 
             add(accuracy.day(event["event_time"]), "leads")
             leads = True
             continue
+        stages_of.setdefault(str(event["user_data"]["lead_id"]), set()).add(name)
         lead_time = (lead_times or {}).get(event["event_id"])
         if lead_time:
             after = min(LATER, max(0, int((event["event_time"] - lead_time) // 86400)))
             add(accuracy.day(lead_time), f"reach {name} {after}")
+    for stages in stages_of.values():
+        if len(stages) > 1:
+            add(accuracy.day(now), "histories")
+            for _ in stages:
+                add(accuracy.day(now), "history events")
     for (on, field), by in figures.items():
         pipe.hincrby(_key(dataset, on), field, by)
     for on in {on for on, _ in figures}:
@@ -92,6 +103,8 @@ class Figures:
     stages_seen: list[str]  # event names sent in the last 28 days, Lead first
     stages: list[Stage]
     last_upload: float | None
+    histories: int = 0  # leads that moved through more than one stage between two uploads
+    history_events: int = 0  # their events
 
 
 def read(connection, datasets: list[str], now: float) -> dict[str, Figures]:
@@ -132,7 +145,9 @@ def _figures(dataset: str, days: list[str], counts: list[dict], last_upload: flo
         by_day.append((on, fields.get("leads", 0), stage_events))
     stages = [_stage(name, row, leads) for name, row in sorted(reach.items())]
     order = sorted(seen, key=lambda n: (n != conversions.LEAD, n))
-    return Figures(dataset, leads, by_day, order, stages, last_upload)
+    histories = sum(c.get("histories", 0) for c in counts)
+    history_events = sum(c.get("history events", 0) for c in counts)
+    return Figures(dataset, leads, by_day, order, stages, last_upload, histories, history_events)
 
 
 def _stage(name: str, after: dict[int, int], leads: int) -> Stage:

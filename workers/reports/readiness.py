@@ -109,6 +109,9 @@ def _dataset_report(routes: Routes, figures: funnel.Figures, coverage, now: floa
             for stage in figures.stages
         ],
         "by_day": [{"day": on, "leads": leads, "stage_events": staged} for on, leads, staged in figures.by_day],
+        # Meta's guide: every status change its own event, not the last one; these moved
+        # through several stages between two uploads and each stage went (last 30 days).
+        "histories": {"leads": figures.histories, "events": figures.history_events},
     }
 
 
