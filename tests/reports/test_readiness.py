@@ -120,3 +120,34 @@ def test_the_admin_page_shows_match_quality_beside_the_gates(env, graph, post_me
     client.post("/admin/login", data={"token": ADMIN})
     page = client.get("/admin").get_data(as_text=True)
     assert 'data-match="default"' in page and '<th class="num">lead_id</th>' in page
+
+
+def test_metas_match_quality_shows_beside_ours_for_web_events_and_not_available_otherwise(
+    graph, post_meta, work, redis_conn, env
+):
+    """The Dataset Quality API's figures, as its reference shapes them (web[]: event_name,
+    event_match_quality.composite_score, event_coverage.percentage;
+    https://developers.facebook.com/documentation/ads-commerce/conversions-api/dataset-quality-api),
+    asked with our agent_name; a dataset Meta gives none for says so, never 0."""
+    from workers import jobs
+    from workers.cli.readiness import render
+    from workers.config.routing import DEFAULT
+    from workers.sweep import watch
+
+    watch.run(jobs.context())
+    ctx = jobs.context()
+    none = readiness.report(redis_conn, ctx.routes, ctx.settings)["datasets"][0]["meta_quality"]
+    assert none["available"] is False and "no figures" in none["reason"]
+    [asked] = graph.calls("dataset_quality")
+    assert asked["query"]["dataset_id"] == [env["META_DATASET_ID"]] and asked["query"]["agent_name"] == ["leadrelay"]
+    graph.dataset_quality[env["META_DATASET_ID"]] = [
+        {"event_name": "Lead", "event_match_quality": {"composite_score": 7.4}, "event_coverage": {"percentage": 82}}
+    ]
+    watch.run(jobs.context())
+    found = readiness.report(redis_conn, ctx.routes, ctx.settings)
+    [dataset] = [d for d in found["datasets"] if d["dataset"] == DEFAULT]
+    assert dataset["meta_quality"] == {
+        "available": True,
+        "web": [{"event_name": "Lead", "composite_score": 7.4, "coverage": 82}],
+    }
+    assert "Meta's event match quality (web events): Lead 7.4/10" in "\n".join(render(found))

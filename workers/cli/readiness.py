@@ -58,6 +58,16 @@ def render(found: dict) -> list[str]:
             for row in dataset["match"]:
                 shares = "".join(f"{row['shares'][k]:>9.0%}" for k in keys)
                 lines.append(f"  {row['event_name']:<16}{row['events']:>8}{shares}{row['keys_per_event']:>12}")
+        quality = dataset.get("meta_quality")
+        if quality is not None:
+            if quality["available"]:
+                scores = ", ".join(
+                    f"{row['event_name']} {row['composite_score'] if row['composite_score'] is not None else '-'}/10"
+                    for row in quality["web"]
+                )
+                lines.append(f"  Meta's event match quality (web events): {scores}")
+            else:
+                lines.append(f"  Meta's event match quality: not available ({quality['reason']})")
         if dataset["histories"]["leads"]:
             lines.append(
                 f"  stage histories: {dataset['histories']['leads']} lead(s) moved through several stages between two "

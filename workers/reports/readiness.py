@@ -40,6 +40,8 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
             {
                 **_dataset_report(routes, figures[name], covered.get(name), now, daily.get(name)),
                 "match": match_quality(values, name),
+                # Meta's own figures, for web events only; None: the watch has not asked yet.
+                "meta_quality": (found.get("dataset_quality") or {}).get(name),
             }
             for name in names
         ],

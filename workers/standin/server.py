@@ -49,6 +49,8 @@ class GraphStandin(LeadAds, CrmStandin):
         }  # what the page token was granted
         self.subscribed_pages: set[str] = set()  # pages with the app installed for leadgen
         self.token_expiry: dict[str, int] = {}  # token -> when Meta says it expires (unix; absent: never)
+        # dataset id -> the Dataset Quality API's `web` list (absent: Meta has no web figures for it)
+        self.dataset_quality: dict[str, list[dict]] = {}
         self.refused_until: dict[str, float] = {}  # token -> refused (190) until then
         self.failing: dict[str, list] = {}  # lead id -> [reads left to fail, (status, error)]
         self.test_leads: dict[str, str] = {}  # form id -> its one test lead (Meta allows one per form)
@@ -171,6 +173,8 @@ class GraphStandin(LeadAds, CrmStandin):
             kind = "subscribed_apps"
         elif parts[-1:] == ["leadgen_forms"]:
             kind = "page_forms"
+        elif method == "GET" and parts[-1:] == ["dataset_quality"]:
+            kind = "dataset_quality"
         elif method == "GET" and parts[-1:] == ["debug_token"]:
             kind = "debug_token"
         elif method == "GET" and parts[-2:] == ["me", "permissions"]:
@@ -254,6 +258,9 @@ class GraphStandin(LeadAds, CrmStandin):
             if found is None:
                 return self._not_found(handler)
             return self._reply(handler, 200, {"success": True})
+        if kind == "dataset_quality":  # web events' match quality; CRM events: none (Meta's own page)
+            dataset_id = (record["query"].get("dataset_id") or [""])[0]
+            return self._reply(handler, 200, {"web": self.dataset_quality.get(dataset_id, [])})
         if kind == "debug_token":  # Meta's token inspection: when it expires, what it may do
             inspected = (record["query"].get("input_token") or [token])[0]
             expires = self.token_expiry.get(inspected, 0)

@@ -62,7 +62,41 @@ def check(ctx: Context, now: float | None = None) -> dict:
         reached = {} if reaches is None else {"reached": page_id in reaches, "token": tokens.get(token)}
         found["pages"].append({"page": page_id, **_subscription(ctx, page_id, token), **reached})
     found["dataset_changes"] = _dataset_changes(ctx, now)
+    found["dataset_quality"] = {
+        name: _dataset_quality(ctx, dataset)
+        for name, dataset in sorted(ctx.routes.datasets.items())
+        if dataset.id and dataset.token and not dataset.dry_run
+    }
     return found
+
+
+# What the Dataset Quality API is asked: its web events' match quality and coverage, for our
+# events only (`agent_name`: our partner_agent's first segment, lowercased, as Meta normalises it).
+QUALITY_FIELDS = "web{event_name,event_match_quality{composite_score},event_coverage{percentage}}"
+AGENT_NAME = "leadrelay"
+
+
+def _dataset_quality(ctx: Context, dataset) -> dict:
+    """Meta's figures for the dataset's web events (form tools' website leads), or why there
+    are none: Meta documents them for web events only, and tells Conversion Leads users to
+    ask their Meta representative for CRM events. Never a zero standing in for "none"."""
+    params = {"dataset_id": dataset.id, "agent_name": AGENT_NAME, "fields": QUALITY_FIELDS}
+    try:
+        answer = ctx.graph.call("GET", "dataset_quality", dataset.token, params=params, probe=True)
+    except JobError as err:
+        return {"available": False, "reason": f"Meta refused the call ({err.reason}): {err.detail}"[:300]}
+    web = [
+        {
+            "event_name": row.get("event_name"),
+            "composite_score": (row.get("event_match_quality") or {}).get("composite_score"),
+            "coverage": (row.get("event_coverage") or {}).get("percentage"),
+        }
+        for row in answer.get("web") or []
+        if isinstance(row, dict) and row.get("event_name")
+    ]
+    if not web:
+        return {"available": False, "reason": "Meta gives no figures for this dataset's events (none are web events)"}
+    return {"available": True, "web": web}
 
 
 FIRST_DATASET = redis_key("page-dataset")  # Page -> "dataset id|since": where its leads went at setup
