@@ -127,7 +127,7 @@ def failover_run(args, acks: str, folder: Path) -> dict:
     processes = [_start("web", env), _start("worker", env), _start("worker", env)]
     base = f"http://127.0.0.1:{port}"
     try:
-        Topology.wait(lambda: _ready(base))
+        topology.wait(lambda: _ready(base))
         with Posters(base, args.posters) as posters:
             time.sleep(args.seconds / 2)
             if args.lag_seconds:
@@ -143,7 +143,7 @@ def failover_run(args, acks: str, folder: Path) -> dict:
             topology.wait(lambda: topology.node("replica").info("replication")["connected_slaves"] == 1)
             time.sleep(args.seconds / 2)
         connection = connect(topology.url)
-        Topology.wait(lambda: inbox.waiting(connection) == {"inbox": 0, "taken": 0}, timeout=120)
+        topology.wait(lambda: inbox.waiting(connection) == {"inbox": 0, "taken": 0}, timeout=120)
         time.sleep(2)  # the last batch's events reach the stand-in
         sent = Counter(str(event["user_data"].get("lead_id")) for event in graph.events)
         event_ids: dict[str, set] = {}

@@ -142,11 +142,30 @@ class Topology:
         except redis.RedisError:
             return False
 
-    @staticmethod
-    def wait(check, timeout: float = 60.0) -> None:
+    def wait(self, check, timeout: float = 60.0) -> None:
         """A deadline, not a duration: returns as soon as `check()` holds (helpers.wait_for,
-        with Redis errors meaning "not yet")."""
-        wait_for(check, timeout, every=0.05, ignore=(redis.RedisError,))
+        with Redis errors meaning "not yet"). Out of time, it says what each server last
+        logged and how each sees replication, so a failure on a busy machine explains itself."""
+        try:
+            wait_for(check, timeout, every=0.05, ignore=(redis.RedisError,))
+        except AssertionError as err:
+            raise AssertionError(f"{err}\n{self.describe()}") from None
+
+    def describe(self) -> str:
+        lines = []
+        for name in self.ports:
+            try:
+                info = self.node(name).info("replication")
+                lines.append(
+                    f"{name}: role {info.get('role')}, replicas {info.get('connected_slaves')}, "
+                    f"link {info.get('master_link_status')}, process {self.processes[name].poll()}"
+                )
+            except redis.RedisError as err:
+                lines.append(f"{name}: {err}")
+        for log in sorted(self.folder.rglob("*.log")):
+            tail = log.read_text(errors="replace").splitlines()[-6:]
+            lines += [f"--- {log.relative_to(self.folder)}", *tail]
+        return "\n".join(lines)
 
     def stop(self) -> None:
         for process in self.processes.values():
