@@ -42,3 +42,35 @@ def test_a_thousand_items_cost_a_few_round_trips_and_find_their_leads(env, graph
     assert [r["status"] for r in results].count("accepted") == 1000
     assert results[-1]["status"] == "duplicate"
     assert results[0]["event_id"] == f"meta:{LEAD}:QualifiedLead"  # its lead found among the prefetched profiles
+
+
+def test_stages_for_leads_already_known_cost_a_few_round_trips_too(env, redis_url, redis_conn):
+    """The common case: a CRM moving leads we delivered, found by their hashed email."""
+    from workers.engine.context import context
+    from workers.events import profiles
+    from workers.identity.userdata import sha256
+
+    now = int(time.time())
+    with redis_conn.pipeline() as pipe:
+        for n in range(500):
+            profile = {
+                "source": "meta",
+                "key": str(9100000000000000 + n),
+                "lead_id": 9100000000000000 + n,
+                "created_time": now - 3600,
+                "page_id": "111",
+                "user_data": {"em": [sha256(f"known{n}@example.com")]},
+                "fbc": None,
+                "dataset": "default",
+                "dataset_id": env["META_DATASET_ID"],
+            }
+            profiles.write(pipe, profile, 90)
+        pipe.execute()
+    pool = redis.ConnectionPool.from_url(redis_url, connection_class=Counting)
+    connection = redis.Redis(connection_pool=pool)
+    items = [{"email": f"known{n}@example.com", "stage": "QualifiedLead", "occurred_at": now - 60} for n in range(500)]
+    ctx = context()
+    Counting.sends = 0
+    results = stageitems.accept(connection, queue(connection, "leadrelay"), items, StageMap(), "US", Scope(ctx.routes))
+    assert Counting.sends <= 16, Counting.sends  # 13; each known lead read back one by one: 513
+    assert {r["event_id"] for r in results} == {f"meta:{9100000000000000 + n}:QualifiedLead" for n in range(500)}
