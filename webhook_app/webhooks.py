@@ -68,7 +68,7 @@ def receive(name: str):
             ext["queue"],
             request_id,
             ext["request_redis"],
-            _called_url(ext["settings"].public_url),
+            _called_url(ext["settings"].public_url) if source.reads_url else "",
             request.remote_addr or "",
         )
     except ReceiverError as err:

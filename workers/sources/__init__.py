@@ -66,6 +66,11 @@ class Source:
         extra = {name: value for name, value in (("url", url), ("peer", peer)) if name in wanted}
         self.module.verify(body, headers, secrets, **extra)
 
+    @property
+    def reads_url(self) -> bool:
+        """Its verify reads the called URL: only then is it worth building (every request)."""
+        return "url" in _parameters(self.module.verify)
+
     def sign(self, secret: str, body: bytes, url: str = "") -> dict[str, str]:
         """The headers a sender signing `body` with `secret` (posting it to `url`) sends."""
         return self.module.sign(secret, body, url)
