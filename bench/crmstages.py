@@ -116,7 +116,7 @@ def main() -> None:
     (tmp / "leadrelay.toml").write_text('[crm.pipedrive.stages]\n"3" = "Schedule"\n')
     extra["LEADRELAY_CONFIG"] = str(tmp / "leadrelay.toml")
     hub_people, pipe_people = _people(standin, args.events, "h"), _people(standin, args.events, "p")
-    with running(standin, args.workers, tmp, extra) as base:
+    with running(standin, args.workers, tmp, extra) as (base, _):
         reference = stage_api(base, standin, args.events, 100)
         hub = crm(base, standin, "hubspot", _hubspot_bodies(hub_people, now), args.events, 2)
         pipe = crm(base, standin, "pipedrive", _pipedrive_bodies(pipe_people, now), args.events, args.senders)
