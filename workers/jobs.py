@@ -189,22 +189,11 @@ def send_stage_events(stage_events: dict) -> dict:
         return {"outcome": "already_confirmed", "events": 0}
 
     def body():
-        delivered, isolated, dry = 0, [], True
-        for route, pairs in sending.by_route(sending.stage_pairs(ctx.connection, items)):
-            try:
-                dataset = ctx.routes.dataset(route)
-            except JobError as err:  # its dataset left the file: these events alone wait for a replay
-                isolated += [(item, err) for _, item in pairs]
-                continue
-            dry = dry and dataset.dry_run
-            sent, refused = sending.deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
-            delivered, isolated = delivered + sent, isolated + refused
-        for item, err in isolated:
-            sending.dead_letter_one(ctx.connection, job, item, err, jobnames.SEND_STAGE_EVENTS)
-        outcome = "dry_run" if dry else "delivered"
+        sent = sending.send_stage_items(ctx, items, job, jobnames.SEND_STAGE_EVENTS)
+        outcome = "dry_run" if sent["dry_run"] else "delivered"
         return (
-            {"outcome": outcome, "events": delivered, "dead_lettered": len(isolated)},
-            {"events": delivered, "isolated": len(isolated)},
+            {"outcome": outcome, "events": sent["delivered"], "dead_lettered": sent["isolated"]},
+            {"events": sent["delivered"], "isolated": sent["isolated"]},
         )
 
     result = _run(ctx, work, body)

@@ -1,7 +1,10 @@
 """A CRM's stage changes in a drain batch: the people read back many per request, each
-change checked and queued as a stage event for its lead (intake/stageitems.py, exactly
-as the stage API does), and a change whose read failed handed to its own job, as a
-Lead Ads lead whose read failed is.
+change checked as a stage event for its lead (intake/stageitems.py, exactly as the stage
+API does) and sent in the same batch, many per request (sending.send_stage_items, the
+stage events job's own steps): no second queue hop. When the send fails as a whole (Meta
+down, a paused token), the checked events go to the stage events job, whose policy
+retries them; a change whose read failed is handed to its own job, as a Lead Ads lead
+whose read failed is.
 
 A change's person is matched to the lead through the profiles (email, phone), so its
 event carries the lead's `lead_id`; its `event_time` is when the CRM says it changed.
@@ -11,10 +14,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rq import get_current_job
+
+from workers import jobnames
 from workers.common import logs, times
 from workers.common.policy import JobError, Paused
 from workers.config.routing import Client
 from workers.config.stagemap import StageMap
+from workers.engine import sending
 from workers.engine.batchsteps import each_lead_error
 from workers.engine.context import Context
 from workers.engine.inflight import Failed, Lead, failed
@@ -83,6 +90,7 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
     refused is recorded with its reason for `leadrelay ignored`. Outcomes counted by
     (source, outcome): each change's own source, for the accounting per source."""
     outcomes: Counter = Counter()
+    checked: list[dict] = []  # accepted stage items of every scope: sent together below
     by_scope: dict[tuple[str | None, str | None, str], list[Lead]] = {}
     for lead in leads:
         if lead.job_id in people:
@@ -104,13 +112,27 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
             ctx.settings.default_region,
             scope,
             source,
+            send=checked.extend,
         )
         _record_refused(ctx, [lead for lead, _ in ready], results)
         if unsent:
             receiver.record_ignored(ctx.connection, source, unsent)
         outcomes.update((source, f"stage_{result['status']}") for result in results)
         outcomes.update((source, "stage_rejected") for _ in unsent)
+    if checked:
+        _send(ctx, queue, checked)
     return outcomes
+
+
+def _send(ctx: Context, queue, checked: list[dict]) -> None:
+    """Send the batch's stage events now; a failure of a whole request leaves them all to
+    the stage events job (the ledger skips what went before it failed)."""
+    job = get_current_job()
+    try:
+        sending.send_stage_items(ctx, checked, job, jobnames.SEND_STAGE_EVENTS)
+    except (JobError, Paused) as err:
+        log.warning("stage_events_queued", events=len(checked), reason=getattr(err, "reason", "paused"))
+        stageitems.queue_events(queue, checked)
 
 
 def _the_lead_among(ctx: Context, scope, lead: Lead, person: dict) -> tuple[dict | None, dict | None]:

@@ -59,6 +59,32 @@ def deliver_isolating(
     return delivered, isolated
 
 
+def send_stage_items(ctx, items: list[dict], parent: Job | None, job_function: str) -> dict:
+    """Send checked stage items (stageitems.check) to their datasets, each lead's missing
+    `Lead` first, many per request; an event Meta refuses alone is dead-lettered as a job
+    of its own (running `job_function`), and so are the events of a dataset that left the
+    mapping file. The stage events job runs this, and so does a drain batch for the CRM
+    changes it read back: one pipeline, whoever sends them.
+
+    Raises:
+        JobError, Paused: a failure of a whole request (transient, auth...): the caller's
+            policy retries; what was delivered is in the ledger already.
+    """
+    delivered, isolated, dry = 0, [], True
+    for route, pairs in by_route(stage_pairs(ctx.connection, items)):
+        try:
+            dataset = ctx.routes.dataset(route)
+        except JobError as err:  # its dataset left the file: these events alone wait for a replay
+            isolated += [(item, err) for _, item in pairs]
+            continue
+        dry = dry and dataset.dry_run
+        sent, refused = deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
+        delivered, isolated = delivered + sent, isolated + refused
+    for item, err in isolated:
+        dead_letter_one(ctx.connection, parent, item, err, job_function)
+    return {"delivered": delivered, "isolated": len(isolated), "dry_run": dry}
+
+
 def _lead_times(pairs: list[tuple[dict, object]]) -> dict:
     """A stage event's id -> its lead's creation time, for the funnel's counts (a drain's
     items are its leads, whose Lead events carry that time themselves)."""

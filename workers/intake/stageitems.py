@@ -179,11 +179,13 @@ def accept(
     region: str,
     scope: Scope,
     source: str = "api",
+    send=None,
 ) -> list[dict]:
     """Check, claim and queue a list of stage changes; one result per item, in order.
 
-    Accepted items go out together in one job (sent many per Conversions API request);
-    `source` names who posted them, for the stage lag (stagelag.py).
+    Accepted items go out together in one job (sent many per Conversions API request), or,
+    given `send`, to it (a drain batch that read CRM changes back sends their events itself,
+    in the same batch); `source` names who posted them, for the stage lag (stagelag.py).
 
     Raises:
         redis.RedisError: Redis failed; nothing was queued and no stage stays claimed (so
@@ -225,14 +227,10 @@ def accept(
         with connection.pipeline(transaction=False) as pipe:  # how late `source` posts (stagelag.py)
             stagelag.record(pipe, source, items, results, now)
             pipe.execute()
-        if accepted:
-            queue.enqueue(
-                jobnames.SEND_STAGE_EVENTS,
-                {"events": accepted},
-                result_ttl=policy.STAGE_RESULT_TTL,
-                failure_ttl=policy.FAILURE_TTL,
-                description=f"{len(accepted)} stage events",
-            )
+        if accepted and send is not None:
+            send(accepted)
+        elif accepted:
+            queue_events(queue, accepted)
         # Acknowledged means replicated. Not replicated in time: the claims are released
         # below and the sender retries; the job already queued may then go twice, with the
         # same event ids, which Meta deduplicates.
@@ -244,6 +242,17 @@ def accept(
             release(connection, checked)
         raise
     return results
+
+
+def queue_events(queue, accepted: list[dict]) -> None:
+    """One job sends these checked items (jobs.send_stage_events), retried as a whole."""
+    queue.enqueue(
+        jobnames.SEND_STAGE_EVENTS,
+        {"events": accepted},
+        result_ttl=policy.STAGE_RESULT_TTL,
+        failure_ttl=policy.FAILURE_TTL,
+        description=f"{len(accepted)} stage events",
+    )
 
 
 def _check_one(
