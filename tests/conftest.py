@@ -109,7 +109,9 @@ def processes_die_with_their_test(request):
 
     before = set(_descendants())
     yield
-    strays = [proc for pid, proc in _descendants().items() if pid not in before]
+    # A child of a process that was already running (the session Redis forking to rewrite
+    # its log) is that process's business, not the test's.
+    strays = [proc for pid, proc in _descendants().items() if pid not in before and _parent(proc) not in before]
     for stray in strays:
         try:
             LEFT_BEHIND.append(f"{request.node.nodeid}: {' '.join(stray.cmdline())[:160]}")
@@ -119,6 +121,15 @@ def processes_die_with_their_test(request):
     # Their zombies are reaped here (pytest is their parent or subreaper); an orphan that
     # ended by itself stays a zombie until pytest ends, holding nothing but its pid.
     psutil.wait_procs(strays, timeout=5)
+
+
+def _parent(proc) -> int | None:
+    import psutil
+
+    try:
+        return proc.ppid()
+    except psutil.Error:
+        return None
 
 
 def pytest_terminal_summary(terminalreporter):

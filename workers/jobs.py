@@ -16,17 +16,14 @@ from rq import get_current_job
 
 from workers import jobnames
 from workers.common import logs
-from workers.common.policy import JobError
 from workers.common.queues import queue as make_queue
 from workers.config.routing import dataset_of
-from workers.engine import crmreads, inboxdrain, sending
+from workers.engine import batchsteps, crmreads, inboxdrain, sending
 from workers.engine.attempts import attempt, finished
-from workers.engine.batchsteps import LISTED
 from workers.engine.context import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
 from workers.engine.inflight import Lead
 from workers.engine.jobwork import Work
-from workers.events import accuracy, conversions, leadevents, ledger, profiles
-from workers.graphapi import capi
+from workers.events import accuracy, conversions, ledger
 from workers.sweep import sweeper, watch
 
 log = logs.get(__name__)
@@ -72,19 +69,13 @@ def process_meta_lead(leadgen: dict) -> dict:
     )
 
     def body():
-        dataset = ctx.routes.dataset(route)
-        if leadgen.get(LISTED):  # the sweep's listing gave its answers (hashed): no second read
-            profile, user_data = leadevents.profile_of(leadgen, leadgen[LISTED], dataset)
-        else:
-            lead = ctx.graph.read_lead(leadgen_id, ctx.routes.page_token(route))
-            profile, user_data = leadevents.lead_ads_profile(leadgen, lead, dataset, ctx.settings.default_region)
-        work.event_time = profile["created_time"]
-        profiles.save(ctx.connection, profile, ctx.settings.profile_retention_days)
-        event = leadevents.lead_ads_event(profile, user_data, leadgen, dataset)
-        result = _deliver(ctx, event, dataset)
-        done = "kept" if result["outcome"] == "dry_run" else "confirmed"
-        accuracy.mark_now(ctx.connection, done, [{**leadgen, "created_time": profile["created_time"]}])
-        return result, {"match_keys": sorted(event["user_data"]), "leadgen_id": leadgen_id}
+        item = _one(ctx, work, jobnames.PROCESS_META_LEAD, leadgen)  # read (or the sweep's listing), build, send
+        done = "kept" if item.dataset.dry_run else "confirmed"
+        accuracy.mark_now(ctx.connection, done, [{**leadgen, "created_time": item.profile["created_time"]}])
+        return {"outcome": item.outcome, "events": 1}, {
+            "match_keys": sorted(item.event["user_data"]),
+            "leadgen_id": leadgen_id,
+        }
 
     return _run(ctx, work, body)
 
@@ -112,11 +103,11 @@ def send_form_lead(submission: dict) -> dict:
     )
 
     def body():
-        dataset = ctx.routes.dataset(route)
-        profiles.save(ctx.connection, leadevents.form_profile(submission, dataset), ctx.settings.profile_retention_days)
-        event = leadevents.form_event(submission)
-        result = _deliver(ctx, event, dataset)
-        return result, {"match_keys": sorted(event["user_data"]), "source": submission["source"]}
+        item = _one(ctx, work, jobnames.SEND_FORM_LEAD, submission)
+        return {"outcome": item.outcome, "events": 1}, {
+            "match_keys": sorted(item.event["user_data"]),
+            "source": submission["source"],
+        }
 
     return _run(ctx, work, body)
 
@@ -204,18 +195,14 @@ def _dataset_name(route: dict | None) -> str:
     return dataset_of(route)
 
 
-def _deliver(ctx: Context, event: dict, dataset) -> dict:
-    """Send a lead's first event; keep it as built when it did not reach Meta (dry run, a
-    failure), for a later stage event to send first (profiles.keep_lead_event). Once
-    Meta has it, it is not kept: the confirmed ledger says it went."""
+def _one(ctx: Context, work: Work, function: str, argument: dict):
+    """A lead's own job runs the drain's steps for a batch of one (batchsteps.one); the 7-day
+    window its attempt is judged by counts from the lead's creation, once known."""
+    lead = Lead.of_entry(None, {"id": work.job_id, "fn": function, "arg": argument})
     try:
-        result = capi.deliver(ctx.graph, ctx.connection, ctx.settings, [event], dataset)
-    except JobError:
-        profiles.keep_lead_event(ctx.connection, event)
-        raise
-    if result["outcome"] == "dry_run":
-        profiles.keep_lead_event(ctx.connection, event)
-    return result
+        return batchsteps.one(ctx, lead)
+    finally:
+        work.event_time = lead.event_time or work.event_time
 
 
 def drain(slot: int) -> dict:

@@ -11,7 +11,7 @@ from workers.common.policy import AUTH, INVALID, JobError, Paused
 from workers.engine import sending
 from workers.engine.context import Context
 from workers.engine.inflight import Built, Failed, Lead, failed
-from workers.events import leadevents, ledger
+from workers.events import leadevents, ledger, profiles
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.graphapi.pauses import fingerprint
 
@@ -127,6 +127,37 @@ def send(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Failed]]:
         refused_ids = {id(item) for item, _ in refused}
         delivered += [item for item in group if id(item) not in refused_ids]
     return delivered, unsent
+
+
+def one(ctx: Context, lead: Lead) -> Built:
+    """A lead's own job (after a batch handed it off, a retry, a replay): the drain's steps
+    for a batch of one, so one lead has one pipeline. Its profile is kept even when its event
+    fails (its later stages can still go), and its Lead event kept as built while Meta does
+    not have it (dry run, a failure), as a drain keeps it.
+
+    Raises:
+        JobError, Paused: the step that failed, for the job's attempt to settle.
+    """
+    reads, unread = read(ctx, [lead]) if lead.source == "meta" else ({}, [])
+    if unread:
+        raise unread[0].error
+    built, unbuilt = build(ctx, [lead], reads)
+    kept = [item.profile for item in built] + [f.profile for f in unbuilt if f.profile]
+    with ctx.connection.pipeline(transaction=False) as pipe:
+        for profile in kept:
+            profiles.write(pipe, profile, ctx.settings.profile_retention_days)
+        pipe.execute()
+    if unbuilt:
+        lead.event_time = unbuilt[0].lead.event_time
+        raise unbuilt[0].error
+    item = built[0]
+    lead.event_time = item.profile["created_time"]
+    delivered, refused = send(ctx, built)
+    if refused or item.dataset.dry_run:
+        profiles.keep_lead_event(ctx.connection, item.event)
+    if refused:
+        raise refused[0].error
+    return delivered[0]
 
 
 def each_lead_error(err: Exception, token: str | None, count: int) -> list[Exception]:
