@@ -90,24 +90,15 @@ def make_known(redis_url: str, prefix: str, events: int) -> None:
     """A Lead Ads lead's profile for each person `prefix-<i>`, found by its external id."""
     import redis
 
+    from helpers import known_lead
     from workers.events import profiles
     from workers.identity.userdata import hash_value
 
-    connection, now = redis.Redis.from_url(redis_url), int(time.time())
+    connection = redis.Redis.from_url(redis_url)
     with connection.pipeline(transaction=False) as pipe:
         for i in range(events):
-            profile = {
-                "source": "meta",
-                "key": str(8800000000000000 + i),
-                "lead_id": 8800000000000000 + i,
-                "created_time": now - 3600,
-                "page_id": "111",
-                "user_data": {"external_id": [hash_value("external_id", f"{prefix}-{i}")]},
-                "fbc": None,
-                "dataset": "default",
-                "dataset_id": "42",
-            }
-            profiles.write(pipe, profile, 90)
+            user_data = {"external_id": [hash_value("external_id", f"{prefix}-{i}")]}
+            profiles.write(pipe, known_lead(8800000000000000 + i, user_data, "42"), 90)
         pipe.execute()
 
 

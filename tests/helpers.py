@@ -447,3 +447,19 @@ def booking(name: str, fixture_name: str, **payload) -> bytes:
                 holder[key] = just_now
     doc["payload"].update(payload)
     return json.dumps(doc).encode()
+
+
+def known_lead(lead_id: int, user_data: dict, dataset_id: str, created: int | None = None) -> dict:
+    """A Lead Ads lead's profile as leadrelay keeps it (leadevents._kept), for tests and
+    benches that need known leads without delivering each one."""
+    return {
+        "source": "meta",
+        "key": str(lead_id),
+        "lead_id": lead_id,
+        "created_time": created or int(time.time()) - 3600,
+        "page_id": "111",
+        "user_data": user_data,
+        "fbc": None,
+        "dataset": "default",
+        "dataset_id": dataset_id,
+    }

@@ -6,7 +6,7 @@ import time
 import redis
 from redis.connection import Connection
 
-from helpers import LEAD, delivered_lead
+from helpers import LEAD, delivered_lead, known_lead
 from workers.common.queues import queue
 from workers.config.stagemap import StageMap
 from workers.intake import stageitems
@@ -53,18 +53,8 @@ def test_stages_for_leads_already_known_cost_a_few_round_trips_too(env, redis_ur
     now = int(time.time())
     with redis_conn.pipeline() as pipe:
         for n in range(500):
-            profile = {
-                "source": "meta",
-                "key": str(9100000000000000 + n),
-                "lead_id": 9100000000000000 + n,
-                "created_time": now - 3600,
-                "page_id": "111",
-                "user_data": {"em": [sha256(f"known{n}@example.com")]},
-                "fbc": None,
-                "dataset": "default",
-                "dataset_id": env["META_DATASET_ID"],
-            }
-            profiles.write(pipe, profile, 90)
+            user_data = {"em": [sha256(f"known{n}@example.com")]}
+            profiles.write(pipe, known_lead(9100000000000000 + n, user_data, env["META_DATASET_ID"]), 90)
         pipe.execute()
     pool = redis.ConnectionPool.from_url(redis_url, connection_class=Counting)
     connection = redis.Redis(connection_pool=pool)
