@@ -133,6 +133,13 @@ def _send(ctx: Context, queue, checked: list[dict]) -> None:
     except (JobError, Paused) as err:
         log.warning("stage_events_queued", events=len(checked), reason=getattr(err, "reason", "paused"))
         stageitems.queue_events(queue, checked)
+    except BaseException:
+        # Redis failed (or the job was stopped): the batch's entries stay pending and are
+        # taken again; their stages must then be claimable again, not duplicates. What went
+        # to Meta before is in the ledger and is not sent twice.
+        for item in checked:
+            stageitems.release(ctx.connection, item)
+        raise
 
 
 def _the_lead_among(ctx: Context, scope, lead: Lead, person: dict) -> tuple[dict | None, dict | None]:
