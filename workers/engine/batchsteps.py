@@ -129,6 +129,15 @@ def send(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Failed]]:
     return delivered, unsent
 
 
+def keep_profiles(ctx: Context, built: list[Built], unbuilt: list[Failed]) -> None:
+    """Every profile built, before any event is sent (one round trip): a lead whose event
+    fails or is too old keeps its profile, so its later stages can still go."""
+    with ctx.connection.pipeline(transaction=False) as pipe:
+        for profile in [item.profile for item in built] + [f.profile for f in unbuilt if f.profile]:
+            profiles.write(pipe, profile, ctx.settings.profile_retention_days)
+        pipe.execute()
+
+
 def one(ctx: Context, lead: Lead) -> Built:
     """A lead's own job (after a batch handed it off, a retry, a replay): the drain's steps
     for a batch of one, so one lead has one pipeline. Its profile is kept even when its event
@@ -142,11 +151,7 @@ def one(ctx: Context, lead: Lead) -> Built:
     if unread:
         raise unread[0].error
     built, unbuilt = build(ctx, [lead], reads)
-    kept = [item.profile for item in built] + [f.profile for f in unbuilt if f.profile]
-    with ctx.connection.pipeline(transaction=False) as pipe:
-        for profile in kept:
-            profiles.write(pipe, profile, ctx.settings.profile_retention_days)
-        pipe.execute()
+    keep_profiles(ctx, built, unbuilt)
     if unbuilt:
         lead.event_time = unbuilt[0].lead.event_time
         raise unbuilt[0].error

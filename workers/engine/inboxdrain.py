@@ -164,10 +164,7 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
     reads, unread = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"])
     failed += unread
     built, unbuilt = batchsteps.build(ctx, todo, reads)
-    with connection.pipeline(transaction=False) as pipe:
-        for profile in [item.profile for item in built] + [f.profile for f in unbuilt if f.profile]:
-            profiles.write(pipe, profile, ctx.settings.profile_retention_days)
-        pipe.execute()
+    batchsteps.keep_profiles(ctx, built, unbuilt)
     delivered, refused = batchsteps.send(ctx, built)
     failed += unbuilt + refused
     outcomes.update(item.outcome for item in delivered)
