@@ -25,8 +25,15 @@ SAMPLE_FIELDS = [
 AUTH_REFUSED_SECONDS = 10
 VERSION_WARNING = "version_warning"
 VERSION_HEADER = "X-Ad-Api-Version-Warning"
-# As the Marketing API's versioning FAQ words the header of a call Meta auto-upgraded.
-AUTO_UPGRADED = "The call has been auto-upgraded to v26.0 as v24.0 has been deprecated."
+
+
+def auto_upgraded(called: str) -> str:
+    """The header of a call Meta auto-upgraded, as the Marketing API's versioning FAQ words
+    it: the version called (`v26.0`) served as the next one."""
+    major = int(called.lstrip("v").split(".")[0])
+    return f"The call has been auto-upgraded to v{major + 1}.0 as {called} has been deprecated."
+
+
 FAILURES = {
     "auth": (
         1,
@@ -118,7 +125,7 @@ class LeadAds:
         Meta's auto-upgrade header, as Meta sends it while the version called is ending."""
         made = self.add_lead(str(lead.pop("id", None) or self._new_id()), **lead)
         if fail == VERSION_WARNING:
-            self.always_headers[VERSION_HEADER] = AUTO_UPGRADED
+            self.warn_version = True  # each answer from now on names the version it was called with
         elif fail:
             times, answer = FAILURES[fail]
             self.failing[made["id"]] = [times, answer]

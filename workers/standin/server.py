@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import threading
 import time
 from collections import deque
@@ -24,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 from workers.standin.crm import CrmStandin
-from workers.standin.leads import FAILURES, VERSION_WARNING, LeadAds
+from workers.standin.leads import FAILURES, VERSION_HEADER, VERSION_WARNING, LeadAds, auto_upgraded
 
 
 class GraphStandin(LeadAds, CrmStandin):
@@ -37,6 +38,7 @@ class GraphStandin(LeadAds, CrmStandin):
         self.any_lead = any_lead
         # Sent with every answer: Meta's `X-Ad-Api-Version-Warning` on calls it auto-upgraded, say.
         self.always_headers: dict[str, str] = {}
+        self.warn_version = False  # send-test meta --fail version_warning: every answer says it was auto-upgraded
         self.dataset_id = "4242424242"  # the dataset GET /{id} answers for
         self.revoked: set[str] = set()  # tokens Meta now refuses (code 190)
         self.refuse_event_ids: set[str] = set()  # Meta refuses any request carrying one of these
@@ -152,6 +154,8 @@ class GraphStandin(LeadAds, CrmStandin):
     def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         url = urlparse(handler.path)
         parts = [p for p in url.path.split("/") if p]
+        if self.warn_version and parts and re.fullmatch(r"v\d+\.\d+", parts[0]):
+            self.always_headers[VERSION_HEADER] = auto_upgraded(parts[0])
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         crm = self.crm_kind(method, parts)
