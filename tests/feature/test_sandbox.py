@@ -339,7 +339,7 @@ def test_metas_version_signals_in_the_sandbox_are_said_by_doctor_readiness_and_d
         assert warned.returncode == 0 and "X-Ad-Api-Version-Warning" in warned.stdout, warned.stdout
         wait_for(lambda: "auto-upgraded" in cli(env, tmp_path, "doctor").stdout, timeout=30)
         doctor = cli(env, tmp_path, "doctor").stdout
-        assert "auto-upgraded to v27.0 as v26.0" in doctor and "META_API_VERSION" in doctor, doctor
+        assert "auto-upgraded to v27.0 as v26.0" in doctor and "a current version (v27.0)" in doctor, doctor
         readiness = cli(env, tmp_path, "readiness").stdout
         assert "auto-upgraded" in readiness and "META_API_VERSION" in readiness, readiness
         ended = cli(env, tmp_path, "send-test", "meta", "--fail", "version_ended")

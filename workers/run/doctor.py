@@ -33,6 +33,13 @@ class Check:
 NETWORK = ("timeout", "connection_error", "transport_error")  # graph.py's details when Meta never answered
 
 
+def _suggested(signal: dict | None) -> str:
+    """The version to move to: the one Meta says it served a call on (it works today), else
+    the newest one we test against."""
+    served = (signal or {}).get("served")
+    return served if served and served != "unknown" else DEFAULT_API_VERSION
+
+
 def _version_signal(settings: Settings) -> dict | None:
     """What Meta said of the version in the last week (a call it auto-upgraded), if Redis answers."""
     if not settings.redis_url:
@@ -94,7 +101,7 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
             "api version",
             not version.warn and signal is None,
             version.say() + (f"; Meta says: {signal['warning']} (on {signal['served']})" if signal else ""),
-            f"set META_API_VERSION to a current version ({DEFAULT_API_VERSION}), test with "
+            f"set META_API_VERSION to a current version ({_suggested(signal)}), test with "
             f"`leadrelay send-test meta`, then restart: every request to Meta uses it",
         )
     )
