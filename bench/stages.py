@@ -87,11 +87,12 @@ def running(standin: GraphStandin, workers: int, tmp: Path, extra: dict | None =
 
 
 def make_known(redis_url: str, prefix: str, events: int) -> None:
-    """A Lead Ads lead's profile for each person `prefix-<i>`, found by its external id."""
+    """A delivered Lead Ads lead for each person `prefix-<i>`: its profile, found by its
+    external id, and its Lead event in the ledger."""
     import redis
 
     from helpers import known_lead
-    from workers.events import profiles
+    from workers.events import conversions, ledger, profiles
     from workers.identity.userdata import hash_value
 
     connection = redis.Redis.from_url(redis_url)
@@ -99,6 +100,8 @@ def make_known(redis_url: str, prefix: str, events: int) -> None:
         for i in range(events):
             user_data = {"external_id": [hash_value("external_id", f"{prefix}-{i}")]}
             profiles.write(pipe, known_lead(8800000000000000 + i, user_data, "42"), 90)
+            # Delivered: Meta has its Lead event, so no stage sends it first.
+            ledger.confirm(pipe, conversions.event_id("meta", str(8800000000000000 + i), conversions.LEAD), "bench")
         pipe.execute()
 
 
