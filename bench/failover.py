@@ -140,7 +140,7 @@ def failover_run(args, acks: str, folder: Path) -> dict:
             promoted = time.monotonic() - killed
             time.sleep(args.return_seconds)
             topology.restart("primary")
-            topology.wait(lambda: topology.node("replica").info("replication")["connected_slaves"] == 1)
+            topology.wait(topology.rejoined)
             time.sleep(args.seconds / 2)
         connection = connect(topology.url)
         topology.wait(lambda: inbox.waiting(connection) == {"inbox": 0, "taken": 0}, timeout=120)

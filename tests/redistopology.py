@@ -25,7 +25,10 @@ def _binary() -> str:
 class Topology:
     """Start with `start()`; `url` is the Sentinel REDIS_URL web and workers use."""
 
-    def __init__(self, folder: Path, down_after_ms: int = 1000, extra: tuple[str, ...] = ()):
+    # Sentinel calls a primary down after this long without a PING answer. One second made
+    # a loaded test machine fail over twice: the newly promoted replica, slow for a moment,
+    # was failed over back to the returning old primary. Three is still a quick failover.
+    def __init__(self, folder: Path, down_after_ms: int = 3000, extra: tuple[str, ...] = ()):
         self.folder = folder
         self.extra = extra  # more redis-server arguments, for the primary and the replica
         self.down_after_ms = down_after_ms
@@ -142,6 +145,19 @@ class Topology:
         except redis.RedisError:
             return False
 
+    def rejoined(self) -> bool:
+        """Both servers are up again, one the primary the Sentinels name and the other its
+        replica with the link up, whichever way round a busy machine left them."""
+        primary = self.primary_port()
+        names = {port: name for name, port in self.ports.items()}
+        if primary not in names:
+            return False
+        other = next(name for name in self.ports if name != names[primary])
+        return (
+            self.node(names[primary]).info("replication")["connected_slaves"] == 1
+            and self.node(other).info("replication").get("master_link_status") == "up"
+        )
+
     def wait(self, check, timeout: float = 60.0) -> None:
         """A deadline, not a duration: returns as soon as `check()` holds (helpers.wait_for,
         with Redis errors meaning "not yet"). Out of time, it says what each server last
@@ -163,7 +179,7 @@ class Topology:
             except redis.RedisError as err:
                 lines.append(f"{name}: {err}")
         for log in sorted(self.folder.rglob("*.log")):
-            tail = log.read_text(errors="replace").splitlines()[-6:]
+            tail = log.read_text(errors="replace").splitlines()[-12:]
             lines += [f"--- {log.relative_to(self.folder)}", *tail]
         return "\n".join(lines)
 

@@ -86,7 +86,7 @@ def test_a_lead_acknowledged_before_a_failover_is_delivered_only_with_the_replic
         # The dead box comes back and Sentinel makes it the new primary's replica: until
         # then a lone primary cannot acknowledge with a replica wait.
         topology.restart("primary")
-        topology.wait(lambda: topology.node("replica").info("replication")["connected_slaves"] == 1)
+        topology.wait(topology.rejoined)
 
         if answer.status_code != 200:  # Meta retries until it gets a 2xx
             wait_for(lambda: _post(base, SECOND).status_code == 200, timeout=30)
