@@ -28,7 +28,7 @@ def create_app(settings: "Settings | None" = None) -> "Flask":
     from workers.config.settings import load
     from workers.intake.requestredis import RequestRedis
 
-    from . import admin, admin_actions, admin_page, api, errors, health, prometheus, webhooks  # noqa: F401
+    from . import admin, admin_actions, admin_page, api, errors, health, people, prometheus, webhooks  # noqa: F401
     from .bodies import WholeBodies
 
     if settings is None:

@@ -12,8 +12,9 @@ from flask import Blueprint, current_app, jsonify, request
 from workers.common.refusals import ReceiverError
 from workers.failures import deadletters
 from workers.failures.replay import run_replay
+from workers.privacy import audit
 
-from . import tokenauth
+from . import audittrail, tokenauth
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -61,4 +62,13 @@ def replay():
     result = run_replay(
         ext["redis"], ext["queue"], where, everything=body.get("all") is True, dry_run=bool(body.get("dry_run"))
     )
+    if not body.get("dry_run"):
+        audittrail.note("replay", **audit.selection(where), **result["counts"])
     return jsonify(result), 200
+
+
+@bp.get("/audit")
+def audit_trail():
+    """The audit trail, newest first (?count=, up to 1000)."""
+    count = min(max(request.args.get("count", 100, type=int) or 100, 1), 1000)
+    return jsonify(entries=audit.entries(current_app.extensions["leadrelay"]["redis"], count)), 200

@@ -9,7 +9,11 @@ from flask import abort, flash, redirect, request, url_for
 from workers.common import logs
 from workers.failures import advice, deadletters
 from workers.failures.replay import run_replay
+from workers.privacy import audit
+from workers.privacy import forget as privacy
+from workers.privacy.person import NoIdentifier
 
+from . import audittrail
 from .adminsession import bp, check_form, ext
 
 log = logs.get(__name__)
@@ -26,6 +30,7 @@ def replay():
     where = deadletters.Filter(job_ids=(job_id,)) if job_id else deadletters.Filter(reason=reason, dataset=dataset)
     result = run_replay(ext()["redis"], ext()["queue"], where)
     log.info("admin_replay", job_id=job_id, reason=reason, dataset=dataset, **result["counts"], woken=result["woken"])
+    audittrail.note("replay", **audit.selection(where), **result["counts"])
     flash(_replay_message(result), "error" if result["counts"]["failed"] else "ok")
     return redirect(url_for("admin_page.page", **({"dataset": dataset} if dataset else {})) + "#dead-letters", code=303)
 
@@ -41,8 +46,33 @@ def purge():
     for entry in entries:
         deadletters.purge(ext()["redis"], ext()["queue"], entry["job_id"])
     log.info("admin_purge", reason=reason, dataset=dataset, purged=len(entries))
+    audittrail.note("purge", reason=reason, **({"dataset": dataset} if dataset else {}), purged=len(entries))
     flash(f"Purged {len(entries)} {reason} dead letter(s): they could never be sent.", "ok")
     return redirect(url_for("admin_page.page", **({"dataset": dataset} if dataset else {})) + "#dead-letters", code=303)
+
+
+@bp.post("/people/forget")
+def forget():
+    """Forget one person (every dataset: the admin is the operator), then back to the page."""
+    check_form()
+    given = {name: request.form.get(name) for name in ("email", "phone", "lead_id", "external_id", "person_id")}
+    try:
+        done = privacy.forget(
+            ext()["redis"],
+            ext()["routes"],
+            given,
+            ext()["settings"].default_region,
+            sorted(ext()["routes"].datasets),
+            audittrail.actor(),
+            request.remote_addr or "unknown",
+            ext()["settings"].audit_retention_days,
+        )
+    except NoIdentifier as err:
+        flash(str(err), "error")
+    else:
+        removed = ", ".join(f"{n} {kind}" for kind, n in done["removed"].items()) or "nothing held"
+        flash(f"Forgotten ({done['ref']}): removed {removed}. Suppressed from now on. {done['sent_already']}", "ok")
+    return redirect(url_for("admin_page.page") + "#privacy", code=303)
 
 
 def _replay_message(result: dict) -> str:

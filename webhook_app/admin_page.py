@@ -28,6 +28,7 @@ from workers.failures import advice, deadletters
 from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
 from workers.intake import receiver
+from workers.privacy import audit
 from workers.reports import readiness, watched
 from workers.sources.signing import matches_any
 
@@ -145,6 +146,7 @@ def overview() -> dict:
         "dry_run": all(d.dry_run for d in routes.datasets.values()),
         "test_event_code": bool(settings.test_event_code),
         "sandbox": settings.sandbox,
+        "audit": [{**entry, "line": audit.line(entry)} for entry in audit.entries(connection, 50)],
     }
 
 

@@ -12,8 +12,9 @@ from flask import Blueprint, current_app, g, jsonify, request
 from workers.common import jsonbody, logs
 from workers.common.refusals import BodyTooLarge, MalformedBody, QueueUnavailable
 from workers.intake import stageitems
+from workers.privacy import audit
 
-from . import prometheus, tokenauth
+from . import audittrail, prometheus, tokenauth
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 log = logs.get(__name__)
@@ -38,6 +39,7 @@ def _authorise():
     tokens = {OPERATOR: ext["settings"].api_token} | {name: c.token for name, c in routes.clients.items()}
     who = tokenauth.identify(tokens, "LEADRELAY_API_TOKEN or a client's token_env", "api")
     g.scope = stageitems.Scope(routes, routes.clients.get(who))
+    g.audit_actor = f"api:{who or 'operator'}:{audit.fingerprint(tokens[who])}"
 
 
 @bp.post("/stage-events")
@@ -69,6 +71,7 @@ def stage_events():
     for outcome, number in counts.items():
         if number:
             prometheus.STAGE_EVENTS.labels(outcome).inc(number)
+    audittrail.note("stage_events", **{k: v for k, v in counts.items() if v})
     log.info(
         "stage_events",
         outcome="accepted",

@@ -9,6 +9,7 @@ table; docs/design.md#layout says what each module holds):
     jobs.py     every RQ entry point, at paths that never move (jobnames.py: their names)
     sweep/      the scheduled re-read of Meta's lead lists, and the token watch
     engine/     the drain, single jobs' attempts, hand-offs, sending, recovery
+    privacy/    one person's records found, exported, forgotten; every record's retention; the audit trail
     failures/   dead letters, replay, retention
     intake/     what runs inside the web request: receive, inbox, forms, stage items
     graphapi/   the Graph client, the Conversions API sender, token pauses, version signals

@@ -70,6 +70,8 @@ def process_meta_lead(leadgen: dict) -> dict:
 
     def body():
         item = _one(ctx, work, jobnames.PROCESS_META_LEAD, leadgen)  # read (or the sweep's listing), build, send
+        if item.suppressed:  # a forgotten person: nothing of theirs is written
+            return {"outcome": item.outcome, "events": 0}, {}
         done = "kept" if item.dataset.dry_run else "confirmed"
         accuracy.mark_now(ctx.connection, done, [{**leadgen, "created_time": item.profile["created_time"]}])
         return {"outcome": item.outcome, "events": 1}, {
@@ -104,6 +106,8 @@ def send_form_lead(submission: dict) -> dict:
 
     def body():
         item = _one(ctx, work, jobnames.SEND_FORM_LEAD, submission)
+        if item.suppressed:
+            return {"outcome": item.outcome, "events": 0}, {}
         return {"outcome": item.outcome, "events": 1}, {
             "match_keys": sorted(item.event["user_data"]),
             "source": submission["source"],

@@ -61,6 +61,7 @@ WEB_LOADS = {
     "workers.identity",
     "workers.intake",
     "workers.jobnames",
+    "workers.privacy",  # export and forget through the stage API's tokens; the audit trail
     "workers.reports",
     "workers.sources",
     "workers.vendors",  # their webhook parsers only (asserted below)
@@ -194,6 +195,7 @@ LAYERS = (
     ("workers.reports",),  # read sides of what jobs write: the web process loads them alone
     ("workers.intake",),
     ("workers.failures",),
+    ("workers.privacy",),  # a person's records found, exported, forgotten; the audit trail
     ("workers.engine",),
     ("workers.sweep",),
     ("workers.jobs",),  # every RQ entry point

@@ -8,6 +8,7 @@ samples.py   send-test
 accounting.py  accuracy, sweep
 readiness.py   readiness
 crm.py       crm-stages
+privacy.py   forget, unsuppress, export-person, audit
 common.py    settings and mapping checked, the running queue, progress, filters
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import click
 
-from workers.cli import accounting, crm, failures, imports, readiness, samples, sent, service
+from workers.cli import accounting, crm, failures, imports, privacy, readiness, samples, sent, service
 from workers.cli.common import VERBOSE
 from workers.config import environment
 
@@ -58,5 +59,9 @@ for command in (
     accounting.sweep,
     readiness.readiness,
     crm.crm_stages,
+    privacy.forget,
+    privacy.unsuppress,
+    privacy.export_person,
+    privacy.audit_trail,
 ):
     main.add_command(command)

@@ -8,7 +8,7 @@ from collections import Counter
 
 import click
 
-from workers.cli.common import counting, dead_letter_filter, filter_options, running_queue
+from workers.cli.common import counting, dead_letter_filter, filter_options, running_queue, settings_or_exit
 
 
 @click.group("dead-letters", short_help="List, show and purge failed jobs.")
@@ -92,6 +92,7 @@ def dead_letters_purge(everything: bool, dry_run: bool, **options):
             for entry in entries:
                 deadletters.purge(connection, q, entry["job_id"])
                 update(1)
+        _audit(connection, "purge", **audit_selection(where), purged=len(entries))
     click.echo(f"{'would purge' if dry_run else 'purged'} {len(entries)} dead letters")
 
 
@@ -120,6 +121,8 @@ def replay(job_ids, everything: bool, dry_run: bool, as_json: bool, **options):
     clock = (click.get_current_context().find_root().obj or {}).get("clock")
     result = run_replay(connection, q, where, everything, dry_run, progress_factory=bar, now=clock() if clock else None)
     counts = result["counts"]
+    if not dry_run:
+        _audit(connection, "replay", **audit_selection(where), **counts)
     failed = counts["not_found"] or (not dry_run and (counts["expired"] or counts["failed"]))
     if as_json:
         click.echo(json.dumps(result, sort_keys=True, default=str))
@@ -206,3 +209,16 @@ def ignored(count: int, release: bool):
 def _code(record: dict) -> str:
     """Meta's code as a person reads it: 190/463, or 190 alone."""
     return f"{record.get('code')}" + (f"/{record['subcode']}" if record.get("subcode") else "")
+
+
+def audit_selection(where) -> dict:
+    from workers.privacy import audit
+
+    return audit.selection(where)
+
+
+def _audit(connection, action: str, **detail) -> None:
+    """The audit trail names this command's user as who (workers/privacy/audit.py)."""
+    from workers.privacy import audit
+
+    audit.record(connection, *audit.cli_actor(), action, settings_or_exit().audit_retention_days, **detail)

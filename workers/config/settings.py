@@ -50,6 +50,7 @@ class Settings:
     allow_unsigned: tuple[str, ...] = ()
     config_path: str = ""
     dead_letter_retention_days: int = 7
+    audit_retention_days: int = 365
     api_token: str = ""
     metrics_token: str = ""
     queue_name: str = QUEUE_NAME
@@ -254,6 +255,7 @@ def load(
         allow_unsigned=checked(allow_unsigned, ()),
         config_path=_text(env, "LEADRELAY_CONFIG"),
         dead_letter_retention_days=number("LEADRELAY_DEAD_LETTER_RETENTION_DAYS", 7),
+        audit_retention_days=number("LEADRELAY_AUDIT_RETENTION_DAYS", 365),
         api_token=_text(env, "LEADRELAY_API_TOKEN"),
         metrics_token=_text(env, "LEADRELAY_METRICS_TOKEN"),
         queue_name=_text(env, "LEADRELAY_QUEUE", QUEUE_NAME),

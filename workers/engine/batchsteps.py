@@ -11,9 +11,10 @@ from workers.common.policy import AUTH, INVALID, JobError, Paused
 from workers.engine import sending
 from workers.engine.context import Context
 from workers.engine.inflight import Built, Failed, Lead, failed
-from workers.events import leadevents, ledger, profiles
+from workers.events import leadevents, ledger, profiles, suppression
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.graphapi.pauses import fingerprint
+from workers.intake import receiver
 
 log = logs.get(__name__)
 LISTED = "listed"  # a job argument: the lead's hashed answers, from the sweep's listing (sweeper.py)
@@ -129,6 +130,22 @@ def send(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Failed]]:
     return delivered, unsent
 
 
+def set_aside_suppressed(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Built]]:
+    """(those to keep and send, those of a forgotten person): the latter are never kept
+    or sent, and are recorded by the forget's reference alone (`leadrelay ignored`)."""
+    refs = suppression.which(
+        ctx.connection, [suppression.fields(item.dataset.name, item.event.get("user_data")) for item in built]
+    )
+    aside = []
+    for item, ref in zip(built, refs):
+        item.suppressed = ref
+        if ref:
+            aside.append(item)
+    if aside:
+        receiver.record_ignored(ctx.connection, "leads", [{"reason": "suppressed", "ref": i.suppressed} for i in aside])
+    return [item for item in built if not item.suppressed], aside
+
+
 def keep_profiles(ctx: Context, built: list[Built], unbuilt: list[Failed]) -> None:
     """Every profile built, before any event is sent (one round trip): a lead whose event
     fails or is too old keeps its profile, so its later stages can still go."""
@@ -151,6 +168,9 @@ def one(ctx: Context, lead: Lead) -> Built:
     if unread:
         raise unread[0].error
     built, unbuilt = build(ctx, [lead], reads)
+    built, aside = set_aside_suppressed(ctx, built)
+    if aside:
+        return aside[0]
     keep_profiles(ctx, built, unbuilt)
     if unbuilt:
         lead.event_time = unbuilt[0].lead.event_time

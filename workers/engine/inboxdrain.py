@@ -164,6 +164,9 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
     reads, unread = batchsteps.read(ctx, [lead for lead in todo if lead.source == "meta"])
     failed += unread
     built, unbuilt = batchsteps.build(ctx, todo, reads)
+    built, aside = batchsteps.set_aside_suppressed(ctx, built)
+    outcomes.update(item.outcome for item in aside)
+    forgotten = {item.lead.entry_id for item in aside}
     batchsteps.keep_profiles(ctx, built, unbuilt)
     delivered, refused = batchsteps.send(ctx, built)
     failed += unbuilt + refused
@@ -179,7 +182,11 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
         for item in built:
             if item.lead.job_id in unsent or item.dataset.dry_run:
                 profiles.keep_lead_event(pipe, item.event)
-        accuracy.mark(pipe, "webhook", [entry["arg"] for _, entry in taken if entry.get("via") == "webhook"])
+        accuracy.mark(
+            pipe,
+            "webhook",
+            [entry["arg"] for entry_id, entry in taken if entry.get("via") == "webhook" and entry_id not in forgotten],
+        )
         for done, dry in (("confirmed", False), ("kept", True)):  # dry run: kept, never confirmed by Meta
             accuracy.mark(
                 pipe,

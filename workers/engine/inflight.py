@@ -94,9 +94,12 @@ class Built:
     profile: dict
     event: dict
     dataset: Dataset
+    suppressed: str | None = None  # the forget that keeps this person out (suppression.py)
 
     @property
     def outcome(self) -> str:
+        if self.suppressed:
+            return "suppressed"
         return "dry_run" if self.dataset.dry_run else "delivered"
 
 

@@ -13,7 +13,7 @@ from workers.common.policy import TRANSIENT, JobError
 from workers.common.queues import redis_key
 from workers.config.routing import Dataset
 from workers.config.settings import Settings
-from workers.events import funnel, ledger
+from workers.events import funnel, ledger, suppression
 from workers.events.conversions import validate
 from workers.graphapi.graph import Graph
 
@@ -82,6 +82,11 @@ def deliver(
 def _deliver(graph, connection, settings, events: list[dict], dataset: Dataset, lead_times: dict | None) -> dict:
     for event in events:
         validate(event)
+    # The last gate: a job queued or replayed before its person was forgotten sends nothing.
+    refs = suppression.which(connection, [suppression.fields(dataset.name, e.get("user_data")) for e in events])
+    events = [event for event, ref in zip(events, refs) if not ref]
+    if not events:
+        return {"outcome": "suppressed", "events": 0}
     if dataset.dry_run:
         keep_dry_run(connection, settings, events, dataset, lead_times)
         return {"outcome": "dry_run", "events": len(events)}

@@ -1,0 +1,48 @@
+"""One person's data through the stage API's tokens: export what is held about them, and
+forget them. A client's token reaches its datasets' records only; LEADRELAY_API_TOKEN,
+every dataset. Identifiers come in the body (never the URL, which proxies log)."""
+
+from __future__ import annotations
+
+from flask import current_app, g, jsonify, request
+
+from workers.common import jsonbody
+from workers.common.refusals import MalformedBody
+from workers.privacy import forget as privacy
+from workers.privacy.person import NoIdentifier
+
+from . import audittrail
+from .api import bp
+
+
+def _given() -> dict:
+    body = jsonbody.load(request.get_data(cache=False))
+    if not isinstance(body, dict):
+        raise MalformedBody("expected a JSON object naming the person", reason="unexpected_shape")
+    return body
+
+
+def _run(action, **extra):
+    ext = current_app.extensions["leadrelay"]
+    try:
+        return action(ext["redis"], ext["routes"], _given(), ext["settings"].default_region, g.scope.datasets, **extra)
+    except NoIdentifier as err:
+        raise MalformedBody(str(err), reason="no_identifier") from None
+
+
+@bp.post("/people/export")
+def export():
+    """What is held about one person, as hashes and ids: {"email"|"phone"|"external_id"|"lead_id"|"person_id": ...}."""
+    found = _run(privacy.export)
+    audittrail.note("export", datasets=found["datasets"], found=found["counts"])
+    return jsonify(found), 200
+
+
+@bp.post("/people/forget")
+def forget():
+    """Remove every record of one person in the caller's datasets and keep them suppressed."""
+    ext = current_app.extensions["leadrelay"]
+    where = request.remote_addr or "unknown"
+    return jsonify(
+        _run(privacy.forget, who=audittrail.actor(), where=where, audit_days=ext["settings"].audit_retention_days)
+    ), 200

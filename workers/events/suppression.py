@@ -1,0 +1,75 @@
+"""The suppression list: the people a `forget` erased, as hashes only, so nothing about
+them is sent or kept again (a late webhook, a sweep, a replay, a CRM change).
+
+One Redis hash, `leadrelay:suppressed`. Each field is one identifier of one forgotten
+person: `<dataset>|em:<sha256>` (and `ph`, `external_id`), the same hashes sent to Meta,
+per dataset because one email may be two clients' leads and forgetting it for one must
+not silence the other; and `lead|<sha256 of the lead id>` (a Lead Ads lead id is one
+client's lead wherever it goes). The value is the forget's reference (`forget-<hex>`),
+which the audit trail names instead of the person. No TTL: a suppression holds until
+`leadrelay unsuppress` lifts it (docs/privacy.md).
+
+Checked wherever a person enters: a Lead Ads webhook (its lead id), a drain batch's built
+leads (before their profiles are kept), each stage change, and the sender itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import redis
+
+from workers.common.queues import redis_key
+from workers.config.routing import DEFAULT
+
+KEY = redis_key("suppressed")
+KINDS = ("em", "ph", "external_id")  # the identifiers a person is found and suppressed by
+
+
+def lead_field(lead_id: str) -> str:
+    return "lead|" + hashlib.sha256(str(lead_id).strip().encode("utf-8")).hexdigest()
+
+
+def fields(dataset: str | None, user_data: dict | None, lead_id: str | None = None) -> list[str]:
+    """The fields that would suppress a person with these hashed identifiers."""
+    out = [
+        f"{dataset or DEFAULT}|{kind}:{value}"
+        for kind in KINDS
+        for value in (user_data or {}).get(kind, []) or []
+        if isinstance(value, str)
+    ]
+    lead_id = lead_id or (user_data or {}).get("lead_id")
+    if lead_id:
+        out.append(lead_field(lead_id))
+    return out
+
+
+def add(connection: redis.Redis, wanted: list[str], ref: str) -> None:
+    if wanted:
+        record = json.dumps({"ref": ref, "at": int(time.time())})
+        connection.hset(KEY, mapping={field: record for field in wanted})
+
+
+def which(connection: redis.Redis, candidates: list[list[str]]) -> list[str | None]:
+    """For each person's fields, the forget reference suppressing them, else None: one
+    round trip for a whole batch."""
+    flat = [field for wanted in candidates for field in wanted]
+    if not flat:
+        return [None] * len(candidates)
+    found = dict(zip(flat, connection.hmget(KEY, flat)))
+    out = []
+    for wanted in candidates:
+        hit = next((found[field] for field in wanted if found.get(field)), None)
+        out.append(json.loads(hit)["ref"] if hit else None)
+    return out
+
+
+def lift(connection: redis.Redis, wanted: list[str] | None = None, ref: str | None = None) -> int:
+    """Un-suppress the fields given, or every field of one forget (`ref`); how many."""
+    if ref:
+        wanted = [
+            field.decode() for field, record in connection.hgetall(KEY).items() if json.loads(record).get("ref") == ref
+        ]
+    return connection.hdel(KEY, *wanted) if wanted else 0

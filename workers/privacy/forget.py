@@ -1,0 +1,135 @@
+"""Forget a person, export what is held about them, and lift a suppression: one lookup
+(person.resolve, then walk.find) for all three, from the CLI, the API or the admin page.
+
+Forgetting removes every record of theirs the caller may reach (docs/privacy.md lists
+the kinds), keeps a suppression record of their hashes only, and says what it removed by
+kind. Counts that name nobody (metrics, the funnel) stay.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections import Counter
+
+import redis
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+from rq.serializers import JSONSerializer
+
+from workers.config.routing import Routes
+from workers.events import suppression
+from workers.privacy import audit
+from workers.privacy.person import Person, resolve
+from workers.privacy.walk import Found, find
+
+# What a person asking "delete everything" must also be told (docs/privacy.md).
+SENT_ALREADY = (
+    "Events already sent to Meta cannot be recalled: the Conversions API has no call to delete "
+    "one, and Meta keeps what it received under its own terms. The person can clear or disconnect "
+    "what businesses shared in their Meta account's 'Your activity off Meta technologies' setting; "
+    "from now on leadrelay sends nothing more about them."
+)
+
+
+def export(connection: redis.Redis, routes: Routes, given: dict, region: str, datasets: list[str]) -> dict:
+    """What is held about one person, as hashes and ids (the right of access).
+
+    Raises:
+        NoIdentifier: see person.resolve.
+    """
+    person, found = _gather(connection, routes, given, region, datasets)
+    return {
+        "datasets": person.datasets,
+        "identifiers": person.hashed,
+        "profiles": person.profiles,
+        "records": [{"kind": f.kind, "key": f.key, **_member(f), "holds": f.text} for f in found],
+        "counts": dict(Counter(f.kind for f in found)),
+        "suppressed": any(suppression.which(connection, [person.suppressions()])),
+    }
+
+
+def forget(
+    connection: redis.Redis,
+    routes: Routes,
+    given: dict,
+    region: str,
+    datasets: list[str],
+    who: str,
+    where: str,
+    audit_days: int = 365,
+) -> dict:
+    """Remove every record of one person the caller may reach, suppress them, audit it.
+
+    Raises:
+        NoIdentifier: see person.resolve.
+    """
+    ref = "forget-" + secrets.token_hex(8)
+    # Suppressed first: a lead arriving while the records go is refused, not kept again.
+    suppression.add(connection, resolve(connection, given, region, datasets).suppressions(), ref)
+    person, found = _gather(connection, routes, given, region, datasets)
+    suppression.add(connection, person.suppressions(), ref)  # and every lead of theirs the walk found
+    for item in found:
+        _remove(connection, item)
+    counts = dict(sorted(Counter(item.kind for item in found).items()))
+    audit.record(connection, who, where, "forget", audit_days, ref=ref, datasets=person.datasets, removed=counts)
+    return {"ref": ref, "removed": counts, "datasets": person.datasets, "sent_already": SENT_ALREADY}
+
+
+def unsuppress(connection: redis.Redis, ref: str, who: str, where: str, audit_days: int = 365) -> int:
+    """Lift one forget's suppression (its reference, as forget answered and the audit shows)."""
+    lifted = suppression.lift(connection, ref=ref)
+    audit.record(connection, who, where, "unsuppress", audit_days, ref=ref, lifted=lifted)
+    return lifted
+
+
+def _gather(connection, routes: Routes, given: dict, region: str, datasets: list[str]) -> tuple[Person, list[Found]]:
+    """The person and every record of theirs; their profiles, also those only the walk
+    found (a lookup names their newest lead's profile alone)."""
+    person = resolve(connection, given, region, datasets)
+    found = find(connection, person.marks(routes))
+    known = {(p["source"], p["key"]) for p in person.profiles}
+    for item in found:
+        if item.kind == "profile" and item.member is None:
+            profile = json.loads(item.text)
+            if (profile["source"], profile["key"]) not in known:
+                known.add((profile["source"], profile["key"]))
+                person.profiles.append(profile)
+    return person, found
+
+
+def _remove(connection: redis.Redis, item: Found) -> None:
+    if item.type == "job":
+        try:
+            job = Job.fetch(item.key.split(":", 2)[2], connection=connection, serializer=JSONSerializer)
+        except NoSuchJobError:  # gone since it was read: nothing to remove
+            return
+        if item.rest is not None:
+            job.args = item.rest
+            job.save()
+        else:
+            job.delete(remove_from_queue=True)
+            connection.delete(item.key)
+        return
+    if item.member is None:
+        connection.delete(item.key)
+    elif item.type == "list":
+        connection.lrem(item.key, 0, item.member)
+    elif item.type == "set":
+        connection.srem(item.key, item.member)
+    elif item.type == "zset":
+        connection.zrem(item.key, item.member)
+    elif item.type == "hash":
+        connection.hdel(item.key, item.member)
+    elif item.type == "stream":
+        connection.xdel(item.key, item.member)
+
+
+def _member(found: Found) -> dict:
+    if found.member is None:
+        return {}
+    member = found.member.decode("utf-8", "replace") if isinstance(found.member, bytes) else found.member
+    return {"entry": member}
+
+
+__all__ = ["Person", "export", "forget", "unsuppress", "SENT_ALREADY"]

@@ -1,0 +1,235 @@
+"""Every kind of record leadrelay keeps in Redis: what it holds, why, and for how long.
+
+One table for three readers: `forget` and `export` name what they found by its kind,
+docs/privacy.md shows it to a privacy officer, and a test walks every key a full run
+writes and fails on one that no row covers, or one kept with no time limit that its row
+does not say why.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Record:
+    pattern: str  # the key, as a glob (`leadrelay:` included, or RQ's `rq:`)
+    kind: str  # what forget and export call it
+    holds: str  # what is in it: hashed, ids, counts
+    kept: str  # for how long, and the setting that changes it
+    expires: bool  # every key of it has a TTL; False: `kept` says why not
+    person: bool = False  # it can hold a person's hashes or ids (forget looks in it)
+
+
+RECORDS = (
+    Record(
+        "leadrelay:profile:*",
+        "profile",
+        "hashed match keys, lead_id, page/form/ad ids",
+        "90 days (LEADRELAY_PROFILE_RETENTION_DAYS)",
+        True,
+        True,
+    ),
+    Record(
+        "leadrelay:profile-by:*",
+        "profile lookup",
+        "a hashed email, phone or external id (in the key) -> the profile's key",
+        "as its profile",
+        True,
+        True,
+    ),
+    Record(
+        "leadrelay:lead-event:*",
+        "lead event",
+        "a Lead event as built (hashed match keys, lead_id)",
+        "until Meta's 7-day window for it closes",
+        True,
+        True,
+    ),
+    Record(
+        "leadrelay:confirmed:*",
+        "ledger entry",
+        "an event_id Meta accepted (names the lead) and Meta's fbtrace_id",
+        "8 days",
+        True,
+        True,
+    ),
+    Record(
+        "leadrelay:stage:*",
+        "stage claim",
+        "an event_id (names the lead): that stage was sent once",
+        "90 days",
+        True,
+        True,
+    ),
+    Record("leadrelay:seen:*", "dedupe record", "a lead's job id (names the lead)", "7 days", True, True),
+    Record(
+        "leadrelay:inbox",
+        "inbox entry",
+        "new leads waiting for a drain job: ids, hashed form answers",
+        "until taken (seconds); a stream, trimmed as taken",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:inbox:*",
+        "inbox bookkeeping",
+        "drain slots, consumers, retry counts by entry id",
+        "minutes; the tries hash until its entry is acknowledged",
+        False,
+    ),
+    Record(
+        "leadrelay:dead", "dead-letter index", "job ids (name the lead) by time", "as the dead letters", False, True
+    ),
+    Record(
+        "leadrelay:dead:*",
+        "dead letter",
+        "why a job failed, its ids, hashed match keys",
+        "while RQ keeps its failed job (30 days); IP and user agent 7 (LEADRELAY_DEAD_LETTER_RETENTION_DAYS)",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:dead-reasons",
+        "dead-letter reason",
+        "job id (names the lead) -> its reason and dataset",
+        "as the dead letters",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:dead-waiting",
+        "dead-letter index",
+        "job ids waiting on a paused token",
+        "until the token is resumed",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:quarantine",
+        "quarantined entry",
+        "inbox entries too broken to run (ids, hashed answers)",
+        "30 days",
+        True,
+        True,
+    ),
+    Record("leadrelay:recovering:*", "recovery claim", "a job id a worker is settling", "minutes", True, True),
+    Record(
+        "leadrelay:ignored",
+        "ignored delivery",
+        "what was acknowledged and not sent: reason and ids",
+        "the newest 1,000",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:held",
+        "held lead",
+        "Lead Ads lead ids from a Page not in the mapping file",
+        "until `leadrelay replay --held` or the Page is mapped",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:accuracy:*",
+        "accuracy flag",
+        "lead ids per form and day: came by webhook or by sweep; counts",
+        "8 days",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:dry-run:events",
+        "dry-run event",
+        "events kept instead of sent (hashed match keys, lead_id)",
+        "the newest LEADRELAY_DRY_RUN_KEEP",
+        False,
+        True,
+    ),
+    Record(
+        "leadrelay:recent-events",
+        "recent event",
+        "the last events sent: names, times, counts",
+        "the newest few hundred",
+        False,
+    ),
+    Record(
+        "leadrelay:metrics",
+        "counter",
+        "counts by source, reason and event: names nobody",
+        "for the service's life (Prometheus reads them)",
+        False,
+    ),
+    Record("leadrelay:funnel:*", "funnel count", "counts and days per stage: names nobody", "400 days", False),
+    Record("leadrelay:stagelag:*", "stage lag", "when each stage source last posted", "for the service's life", False),
+    Record(
+        "leadrelay:sweep:*",
+        "sweep state",
+        "form ids and times read up to",
+        "for the service's life; the lock, minutes",
+        False,
+    ),
+    Record(
+        "leadrelay:watch*",
+        "watch state",
+        "the watch's findings (token expiry, silent Pages)",
+        "for the service's life; said-today marks a day",
+        False,
+    ),
+    Record(
+        "leadrelay:page-dataset", "Page setup", "Page id -> where its leads first went", "for the service's life", False
+    ),
+    Record(
+        "leadrelay:pause*",
+        "token pause",
+        "a refused token's fingerprint and the jobs waiting on it",
+        "until resumed",
+        False,
+        True,
+    ),
+    Record("leadrelay:auth-failures:*", "failed login count", "wrong tokens per address", "minutes", True),
+    Record("leadrelay:admin-session:*", "admin session", "a logged-in admin page session", "8 hours", True),
+    Record(
+        "leadrelay:replicated", "replication mark", "one counter WAIT is measured from", "for the service's life", False
+    ),
+    Record(
+        "leadrelay:api-version-warning",
+        "version warning",
+        "the Graph API version Meta said it served",
+        "until the version changes",
+        False,
+    ),
+    Record("leadrelay:scrape:*", "metrics cache", "figures for /metrics", "seconds", True),
+    Record("leadrelay:sandbox", "sandbox mark", "this Redis is the local sandbox's", "for the sandbox's life", False),
+    Record(
+        "leadrelay:suppressed",
+        "suppression",
+        "a forgotten person's hashes (never raw), per dataset",
+        "until `leadrelay unsuppress`: it is what keeps them forgotten",
+        False,
+    ),
+    Record(
+        "leadrelay:audit",
+        "audit entry",
+        "who changed what, from where: token fingerprints, ids named, counts",
+        "365 days (LEADRELAY_AUDIT_RETENTION_DAYS)",
+        False,
+    ),
+    Record(
+        "rq:job:*",
+        "job",
+        "a job's argument: ids and hashed match keys",
+        "a day once done, 30 days once failed; while waiting, until it runs",
+        False,
+        True,
+    ),
+    Record(
+        "rq:*", "job queue", "RQ's queues and registries: job ids (name the lead)", "RQ's own: as its jobs", False, True
+    ),
+)
+
+
+def record_of(key: str) -> Record | None:
+    """The table's row for a key: the first that matches (the specific before the general)."""
+    return next((record for record in RECORDS if fnmatch.fnmatchcase(key, record.pattern)), None)
