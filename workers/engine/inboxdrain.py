@@ -197,9 +197,8 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
                     if item.lead.source == "meta" and item.dataset.dry_run == dry
                 ],
             )
-        finished = Counter(
-            (lead.source, outcome) for lead, outcome in [(item.lead, item.outcome) for item in delivered] + confirmed
-        )
+        ended = [(item.lead, item.outcome) for item in delivered + aside] + confirmed
+        finished = Counter((lead.source, outcome) for lead, outcome in ended)
         for (source, outcome), count in (finished + checked).items():
             counters.count(pipe, counters.JOBS, source, outcome, by=count)
         inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])

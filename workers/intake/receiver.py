@@ -13,10 +13,11 @@ from rq import Queue
 from workers.common import counters, logs, replication
 from workers.common.queues import job_id, redis_key
 from workers.common.refusals import BadSignature, QueueUnavailable
-from workers.config.routing import Client, Routes, dataset_of
+from workers.config.routing import Client, Routes
 from workers.config.settings import Settings
-from workers.events import accuracy, suppression
+from workers.events import accuracy
 from workers.intake import crmitems, forms, inbox
+from workers.intake import forgotten as intake_forgotten
 from workers.sources import CRM_STAGES, FORM, LEAD_ADS, Source
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def receive(
             for item in held
         ]
     if source.kind != CRM_STAGES:  # a CRM change names its person once read back (stageitems.check)
-        jobs, forgotten = _not_forgotten(queue.connection, jobs)
+        jobs, forgotten = intake_forgotten.leads(queue.connection, jobs)
         not_sent += forgotten
     via_webhook = source.kind == LEAD_ADS
     counts = enqueue_new(
@@ -104,23 +105,6 @@ def receive(
     # here means the retry records its ignored items again: counts, never leads.
     _replicated(queue.connection)
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
-
-
-def _not_forgotten(connection: redis.Redis, jobs: list[tuple[str, dict]]) -> tuple[list, list[dict]]:
-    """(the leads to enqueue, a record of each that a forget suppressed): a late webhook
-    for a forgotten person is acknowledged and recorded by the forget's reference alone."""
-    try:
-        refs = suppression.which(
-            connection,
-            [
-                suppression.fields(dataset_of(arg.get("route")), arg.get("user_data"), arg.get("leadgen_id"))
-                for _, arg in jobs
-            ],
-        )
-    except redis.RedisError as err:
-        raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
-    kept = [job for job, ref in zip(jobs, refs) if not ref]
-    return kept, [{"reason": "suppressed", "ref": ref} for ref in refs if ref]
 
 
 def _replicated(connection: redis.Redis) -> None:

@@ -19,8 +19,9 @@ from workers.common.queues import redis_key
 from workers.config import ldu
 from workers.config.routing import DEFAULT
 from workers.config.stagemap import StageMap
-from workers.events import conversions, ledger, profiles, stagelag, suppression
+from workers.events import conversions, ledger, profiles, stagelag
 from workers.identity import browserids
+from workers.intake import forgotten as intake_forgotten
 from workers.intake import receiver, stagereads
 from workers.intake.stagescope import Negative, Rejected, Scope  # noqa: F401 (callers name them here)
 
@@ -204,7 +205,7 @@ def accept(
         else:  # checked: claimed below with the others
             results.append({})
             to_claim.append((index, result))
-    to_claim = _not_forgotten(connection, to_claim, results, recorded)
+    to_claim = intake_forgotten.stages(connection, to_claim, results, recorded)
     accepted: list[dict] = []
     try:
         # Each stage is sent once per lead: one pipeline of claims, in order, so a repeat
@@ -243,19 +244,6 @@ def accept(
             release(connection, checked)
         raise
     return results
-
-
-def _not_forgotten(connection: redis.Redis, to_claim: list, results: list, recorded: list) -> list:
-    """The checked items to claim, less those of a forgotten person: answered `recorded`
-    and kept by the forget's reference alone (suppression.py), in one round trip."""
-    refs = suppression.which(
-        connection, [suppression.fields(c["route"]["dataset"], c["user_data"]) for _, c in to_claim]
-    )
-    for (index, _), ref in zip(to_claim, refs):
-        if ref:
-            results[index] = {"index": index, "status": "recorded", "reason": "suppressed"}
-            recorded.append({"reason": "suppressed", "ref": ref})
-    return [pair for pair, ref in zip(to_claim, refs) if not ref]
 
 
 def queue_events(queue, accepted: list[dict]) -> None:
