@@ -10,7 +10,7 @@ import json
 import time
 import zlib
 
-from helpers import API, agency_lead, agency_post, leadgen_body, leadrelay, sign
+from helpers import API, agency_lead, agency_post, hubspot_deal_event, leadgen_body, leadrelay, post_signed, sign
 from workers.events import suppression
 
 EMAIL, PHONE = "Ann.Forget@Example.com", "+44 7911 123456"
@@ -114,14 +114,19 @@ def test_forget_by_email_leaves_nothing_but_the_suppression_and_nothing_more_is_
     fields = [f.decode() for f in redis_conn.hkeys(suppression.KEY)]
     assert f"default|em:{EM}" in fields and f"default|ph:{PH}" in fields
 
-    # Late: Meta redelivers the lead, the CRM moves them on, a worker runs what waits.
+    # Late: Meta redelivers the lead, the CRM moves them on (the API, a HubSpot deal read
+    # back from its stand-in), a worker runs what waits.
     assert _webhook(client, LEAD).status_code == 200
     late = _stage(client, "Purchase", value=99, currency="EUR").get_json()
     assert late["results"][0] == {"index": 0, "status": "recorded", "reason": "suppressed"}
+    deal = graph.add_crm_person(EMAIL.lower(), PHONE)["deal_id"]
+    won = json.dumps([hubspot_deal_event(deal, "closedwon")]).encode()
+    assert post_signed(client, "hubspot", won, env).get_json()["accepted"] == 1  # its person is read later
     work()
+    assert graph.calls("contact_read")  # the worker did read HubSpot's person back
     assert len(graph.events) == sent_before
     ignored = leadrelay("ignored").stdout
-    assert ignored.count(done["ref"]) >= 2 and LEAD not in ignored
+    assert ignored.count(done["ref"]) >= 3 and LEAD not in ignored
     assert LEAD not in _everything(redis_conn), [k for k in redis_conn.keys("*") if LEAD.encode() in k]
 
     # Who did it: the admin API, the CLI and the page show the same entries.
