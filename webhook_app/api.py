@@ -67,7 +67,8 @@ def stage_events():
         )
     except redis.RedisError:
         raise QueueUnavailable("queue unavailable; retry later") from None
-    counts = {s: sum(1 for r in results if r["status"] == s) for s in ("accepted", "duplicate", "recorded", "rejected")}
+    every = [*results, *(also for r in results for also in r.get("also", ()))]  # a chat's event beside its lead's
+    counts = {s: sum(1 for r in every if r["status"] == s) for s in ("accepted", "duplicate", "recorded", "rejected")}
     for outcome, number in counts.items():
         if number:
             prometheus.STAGE_EVENTS.labels(outcome).inc(number)

@@ -8,13 +8,13 @@ import re
 import secrets
 import time
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, abort, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from workers.common import logs
 from workers.common.refusals import BodyTooLarge, ReceiverError
 from workers.intake import receiver
-from workers.sources import SOURCES, meta
+from workers.sources import CHAT, SOURCES, meta
 
 from . import errors, prometheus
 
@@ -33,14 +33,18 @@ def _ext() -> dict:
     return current_app.extensions["leadrelay"]
 
 
-@bp.get("/meta")
-def meta_handshake():
-    """Meta's subscription check: echo hub.challenge as plain text (what Meta reads), or
-    403 with a JSON reason, as every other refusal."""
+@bp.get("/<name>")
+def meta_handshake(name: str):
+    """Meta's subscription check, for Lead Ads and the messaging channels (the same app,
+    the same verify token): echo hub.challenge as plain text (what Meta reads), or 403
+    with a JSON reason, as every other refusal. Other sources take POSTs only."""
+    source = SOURCES.get(name)
+    if source is None or not (name == meta.NAME or source.kind == CHAT):
+        abort(405)
     refused = meta.refusal(request.args, _ext()["settings"].verify_token)
     if refused:
         reason, detail = refused
-        log.warning("handshake_refused", source="meta", reason=reason, fix=detail)
+        log.warning("handshake_refused", source=name, reason=reason, fix=detail)
         return errors.answer(reason, detail, 403)
     # The challenge is the caller's text echoed back: never let a browser read it as HTML.
     return Response(request.args["hub.challenge"], status=200, mimetype="text/plain", headers=_NOSNIFF)

@@ -9,7 +9,7 @@ import click
 
 from workers.cli.common import LazyChoice, running_queue, settings_or_exit
 from workers.config import environment
-from workers.sources import SOURCES
+from workers.sources import CHAT_SOURCES, SOURCES
 
 
 def _failures() -> tuple[str, ...]:
@@ -58,6 +58,8 @@ def send_test(
     calendly, calcom (sandbox): that lead books a meeting. signed (sandbox): a
     Standard Webhooks POST moves that lead to StartTrial. readiness (sandbox): a
     month of a sample funnel, then `leadrelay readiness` shows Meta's gates.
+    whatsapp, messenger, instagram (sandbox): a chat started from an ad, then its
+    QualifiedLead and Purchase (and, for WhatsApp, a HubSpot deal won for its phone).
     """
     import requests
 
@@ -86,6 +88,10 @@ def send_test(
             result = sendtest.meta_test_lead(settings, form_id)
         elif what == "meta":
             result = sendtest.meta_lead(settings, web, fail, webhook=not no_webhook)
+        elif what in CHAT_SOURCES:
+            if not settings.sandbox:
+                raise click.UsageError(f"send-test {what} is the sandbox's: live, start a chat from one of your ads")
+            result = _sample(SOURCES[what].sample)(settings, web, what)
         elif what == "stages" or SOURCES[what].sample:
             last = data / LAST_SENT
             if not leadgen_id and settings.sandbox:

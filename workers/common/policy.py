@@ -165,6 +165,10 @@ MEANINGS = {
     ),
     (100, 2804003): ("The event is older than Meta's 7 days.", "Nothing: it can no longer be sent."),
     (100, 2804016): ("user_data was not hashed as Meta expects.", "A bug in leadrelay's hashing: report it."),
+    (100, 2804066): (
+        "Meta takes no business-messaging event of this name (Messaging Event Invalid Event Type).",
+        "Nothing: this stage cannot go back for a chat; leadrelay sends only the names Meta lists.",
+    ),
     (100, None): (
         "Meta refused a parameter of the call.",
         "Read Meta's title and fbtrace_id; fix the cause, then replay.",

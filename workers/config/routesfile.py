@@ -11,7 +11,7 @@ from typing import Mapping
 from workers.config import ldu
 from workers.config.needed import ConfigError, Gather
 from workers.config.routing import ANY_PAGE, DEFAULT, Client, Dataset, Page, Routes
-from workers.sources import LEAD_ADS, SOURCES
+from workers.sources import CHAT, LEAD_ADS, SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -133,6 +133,16 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None, gather: Gath
                 if isinstance(raw, dict) and "dataset" in raw:
                     forms[(source, str(form_id))] = dataset_of(f"forms.{source}.{form_id}", raw)
 
+    # A WhatsApp Business Account, Page or Instagram account whose ad-started chats go to a
+    # dataset (Meta links one dataset to each); a Page of the file routes its own chats.
+    chats: dict[str, str] = {}
+    for account, raw in _table(doc, "chats").items():
+        with gather.entry():
+            _only(f"chats.{account}", raw, {"dataset"})
+            if not account.isdigit():
+                _fail(f"chats.{account}", "a messaging account is named by its numeric id: [chats.1234567890]")
+            chats[account] = dataset_of(f"chats.{account}", raw)
+
     clients: dict[str, Client] = {}
     for name, raw in _table(doc, "clients").items():
         with gather.entry():
@@ -158,7 +168,7 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None, gather: Gath
         _one_owner_per_secret(clients, settings)
     if outer is None:  # no caller gathers: its mistakes are raised here, all of them
         gather.done()
-    return Routes(datasets, pages, forms, clients, default)
+    return Routes(datasets, pages, forms, clients, default, chats)
 
 
 def _page(page_id: str, raw: dict, env: Mapping[str, str], dataset_of) -> Page:
@@ -175,7 +185,9 @@ def _secrets(where: str, raw: dict, env: Mapping[str, str]) -> dict[str, tuple[s
     signing secret or credentials (comma-separated while they rotate). What a delivery
     signed with one of them carries reaches only this client's datasets."""
     table = raw.get("secrets", {})
-    allowed = sorted(name for name, source in SOURCES.items() if source.kind != LEAD_ADS)
+    allowed = sorted(
+        name for name, source in SOURCES.items() if source.kind not in (LEAD_ADS, CHAT)
+    )  # Meta's app secret
     if not isinstance(table, dict):
         _fail(f"{where}.secrets", f"must be a table: source = VARIABLE, sources among {', '.join(allowed)}")
     out = {}

@@ -92,6 +92,7 @@ class Routes:
     forms: dict[tuple[str, str], str] = field(default_factory=dict)  # (source, form id) -> dataset name
     clients: dict[str, Client] = field(default_factory=dict)
     default: str | None = None
+    chats: dict[str, str] = field(default_factory=dict)  # messaging account id -> dataset name
 
     @property
     def by_id(self) -> dict[str, Dataset]:
@@ -112,6 +113,14 @@ class Routes:
     def form(self, source: str, form_id: str) -> tuple[dict | None, str | None]:
         """A form submission's route, or None with why (`no_dataset`)."""
         route = self._route(self.forms.get((source, form_id)) or self.default)
+        return (route, None) if route else (None, "no_dataset")
+
+    def chat(self, account: str) -> tuple[dict | None, str | None]:
+        """An ad-started chat's route, by its WhatsApp Business Account, Page or Instagram
+        account: `[chats.<id>]`, else that Page's dataset, else the default; or None with
+        why (`no_dataset`)."""
+        page = self.pages.get(account)
+        route = self._route(self.chats.get(account) or (page.dataset if page else None) or self.default)
         return (route, None) if route else (None, "no_dataset")
 
     def named(self, name: str | None) -> dict | None:

@@ -15,7 +15,7 @@ from workers.common.policy import EXPIRED, INVALID, JobError
 from workers.common.queues import SERIALIZER, job_id
 from workers.config.routing import DEFAULT, dataset_of
 from workers.engine.jobwork import Work, dead_letter
-from workers.events import conversions, ledger, profiles
+from workers.events import chatevents, conversions, ledger, profiles
 from workers.failures import deadletters
 from workers.graphapi import capi
 
@@ -174,6 +174,8 @@ def by_route(pairs: list[tuple[dict, dict]]) -> list[tuple[dict | None, list]]:
 
 
 def stage_event(item: dict) -> dict:
+    if item.get("channel"):  # a chat's stage: a business-messaging event (chatevents.py)
+        return chatevents.build(item)
     return conversions.build(
         name=item["event_name"],
         time=conversions.event_time(item["event_time"]),

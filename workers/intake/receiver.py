@@ -16,9 +16,9 @@ from workers.common.refusals import BadSignature, QueueUnavailable
 from workers.config.routing import Client, Routes
 from workers.config.settings import Settings
 from workers.events import accuracy
-from workers.intake import crmitems, forms, inbox
+from workers.intake import chats, crmitems, forms, inbox
 from workers.intake import forgotten as intake_forgotten
-from workers.sources import CRM_STAGES, FORM, LEAD_ADS, Source
+from workers.sources import CHAT, CRM_STAGES, FORM, LEAD_ADS, Source
 
 if TYPE_CHECKING:
     from workers.intake.requestredis import RequestRedis
@@ -55,6 +55,8 @@ def receive(
     """
     owner = _verify(source, body, headers, settings, mapping["routes"], url, peer)
     parsed = source.parse(body, headers)
+    if source.kind == CHAT:
+        return _chats(source, parsed, settings, mapping["routes"], queue.connection)
     processing = mapping["processing"].get(source.name)
     if source.kind == CRM_STAGES:
         table = mapping["crm"][source.name]
@@ -105,6 +107,21 @@ def receive(
     # here means the retry records its ignored items again: counts, never leads.
     _replicated(queue.connection)
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
+
+
+def _chats(source: Source, parsed: dict, settings: Settings, routes: Routes, connection: redis.Redis) -> dict:
+    """Ad-started chats are kept in the request (chats.py: nothing to read later); every
+    other message and status is acknowledged and counted, its text never kept."""
+    try:
+        kept = chats.record(
+            connection, parsed["leads"], routes, settings.default_region, settings.profile_retention_days
+        )
+    except redis.RedisError as err:
+        raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
+    skipped = parsed["skipped"] + kept["unrouted"] + kept["forgotten"]
+    record_ignored(connection, source.name, skipped)
+    _replicated(connection)
+    return {"accepted": kept["accepted"], "duplicates": kept["duplicates"], "job_ids": [], "skipped": skipped}
 
 
 def _replicated(connection: redis.Redis) -> None:

@@ -21,9 +21,9 @@ from workers.config.routing import DEFAULT
 from workers.config.stagemap import StageMap
 from workers.events import conversions, ledger, profiles, stagelag
 from workers.identity import browserids
+from workers.intake import chats, receiver, stagereads
 from workers.intake import forgotten as intake_forgotten
-from workers.intake import receiver, stagereads
-from workers.intake.stagescope import Negative, Rejected, Scope  # noqa: F401 (callers name them here)
+from workers.intake.stagescope import Negative, Rejected, Scope, Unsendable  # noqa: F401 (callers name them here)
 
 log = logs.get(__name__)
 
@@ -116,6 +116,11 @@ def check(
     except ldu.BadLdu as err:
         raise Rejected("bad_ldu", str(err)) from None
     profile, given = identify(connection, item, region, scope, hashed)
+    chat = chats.find(connection, item, given, scope)
+    if chat is not None and profile is None:  # a chat-born person: the chat's own event alone
+        return chats.stage(chat, event_name, occurred, now, value, currency)
+    if profile is None and item.get("conversation"):
+        raise Unsendable("unknown_conversation", "no chat started from an ad is held for this conversation")
     who = sorted(v for k, values in given.items() if k in profiles.LOOKUP_KEYS for v in values)  # never country alone
     if profile is None and not who:
         raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
@@ -160,7 +165,16 @@ def check(
         "lead_time": profile["created_time"] if profile else None,  # the funnel's days to this stage
         "stage": stage,
         "processing": stage_map.processing if processing is None else processing,
+        # Both a Lead Ads lead and a chat an ad started: each origin gets its own event.
+        "also": _chat_too(chat, event_name, occurred, now, value, currency),
     }
+
+
+def _chat_too(chat: dict | None, event_name: str, occurred: int, now: float, value, currency) -> list[dict]:
+    try:
+        return [chats.stage(chat, event_name, occurred, now, value, currency)] if chat else []
+    except (Unsendable, Rejected):  # its lead's event still goes
+        return []
 
 
 def claim(connection: redis.Redis, checked: dict) -> bool:
@@ -202,9 +216,9 @@ def accept(
         result = _check_one(reader, index, item, stage_map, region, scope, now, hashed.get(index), recorded)
         if isinstance(result, dict) and "status" in result:
             results.append(result)
-        else:  # checked: claimed below with the others
+        else:  # checked: claimed below with the others (and its chat's event, if any)
             results.append({})
-            to_claim.append((index, result))
+            to_claim += [(index, checked) for checked in (result, *(result.pop("also", None) or ()))]
     to_claim = intake_forgotten.stages(connection, to_claim, results, recorded)
     accepted: list[dict] = []
     try:
@@ -217,14 +231,14 @@ def accept(
         for (index, checked), claimed in zip(to_claim, won):
             if claimed:
                 accepted.append(checked)
-                results[index] = {
-                    "index": index,
-                    "status": "accepted",
-                    "event_name": checked["event_name"],
-                    "event_id": checked["event_id"],
-                }
+                answer = {"index": index, "status": "accepted", "event_name": checked["event_name"]}
+                answer["event_id"] = checked["event_id"]
             else:
-                results[index] = {"index": index, "status": "duplicate", "event_id": checked["event_id"]}
+                answer = {"index": index, "status": "duplicate", "event_id": checked["event_id"]}
+            if results[index]:  # the item's second event (its chat's): said beside the first
+                results[index].setdefault("also", []).append(answer)
+            else:
+                results[index] = answer
         receiver.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
         with connection.pipeline(transaction=False) as pipe:  # how late `source` posts (stagelag.py)
             stagelag.record(pipe, source, items, results, now)
@@ -265,6 +279,9 @@ def _check_one(
         return check(reader, item, stage_map, region, scope, now, hashed)
     except Rejected as err:
         return {"index": index, "status": "rejected", "reason": err.reason, "detail": err.detail}
+    except Unsendable as err:
+        recorded.append({"reason": err.reason, "stage": item.get("stage") or item.get("event_name")})
+        return {"index": index, "status": "recorded", "reason": err.reason, "detail": err.detail}
     except Negative as negative:
         recorded.append({"reason": "negative_stage", "stage": negative.stage, "lead": negative.lead})
         return {"index": index, "status": "recorded", "reason": "negative_stage", "stage": negative.stage}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import redis
 
 from workers.common.queues import redis_key
-from workers.events import conversions, ledger, profiles
+from workers.events import chatevents, conversions, ledger, profiles
 from workers.identity import userdata
 
 _DATA_ERRORS = (TypeError, ValueError, KeyError, AttributeError, OverflowError, UnicodeError)
@@ -73,12 +73,17 @@ def prefetch(connection: redis.Redis, items: list, region: str, datasets: list[s
         for dataset in datasets:
             for match_key in profiles.LOOKUP_KEYS:
                 first.update(profiles.lookup_key(dataset, match_key, h) for h in givens[index].get(match_key, []))
+            first.update(chatevents.lookup_key(dataset, h) for h in givens[index].get("ph", []))  # a chat's phone
+        conversation = item.get("conversation")
+        if isinstance(conversation, str) and conversation.count(":") == 2:
+            first.add(chatevents.chat_key(*conversation.split(":")))
     values = _mget(connection, sorted(first))
-    pointed = {v.decode() for k, v in values.items() if v is not None and k.startswith(redis_key("profile-by"))}
+    lookups = (redis_key("profile-by"), redis_key("chat-by"))
+    pointed = {v.decode() for k, v in values.items() if v is not None and k.startswith(lookups)}
     values.update(_mget(connection, sorted(pointed - set(values))))
     leads = set()
     for key, raw in values.items():
-        if raw is not None and not key.startswith(redis_key("profile-by")):
+        if raw is not None and key.startswith(redis_key("profile") + ":"):
             _, _, source_key = key.partition(redis_key("profile") + ":")
             source, _, lead_key = source_key.partition(":")
             leads.add(ledger.key(conversions.event_id(source, lead_key, conversions.LEAD)))

@@ -15,6 +15,15 @@ class Rejected(Exception):
         self.reason, self.detail = reason, detail
 
 
+class Unsendable(Exception):
+    """A stage that can never be sent (a chat's stage with no business-messaging name, a
+    conversation we never held): answered `recorded` with its reason, kept for reporting."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
 class Negative(Exception):
     """A negative stage (disqualified, junk...): recorded for reporting, never sent."""
 

@@ -40,6 +40,22 @@ RECORDS = (
         True,
     ),
     Record(
+        "leadrelay:chat:*",
+        "chat",
+        "a chat an ad started: channel ids (WABA, Page or IG account; BSUID, PSID or IGSID), ad clicks, hashed phone",
+        "90 days (LEADRELAY_PROFILE_RETENTION_DAYS)",
+        True,
+        True,
+    ),
+    Record(
+        "leadrelay:chat-by:*",
+        "chat lookup",
+        "a hashed phone (in the key) -> the chat's key",
+        "as its chat",
+        True,
+        True,
+    ),
+    Record(
         "leadrelay:lead-event:*",
         "lead event",
         "a Lead event as built (hashed match keys, lead_id)",

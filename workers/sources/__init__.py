@@ -26,6 +26,7 @@ from workers.sources import meta, signed, tally, typeform
 from workers.vendors.calcom import webhook as calcom
 from workers.vendors.calendly import webhook as calendly
 from workers.vendors.hubspot import webhook as hubspot
+from workers.vendors.messaging import webhook as messaging
 from workers.vendors.pipedrive import webhook as pipedrive
 
 # Lead Ads sources send ids only: the worker reads the lead from the Graph API. Form
@@ -35,12 +36,15 @@ FORM = "form"
 # CRM sources send stage changes by id: the worker reads the person (and the deal's value)
 # back from the CRM's API with the CRM's token, then sends a stage event for the lead.
 CRM_STAGES = "crm_stages"
+# Chat sources send the first message of a conversation an ad started: kept in the request
+# (workers/intake/chats.py), for the funnel after it to go back as business-messaging events.
+CHAT = "chat"
 
 
 @dataclass(frozen=True)
 class Source:
     name: str
-    kind: str  # LEAD_ADS or FORM
+    kind: str  # LEAD_ADS, FORM, CRM_STAGES or CHAT
     secret_setting: str  # the environment variable holding its signing secret(s)
     module: ModuleType  # signature, verify, parse, lead_key
     job: str  # the RQ job each new lead runs should it need its own (workers/jobnames.py)
@@ -98,6 +102,7 @@ def _parameters(function) -> frozenset[str]:
 
 READ = jobnames.READ_CRM_STAGE  # a CRM stage change read back on its own
 _SIGNED_SAMPLE = "workers.run.crmsamples.booking"  # the sample lead's next stage, in the stage API's shape
+_CHAT_SAMPLE = "workers.vendors.messaging.samples.send"
 SOURCES = {
     source.name: source
     for source in (
@@ -147,10 +152,20 @@ SOURCES = {
         ),
         # Any tool: its events' lead_event_source is the source's name, as before (no one tool to name).
         Source(signed.NAME, CRM_STAGES, "SIGNED_WEBHOOK_SECRET", signed, READ, "signed", sample=_SIGNED_SAMPLE),
+        # Meta's messaging webhooks, signed with the app secret as leadgen's; no job: kept in the request.
+        *(
+            Source(channel, CHAT, "META_APP_SECRET", messaging, "", title, sample=_CHAT_SAMPLE)
+            for channel, title in (
+                (messaging.WHATSAPP, "WhatsApp"),
+                (messaging.MESSENGER, "Messenger"),
+                (messaging.INSTAGRAM, "Instagram Direct"),
+            )
+        ),
     )
 }
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)
 CRM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == CRM_STAGES)
+CHAT_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == CHAT)
 READ_BACK = tuple(name for name, source in SOURCES.items() if source.client)  # CRMs read with their token
 # Every setting a source brings (secrets, tokens, API addresses): the sandbox generates the
 # secrets and tokens, and tests set them all, from this list.

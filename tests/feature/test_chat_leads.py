@@ -1,0 +1,151 @@
+"""Leads that start in a chat: a Click-to-WhatsApp (Messenger, Instagram) chat arrives on
+its signed webhook, and the funnel after it (the stage API, HubSpot) goes back to Meta as
+business-messaging events with the chat's own ids, each stage once, whatever is
+redelivered; a stage Meta has no messaging name for, and one for a chat no ad started,
+are recorded and never sent; no message text is kept or logged."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from helpers import fixture_bytes, hubspot_deal_event, leadgen_body, post_signed, sign
+
+PHONE, WABA = "+1 650 555 1234", "102290129340398"
+CLICK = "Afe4ie2ba13Mh1Tvnz15ivf5ueBeNDDTlaBFy4pshp3OGeMpBsGwA3ASmbFbDa"
+TOKEN = "chat-api-token"
+
+
+def _now(channel: str, name: str) -> bytes:
+    """A fixture as if sent a minute ago (its stages come after it)."""
+    doc = json.loads(fixture_bytes(channel, name))
+    for entry in doc["entry"]:
+        for change in entry.get("changes", []):
+            for message in change["value"].get("messages", []):
+                message["timestamp"] = str(int(time.time()) - 60)
+        for event in entry.get("messaging", []):
+            event["timestamp"] = (int(time.time()) - 60) * 1000
+    return json.dumps(doc).encode()
+
+
+def _stages(client, *items):
+    now = int(time.time())
+    items = [{"occurred_at": now - 10, **item} for item in items]
+    return client.post("/api/v1/stage-events", json=items, headers={"Authorization": f"Bearer {TOKEN}"}).get_json()
+
+
+def _chats(graph) -> list[dict]:
+    return [e for e in graph.events if e["action_source"] == "business_messaging"]
+
+
+def test_a_whatsapp_chat_from_an_ad_then_its_stages_go_back_once_as_messaging_events(
+    env, monkeypatch, graph, work, redis_conn, capfd
+):
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    chat = _now("whatsapp", "messages_text__ad_referral.json")
+    first, again = post_signed(client, "whatsapp", chat, env), post_signed(client, "whatsapp", chat, env)
+    assert (first.get_json()["accepted"], again.get_json()["duplicates"]) == (1, 1)  # WhatsApp redelivers
+
+    answer = _stages(
+        client,
+        {"phone": PHONE, "stage": "QualifiedLead"},
+        {"phone": PHONE, "stage": "Purchase", "value": 240, "currency": "EUR"},
+        {"phone": PHONE, "stage": "Schedule"},  # Meta takes no messaging event of that name
+    )
+    assert [r["status"] for r in answer["results"]] == ["accepted", "accepted", "recorded"]
+    assert answer["results"][2]["reason"] == "no_messaging_event_name"
+    deal = graph.add_crm_person("sheena@example.com", PHONE, amount=240)["deal_id"]
+    won = json.dumps([hubspot_deal_event(deal, "closedwon")]).encode()
+    assert post_signed(client, "hubspot", won, env).get_json()["accepted"] == 1
+    work()
+    assert _stages(client, {"phone": PHONE, "stage": "QualifiedLead"})["duplicate"] == 1
+    work()
+
+    sent = _chats(graph)
+    assert sorted(e["event_name"] for e in sent) == ["Purchase", "QualifiedLead"]  # HubSpot's won: a duplicate
+    for event in sent:
+        assert event["messaging_channel"] == "whatsapp"
+        assert event["user_data"]["whatsapp_business_account_id"] == WABA
+        assert event["user_data"]["ctwa_clid"] == CLICK
+        assert (
+            "lead_id" not in event["user_data"]
+            and "custom_data" not in event
+            or "event_source" not in event.get("custom_data", {})
+        )
+    purchase = next(e for e in sent if e["event_name"] == "Purchase")
+    assert purchase["custom_data"] == {"value": 240, "currency": "EUR"}
+    assert [e for e in graph.events if e["action_source"] != "business_messaging"] == []  # no CRM-shaped twin
+
+    text = "Does it come in another color?"
+    stored = json.dumps([redis_conn.dump(k).hex() for k in redis_conn.scan_iter("*")])
+    assert text.encode().hex() not in stored and "16505551234" not in str(list(redis_conn.scan_iter("*")))
+    assert text not in capfd.readouterr().err
+
+
+def test_lead_submitted_is_what_a_chats_lead_stage_is_called(env, monkeypatch, graph, work):
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    post_signed(client, "whatsapp", _now("whatsapp", "messages_text__ad_referral.json"), env)
+    assert _stages(client, {"phone": PHONE, "stage": "Lead"})["accepted"] == 1
+    work()
+    assert [e["event_name"] for e in _chats(graph)] == ["LeadSubmitted"]
+
+
+def test_messenger_and_instagram_chats_are_named_by_their_conversation(env, monkeypatch, graph, work):
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    post_signed(client, "messenger", _now("messenger", "messaging_postbacks__ad_referral.json"), env)
+    post_signed(client, "instagram", _now("instagram", "messages_text__ad_referral.json"), env)
+    answer = _stages(
+        client,
+        {"conversation": "messenger:109876543210987:6783902176051234", "stage": "QualifiedLead"},
+        {"conversation": "instagram:17841405793187218:1254459154682919", "stage": "QualifiedLead"},
+    )
+    assert answer["accepted"] == 2
+    work()
+    by_channel = {e["messaging_channel"]: e["user_data"] for e in _chats(graph)}
+    assert by_channel["messenger"] == {"page_id": "109876543210987", "page_scoped_user_id": "6783902176051234"}
+    assert by_channel["instagram"] == {
+        "instagram_business_account_id": "17841405793187218",
+        "ig_sid": "1254459154682919",
+    }
+
+
+def test_a_chat_no_ad_started_is_acknowledged_and_its_stage_recorded_never_sent(env, monkeypatch, graph, work):
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    organic = post_signed(client, "messenger", _now("messenger", "messages_text__ignored.json"), env).get_json()
+    assert organic["accepted"] == 0 and organic["skipped"] == [{"reason": "not_from_an_ad"}]
+    answer = _stages(client, {"conversation": "messenger:109876543210987:6783902176051234", "stage": "QualifiedLead"})
+    assert answer["results"][0]["status"] == "recorded" and answer["results"][0]["reason"] == "unknown_conversation"
+    work()
+    assert graph.events == []
+
+
+def test_a_lead_ads_lead_who_also_chatted_from_an_ad_gets_each_origins_event(env, monkeypatch, graph, work):
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    created = int(time.time()) - 600
+    graph.add_lead("7900000000000001", created_time=created, field_data=[{"name": "phone_number", "values": [PHONE]}])
+    body = leadgen_body("7900000000000001", created_time=created)
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    post_signed(client, "whatsapp", _now("whatsapp", "messages_text__ad_referral.json"), env)
+    work()
+    answer = _stages(client, {"phone": PHONE, "stage": "QualifiedLead"})
+    assert answer["accepted"] == 2 and answer["results"][0]["also"][0]["status"] == "accepted"
+    work()
+    stages = [e for e in graph.events if e["event_name"] == "QualifiedLead"]
+    assert sorted(e["action_source"] for e in stages) == ["business_messaging", "system_generated"]
+    lead_one = next(e for e in stages if e["action_source"] == "system_generated")
+    assert str(lead_one["user_data"]["lead_id"]) == "7900000000000001"
