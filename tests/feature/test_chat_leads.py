@@ -149,3 +149,21 @@ def test_a_lead_ads_lead_who_also_chatted_from_an_ad_gets_each_origins_event(env
     assert sorted(e["action_source"] for e in stages) == ["business_messaging", "system_generated"]
     lead_one = next(e for e in stages if e["action_source"] == "system_generated")
     assert str(lead_one["user_data"]["lead_id"]) == "7900000000000001"
+
+
+def test_forgetting_a_phone_erases_its_chat_and_keeps_its_next_chat_out(env, monkeypatch, graph, work, redis_conn):
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    chat = _now("whatsapp", "messages_text__ad_referral.json")
+    post_signed(client, "whatsapp", chat, env)
+    assert list(redis_conn.scan_iter("leadrelay:chat*"))
+    forgot = client.post("/api/v1/people/forget", json={"phone": PHONE}, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert forgot.get_json()["removed"] == {"chat": 1, "chat lookup": 1}
+    assert list(redis_conn.scan_iter("leadrelay:chat*")) == [] and CLICK not in str(redis_conn.keys("*"))
+    again = post_signed(client, "whatsapp", chat, env).get_json()  # WhatsApp's retry, days later
+    assert again["accepted"] == 0 and again["skipped"][0]["reason"] == "suppressed"
+    assert _stages(client, {"phone": PHONE, "stage": "QualifiedLead"})["results"][0]["reason"] == "suppressed"
+    work()
+    assert graph.events == []
