@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 
-from helpers import fixture_bytes, hubspot_deal_event, leadgen_body, post_signed, sign
+from helpers import fixture_bytes, hubspot_deal_event, leadgen_body, leadrelay, post_signed, sign
 
 PHONE, WABA = "+1 650 555 1234", "102290129340398"
 CLICK = "Afe4ie2ba13Mh1Tvnz15ivf5ueBeNDDTlaBFy4pshp3OGeMpBsGwA3ASmbFbDa"
@@ -75,6 +75,9 @@ def test_a_whatsapp_chat_from_an_ad_then_its_stages_go_back_once_as_messaging_ev
             and "custom_data" not in event
             or "event_source" not in event.get("custom_data", {})
         )
+    [row] = json.loads(leadrelay("readiness", "--json").stdout)["chats"]
+    assert row == {"channel": "whatsapp", "started": 1, "stages": {"Purchase": 1, "QualifiedLead": 1}}
+    assert 'leadrelay_chats_started_total{channel="whatsapp"} 1.0' in client.get("/metrics").get_data(as_text=True)
     purchase = next(e for e in sent if e["event_name"] == "Purchase")
     assert purchase["custom_data"] == {"value": 240, "currency": "EUR"}
     assert [e for e in graph.events if e["action_source"] != "business_messaging"] == []  # no CRM-shaped twin

@@ -102,6 +102,11 @@ def render(found: dict) -> list[str]:
             f"{source['too_late']} too late, last post {_ago(source['quiet_hours'])}"
             + (" (SILENT)" if source["silent"] else "")
         )
+    if found.get("chats"):
+        lines += ["", "chats started from an ad (docs/whatsapp.md)"]
+        for row in found["chats"]:
+            sent = ", ".join(f"{n} {name}" for name, n in sorted(row["stages"].items())) or "no stage sent yet"
+            lines.append(f"  {row['channel']:<14} {row['started']:>6} started; sent back: {sent}")
     lines += ["", f"api version {found['api_version']['said']}"]
     problems = found["problems"]
     lines += ["", f"{len(problems)} to act on" + (":" if problems else ": ready as far as leadrelay can see")]

@@ -62,7 +62,14 @@ VERSION_WARNINGS = Family(
     "Answers from Meta saying the call's API version is ending, by the version Meta served.",
     ("served",),
 )
-COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED, VERSION_WARNINGS)
+# Chats an ad started, and their stages sent back as business-messaging events (docs/whatsapp.md).
+CHATS = Family("leadrelay_chats_started", "Chats started from an ad and kept, by channel.", ("channel",))
+CHAT_STAGES = Family(
+    "leadrelay_chat_stages",
+    "Business-messaging events for chats' stages, by channel, event name and outcome.",
+    ("channel", "event_name", "outcome"),
+)
+COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED, VERSION_WARNINGS, CHATS, CHAT_STAGES)
 GRAPH = Family(
     "leadrelay_graph_request_duration_seconds",
     "Graph API call latency by operation and outcome.",
@@ -118,6 +125,9 @@ def record_sent(pipe, events: list[dict], outcome: str, dataset: str, now: float
     for event in events:
         field = _field(EVENTS, event["event_name"], outcome, dataset)
         figures[field] = figures.get(field, 0) + 1
+        if event.get("messaging_channel"):  # a chat's stage: counted per channel too
+            field = _field(CHAT_STAGES, event["messaging_channel"], event["event_name"], outcome)
+            figures[field] = figures.get(field, 0) + 1
         if outcome not in ("delivered", "dry_run"):
             continue
         carried = sorted(k for k in event.get("user_data", {}) if k in matchkeys.ALL)
@@ -199,3 +209,15 @@ def read(connection: redis.Redis) -> dict[tuple, float]:
 
 
 _GAINED_DATASET = {family.name: family for family in (EVENTS, MATCH, DEAD)}
+
+
+def chats(values: dict[tuple, float]) -> list[dict]:
+    """Per channel: chats started from an ad, and their stages sent (delivered or kept in dry run)."""
+    out: dict[str, dict] = {}
+    for labels, value in values.items():
+        if labels[0] == CHATS.name:
+            out.setdefault(labels[1], {"channel": labels[1], "started": 0, "stages": {}})["started"] += int(value)
+        elif labels[0] == CHAT_STAGES.name and labels[3] in ("delivered", "dry_run"):
+            row = out.setdefault(labels[1], {"channel": labels[1], "started": 0, "stages": {}})
+            row["stages"][labels[2]] = row["stages"].get(labels[2], 0) + int(value)
+    return [out[channel] for channel in sorted(out)]

@@ -15,6 +15,7 @@ import json
 
 import redis
 
+from workers.common import counters
 from workers.config.routing import Routes
 from workers.events import chatevents, conversions, suppression
 from workers.events.chatevents import chat_key as key
@@ -43,6 +44,8 @@ def record(connection: redis.Redis, chats: list[dict], routes: Routes, region: s
             continue
         new = _keep(connection, key(chat["channel"], chat["account"], user), chat, user, route, hashed, retention_days)
         counts["accepted" if new else "duplicates"] += 1
+        if new:
+            counters.count(connection, counters.CHATS, chat["channel"])
     return {**counts, "unrouted": unrouted, "forgotten": forgotten}
 
 

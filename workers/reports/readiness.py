@@ -50,6 +50,7 @@ def report(connection, routes: Routes, settings, now: float | None = None, rows:
         "pages": found.get("pages", []),
         "watch_problems": watched.problems(found),
         "sources": stagelag.report(connection, values, settings.source_silent_hours, now),
+        "chats": counters.chats(values),  # chat-born leads per channel, and their stages sent
         "api_version": {
             "version": version.version,
             "ends": version.ends.isoformat() if version.ends else None,
