@@ -18,6 +18,7 @@ from helpers import (
     APP_SECRET,
     B2B_FORM,
     CAPI_TOKEN,
+    CRM_STAGE_TABLES,
     DATASET_ID,
     DATASETS,
     OLD_APP_SECRET,
@@ -175,9 +176,6 @@ def graph():
     standin.stop()
 
 
-PIPEDRIVE_STAGES = '[crm.pipedrive.stages]\n"2" = "QualifiedLead"\n"3" = "Schedule"\nwon = "Purchase"\nlost = "lost"\n'
-
-
 @pytest.fixture
 def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
     """The environment a deployed leadrelay would have, pointed at the stand-in. No
@@ -216,7 +214,7 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
     monkeypatch.setenv("LEADRELAY_DATA_DIR", str(tmp_path / "data"))
     # Pipedrive's stage ids are its account's own: the fixtures' pipeline (tests/fixtures/pipedrive).
     mapping = tmp_path / "leadrelay.toml"
-    mapping.write_text(PIPEDRIVE_STAGES)
+    mapping.write_text(CRM_STAGE_TABLES)
     monkeypatch.setenv("LEADRELAY_CONFIG", str(mapping))
     jobs.install(load())  # as a worker process does at start: no test runs jobs with another test's settings
     return values

@@ -463,3 +463,11 @@ def known_lead(lead_id: int, user_data: dict, dataset_id: str, created: int | No
         "dataset": "default",
         "dataset_id": dataset_id,
     }
+
+
+# The CRM stage tables every test's mapping file holds (the `env` fixture writes them).
+CRM_STAGE_TABLES = '[crm.pipedrive.stages]\n"2" = "QualifiedLead"\n"3" = "Schedule"\nwon = "Purchase"\nlost = "lost"\n'
+# HighLevel's stage ids are UUIDs, each location's own (tests/fixtures/highlevel).
+CRM_STAGE_TABLES += (
+    '[crm.highlevel.stages]\n"7915dedc-8f18-44d5-8bc3-77c04e994a10" = "QualifiedLead"\nwon = "Purchase"\n'
+)

@@ -12,7 +12,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from workers.common import logs
-from workers.common.refusals import BodyTooLarge, ReceiverError
+from workers.common.refusals import BodyTooLarge, QueueUnavailable, ReceiverError
 from workers.intake import receiver
 from workers.sources import CHAT, SOURCES, meta
 
@@ -76,6 +76,8 @@ def receive(name: str):
             request.remote_addr or "",
         )
     except ReceiverError as err:
+        if isinstance(err, QueueUnavailable) and getattr(source.module, "UNAVAILABLE_STATUS", None):
+            err.status = source.module.UNAVAILABLE_STATUS  # a sender that retries only this (HighLevel: 429)
         prometheus.WEBHOOKS.labels(name, err.outcome).inc()
         prometheus.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
         log.warning(

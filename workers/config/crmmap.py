@@ -24,6 +24,8 @@ is recorded as unmapped unless the table maps it to a negative stage.
 
 from __future__ import annotations
 
+import pycountry
+
 from workers.config.needed import ConfigError, Gather
 from workers.config.stagemap import StageMap
 from workers.sources import SOURCES
@@ -39,7 +41,9 @@ DEFAULTS = {
 # default the stage API's own item, so a sender that posts that shape needs no table.
 FIELDS = ("email", "phone", "stage", "occurred_at", "value", "currency", "leadgen_id")
 DEFAULT_FIELDS = {name: name for name in FIELDS}
-SANDBOX_PIPEDRIVE = {"2": "QualifiedLead", "3": "Schedule"}  # the stand-in's pipeline
+# The sandbox's stand-in pipelines (a vendor module's SANDBOX_STAGES): mapped with no table.
+SANDBOX = {name: s.module.SANDBOX_STAGES for name, s in SOURCES.items() if getattr(s.module, "SANDBOX_STAGES", None)}
+SANDBOX_CURRENCY = {name: "USD" for name, s in SOURCES.items() if getattr(s.module, "NAMES_NO_CURRENCY", False)}
 
 
 def load(
@@ -66,12 +70,16 @@ def load(
 
 
 def _source(name: str, raw, stage_map: StageMap, datasets, sandbox: bool) -> dict:
-    if not isinstance(raw, dict) or set(raw) - {"stages", "accounts", "fields"}:
-        raise ConfigError(SETTING, f"crm.{name}: may only hold the tables stages, accounts and fields")
+    if not isinstance(raw, dict) or set(raw) - {"stages", "accounts", "fields", "currency"}:
+        raise ConfigError(SETTING, f"crm.{name}: may only hold the tables stages, accounts and fields, and currency")
+    currency = raw.get("currency", SANDBOX_CURRENCY.get(name) if sandbox else None)
+    if currency is not None and (not isinstance(currency, str) or pycountry.currencies.get(alpha_3=currency) is None):
+        raise ConfigError(SETTING, f"crm.{name}.currency: must be an ISO 4217 code such as EUR")
     stages = raw.get("stages")
     if stages is None:
-        stages = {**DEFAULTS.get(name, {}), **(SANDBOX_PIPEDRIVE if sandbox and name == "pipedrive" else {})}
+        stages = {**DEFAULTS.get(name, {}), **(SANDBOX.get(name, {}) if sandbox else {})}
     return {
+        "currency": currency,  # for a CRM whose pushes name none (HighLevel): the account's
         # No table and no defaults: the stage the sender names is taken as a stage name.
         "passthrough": name not in DEFAULTS and raw.get("stages") is None,
         "fields": _fields(name, raw.get("fields")),

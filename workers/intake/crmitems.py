@@ -30,6 +30,8 @@ def jobs(
         if refused:
             not_sent.append({"reason": refused, "account": str(item["account"])[:64], "event_key": item["event_key"]})
             continue
+        if item.get("currency") is None and table.get("currency"):  # a CRM whose pushes name none (HighLevel)
+            item = {**item, "currency": table["currency"]}
         if "person" in item:  # hashed on arrival, as form answers are: no raw email waits in Redis
             item = {**item, "person": _hashed_person(item["person"], region)}
         jobs.append((source.lead_key(item), {**item, "stage": stage, **whose}))

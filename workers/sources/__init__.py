@@ -25,6 +25,7 @@ from workers import jobnames
 from workers.sources import meta, signed, tally, typeform
 from workers.vendors.calcom import webhook as calcom
 from workers.vendors.calendly import webhook as calendly
+from workers.vendors.highlevel import webhook as highlevel
 from workers.vendors.hubspot import webhook as hubspot
 from workers.vendors.messaging import webhook as messaging
 from workers.vendors.pipedrive import webhook as pipedrive
@@ -130,6 +131,17 @@ SOURCES = {
             "PIPEDRIVE_API_TOKEN",
             "workers.vendors.pipedrive.client.Pipedrive",
             "workers.vendors.pipedrive.samples.send",
+        ),
+        Source(
+            highlevel.NAME,
+            CRM_STAGES,
+            "HIGHLEVEL_WEBHOOK_PUBLIC_KEY",
+            highlevel,
+            READ,
+            "HighLevel",
+            "HIGHLEVEL_ACCESS_TOKEN",
+            "workers.vendors.highlevel.client.HighLevel",
+            "workers.vendors.highlevel.samples.send",
         ),
         # Booking tools and any signing tool put the person in the push: nothing is read back.
         Source(

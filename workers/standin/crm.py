@@ -71,4 +71,4 @@ class CrmStandin:
         if token in self.crm_revoked:
             return 401, {"status": "error", "message": "Authentication credentials missing or incorrect"}
         vendor = next(v for v in self._vendors if v.kind(method, parts))
-        return vendor.answer(kind, query, body)
+        return vendor.answer(kind, query, body, parts)  # parts: the path, for a vendor that reads ids from it

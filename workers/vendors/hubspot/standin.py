@@ -62,7 +62,7 @@ class HubSpotStandin:
             return "pipelines"
         return None
 
-    def answer(self, kind: str, query: dict, body: dict | None) -> tuple[int, dict]:
+    def answer(self, kind: str, query: dict, body: dict | None, parts: list[str] | None = None) -> tuple[int, dict]:
         if kind == "pipelines":
             return 200, PIPELINES
         ids = [str(i.get("id")) for i in (body or {}).get("inputs", [])]

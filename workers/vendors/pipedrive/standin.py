@@ -42,7 +42,7 @@ class PipedriveStandin:
             return "pipelines"
         return None
 
-    def answer(self, kind: str, query: dict, body: dict | None) -> tuple[int, dict]:
+    def answer(self, kind: str, query: dict, body: dict | None, parts: list[str] | None = None) -> tuple[int, dict]:
         if kind == "pipelines":
             return 200, PIPELINES
         ids = ",".join(query.get("ids", [])).split(",")

@@ -24,6 +24,7 @@ NAME = "pipedrive"
 API_URL = "https://api.pipedrive.com"  # PIPEDRIVE_API_URL names another (your company domain, the stand-in)
 # Pipedrive's stage ids are each account's own; only a won deal means the same everywhere.
 DEFAULT_STAGES = {"won": "Purchase"}
+SANDBOX_STAGES = {"2": "QualifiedLead", "3": "Schedule"}  # the stand-in's pipeline (standin.py)
 SIGNATURE_HEADER = "Authorization"
 SECRET_SHAPE = "user:pass"  # its secret is the webhook's Basic credentials, not one string
 WON = "won"  # the stage id a win is mapped under

@@ -1,0 +1,74 @@
+"""HighLevel's API v2: the contact of each opportunity that changed (email, phone, the
+click id HighLevel recorded), with a location's access token or a Private Integration
+token. https://github.com/GoHighLevel/highlevel-api-docs/blob/main/apps/contacts.json
+One GET per contact (the API has no batch read), pinned to one API version."""
+
+from __future__ import annotations
+
+from workers.common.policy import INVALID, JobError
+from workers.crmapi.http import CrmClient
+
+API_VERSION = "2021-07-28"  # the `Version` header HighLevel requires; v3 exists, one is pinned
+
+
+class HighLevel(CrmClient):
+    SOURCE, NAME = "highlevel", "HighLevel"
+
+    def __init__(self, settings, pauses=None):
+        super().__init__(settings, pauses)
+        self.http.header["Version"] = API_VERSION
+
+    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+        """event key -> the contact and the opportunity's value as the push gave it (or the error).
+
+        Raises:
+            JobError, Paused: a call failed (the batch's others are not read either).
+        """
+        contacts: dict[str, dict] = {}
+        for contact_id in sorted({i["contact_id"] for i in items if i.get("contact_id")}):
+            answer = self.http.call("GET", f"/contacts/{contact_id}", operation="contact_read")
+            if isinstance(answer.get("contact"), dict):
+                contacts[contact_id] = answer["contact"]
+        out: dict[str, dict | Exception] = {}
+        for item in items:
+            contact = contacts.get(item.get("contact_id") or "")
+            if contact is None:
+                out[item["event_key"]] = JobError(
+                    INVALID,
+                    "the opportunity has no contact, or HighLevel has no such contact",
+                    call="contact_read",
+                    fix="link a contact to the opportunity in HighLevel, then replay",
+                )
+                continue
+            source = contact.get("attributionSource") if isinstance(contact.get("attributionSource"), dict) else {}
+            out[item["event_key"]] = {
+                "email": [contact["email"]] if isinstance(contact.get("email"), str) else [],
+                "phone": [contact["phone"]] if isinstance(contact.get("phone"), str) else [],
+                "first_name": contact.get("firstName"),
+                "last_name": contact.get("lastName"),
+                "country": contact.get("country"),
+                "fbc": source.get("fbc") if isinstance(source.get("fbc"), str) else None,
+                "value": item.get("value"),
+                "currency": item.get("currency"),
+            }
+        return out
+
+    def stages(self) -> list[tuple[str, str, str]]:
+        """(pipeline, stage id, name) for every stage of the location's pipelines, and the
+        won and lost statuses: what `[crm.highlevel.stages]` maps.
+
+        Raises:
+            JobError, Paused: HighLevel refused or failed.
+        """
+        answer = self.http.call("GET", "/opportunities/pipelines", operation="pipelines")
+        rows = [
+            (str(p.get("name")), str(s.get("id")), str(s.get("name")))
+            for p in answer.get("pipelines") or []
+            if isinstance(p, dict)
+            for s in p.get("stages") or []
+            if isinstance(s, dict)
+        ]
+        return rows + [("any pipeline", "won", "opportunity won"), ("any pipeline", "lost", "opportunity lost")]
+
+    def probe(self, fp: str) -> bool | None:
+        return self.http.probe(fp, "/opportunities/pipelines")
