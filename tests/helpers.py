@@ -471,3 +471,17 @@ CRM_STAGE_TABLES = '[crm.pipedrive.stages]\n"2" = "QualifiedLead"\n"3" = "Schedu
 CRM_STAGE_TABLES += (
     '[crm.highlevel.stages]\n"7915dedc-8f18-44d5-8bc3-77c04e994a10" = "QualifiedLead"\nwon = "Purchase"\n'
 )
+# Salesforce's stages are its picklist values (tests/fixtures/salesforce).
+CRM_STAGE_TABLES += '[crm.salesforce.stages]\n"Working - Contacted" = "QualifiedLead"\n"Closed Won" = "Purchase"\n'
+
+
+def answered(response) -> dict:
+    """A webhook's answer: its JSON, or for a sender answered in its own format (Salesforce's
+    SOAP acknowledgement) the counts the answer's headers carry."""
+    if response.mimetype == "application/json":
+        return response.get_json()
+    return {
+        "accepted": int(response.headers["X-Leadrelay-Accepted"]),
+        "duplicates": int(response.headers["X-Leadrelay-Duplicates"]),
+        "skipped": [],
+    }

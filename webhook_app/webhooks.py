@@ -50,8 +50,18 @@ def meta_handshake(name: str):
     return Response(request.args["hub.challenge"], status=200, mimetype="text/plain", headers=_NOSNIFF)
 
 
+PATH_TOKEN = "X-Leadrelay-Path-Token"  # a sender that cannot sign puts a secret in its endpoint's path
+
+
+@bp.post("/<name>/<token>")
+def receive_with_path_token(name: str, token: str):
+    """`/webhooks/<name>/<token>`: a sender that cannot sign or set a header (Salesforce's
+    Outbound Messages) names the secret in the endpoint's path; its verify reads it."""
+    return receive(name, {PATH_TOKEN: token})
+
+
 @bp.post("/<name>")
-def receive(name: str):
+def receive(name: str, path_token: dict | None = None):
     source = SOURCES.get(name)
     if source is None:
         raise UnknownSource(f"no source {name!r}; known: {', '.join(SOURCES)}")
@@ -66,7 +76,7 @@ def receive(name: str):
         counts = receiver.receive(
             source,
             body,
-            request.headers,
+            {**request.headers, **path_token} if path_token else request.headers,
             ext["settings"],
             mapping,
             ext["queue"],
@@ -104,6 +114,10 @@ def receive(name: str):
         skip_reasons=sorted({s["reason"] for s in skipped}),
         elapsed_ms=_ms(started),
     )
+    if hasattr(source.module, "acknowledge"):  # a sender that waits for its own answer (Salesforce's SOAP Ack)
+        answer, mimetype = source.module.acknowledge(counts)
+        said = {"X-Leadrelay-Accepted": str(counts["accepted"]), "X-Leadrelay-Duplicates": str(counts["duplicates"])}
+        return Response(answer, status=200, mimetype=mimetype, headers=said)  # the counts, for people and tests
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200
 
 

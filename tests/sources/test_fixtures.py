@@ -9,12 +9,18 @@ from helpers import FIXTURES
 from workers.sources import CRM_STAGES, SOURCES
 
 
+def _bodies(folder) -> list:
+    """A folder's fixtures (every source's, for FIXTURES): JSON, or XML for a SOAP sender (Salesforce)."""
+    pattern = "*/*" if folder == FIXTURES else "*"
+    return sorted([*folder.glob(pattern + ".json"), *folder.glob(pattern + ".xml")])
+
+
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_every_source_has_fixtures(name):
-    assert list((FIXTURES / name).glob("*.json")), f"tests/fixtures/{name}/ has no fixtures"
+    assert _bodies(FIXTURES / name), f"tests/fixtures/{name}/ has no fixtures"
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", _bodies(FIXTURES), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_fixture_parses(path):
     assert path.parent.name in SOURCES, f"fixtures for unregistered source {path.parent.name}"
     assert "__" in path.stem, "fixture names are <event>__<variant>.json"
@@ -27,7 +33,7 @@ def test_every_fixture_parses(path):
     assert parsed["skipped"] if path.stem.endswith("__ignored") else carried
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", _bodies(FIXTURES), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_fixture_names_the_vendor_page_it_comes_from(path):
     """Copied from the vendor's documented example, or ours, written from a named page:
     a fixture is never our reading of the vendor without saying so."""

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, moved
+from helpers import FIXTURES, answered, moved
 from workers.sources import SOURCES
 
 
 def _deliveries(name: str) -> list[Path]:
     """The source's fixtures that carry a lead (not ignored, not a test request)."""
-    return [p for p in sorted((FIXTURES / name).glob("*.json")) if not p.stem.endswith(("__ignored", "__test_request"))]
+    found = sorted([*(FIXTURES / name).glob("*.json"), *(FIXTURES / name).glob("*.xml")])  # XML: a SOAP sender's
+    return [p for p in found if not p.stem.endswith(("__ignored", "__test_request"))]
 
 
 @pytest.fixture
@@ -61,8 +62,8 @@ def test_signed_wrong_shape_returns_400(deliver, name):
 )
 def test_fixture_is_accepted_once_then_a_duplicate(deliver, path):
     body = path.read_bytes()
-    first = deliver(path.parent.name, body).get_json()
-    again = deliver(path.parent.name, body).get_json()
+    first = answered(deliver(path.parent.name, body))
+    again = answered(deliver(path.parent.name, body))
     sent = first["accepted"] + len([s for s in first["skipped"] if s["reason"] == "no_consent"])
     assert sent >= 1
     assert again["accepted"] == 0 and again["duplicates"] == first["accepted"]

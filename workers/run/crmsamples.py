@@ -14,23 +14,29 @@ import requests
 
 from workers.config.settings import Settings
 from workers.graphapi.graph import Graph
-from workers.run.sendtest import answer_of, post, signed
+from workers.run.sendtest import answer_of, signed
+from workers.run.sendtest import post as send
 from workers.sources import SOURCES
 
 
-def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str, bodies_of) -> dict:
+def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str, bodies_of, post=None) -> dict:
     """Sandbox: the sample lead's person made in every CRM of the stand-in, then the CRM's
     signed webhook moving that person's deal, as `bodies_of(made, now)` (the vendor's
-    samples.py) writes the CRM's deliveries."""
+    samples.py) writes the CRM's deliveries; `post(settings, web, crm, body)` delivers one
+    where the CRM does not post a signed JSON body (Salesforce's SOAP to a secret path)."""
     email = _sample_email(settings, leadgen_id)
     made = requests.post(f"{settings.graph_url}/_standin/crm", json={"email": email}, timeout=10).json()
     now = int(time.time()) + 1  # after the lead (created this second): a stage before its lead is refused
     bodies = bodies_of(made, now)
     answers = []
     for body in bodies:
-        url = f"{web}/webhooks/{crm}"
-        response = post(url, body.encode(), signed(crm, settings, body.encode(), url))
-        answers.append({"status": response.status_code, "answer": answer_of(response)})
+        if post is not None:
+            status, answer = post(settings, web, crm, body)
+        else:
+            url = f"{web}/webhooks/{crm}"
+            response = send(url, body.encode(), signed(crm, settings, body.encode(), url))
+            status, answer = response.status_code, answer_of(response)
+        answers.append({"status": status, "answer": answer})
     return {
         "source": crm,
         "leadgen_id": leadgen_id,
@@ -51,7 +57,7 @@ def booking(settings: Settings, web: str, source: str, leadgen_id: str, body_of=
     doc = (body_of or SOURCES[source].module.sample_body)(email, stamp, key)  # the tool's own shape
     body = json.dumps(doc).encode()
     url = f"{web}/webhooks/{source}"
-    response = post(url, body, signed(source, settings, body, url))
+    response = send(url, body, signed(source, settings, body, url))
     return {
         "source": source,
         "leadgen_id": leadgen_id,

@@ -29,6 +29,7 @@ from workers.vendors.highlevel import webhook as highlevel
 from workers.vendors.hubspot import webhook as hubspot
 from workers.vendors.messaging import webhook as messaging
 from workers.vendors.pipedrive import webhook as pipedrive
+from workers.vendors.salesforce import webhook as salesforce
 
 # Lead Ads sources send ids only: the worker reads the lead from the Graph API. Form
 # sources send the answers: mapped and hashed on arrival (workers/intake/forms.py).
@@ -142,6 +143,17 @@ SOURCES = {
             "HIGHLEVEL_ACCESS_TOKEN",
             "workers.vendors.highlevel.client.HighLevel",
             "workers.vendors.highlevel.samples.send",
+        ),
+        Source(
+            salesforce.NAME,
+            CRM_STAGES,
+            "SALESFORCE_OUTBOUND_SECRET",
+            salesforce,
+            READ,
+            "Salesforce",
+            "SALESFORCE_ACCESS_TOKEN",
+            "workers.vendors.salesforce.client.Salesforce",
+            "workers.vendors.salesforce.samples.send",
         ),
         # Booking tools and any signing tool put the person in the push: nothing is read back.
         Source(

@@ -1,0 +1,89 @@
+"""Salesforce's REST API: the person behind each record that changed, in one SOQL query per
+object and batch. An Opportunity has no email or phone: its primary contact role's Contact
+has them. A Lead whose message carried no Email or Phone is read by id. The token is an
+access token of the instance (SALESFORCE_ACCESS_TOKEN, sent as a Bearer header).
+https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
+"""
+
+from __future__ import annotations
+
+import re
+
+from workers.common.policy import INVALID, JobError
+from workers.crmapi.http import CrmClient
+
+API_VERSION = "v62.0"
+BATCH_LIMIT = 100  # ids per query: a message holds at most 100 notifications
+_ID = re.compile(r"[A-Za-z0-9]{15,18}")  # a Salesforce record id: nothing else goes into a query
+
+
+class Salesforce(CrmClient):
+    SOURCE, NAME = "salesforce", "Salesforce"
+
+    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+        """event key -> the person and the record's amount as the message gave it (or the error).
+
+        Raises:
+            JobError, Paused: a query failed (the batch's others are not read either).
+        """
+        people: dict[str, dict] = {}
+        for kind, soql in (
+            (
+                "opportunity",
+                "SELECT OpportunityId, Contact.Email, Contact.Phone, Contact.MobilePhone, Contact.FirstName, "
+                "Contact.LastName FROM OpportunityContactRole WHERE IsPrimary = true AND OpportunityId IN ({})",
+            ),
+            ("lead", "SELECT Id, Email, Phone, MobilePhone, FirstName, LastName FROM Lead WHERE Id IN ({})"),
+        ):
+            ids = sorted({i["object_id"] for i in items if i.get("object") == kind and _ID.fullmatch(i["object_id"])})
+            for start in range(0, len(ids), BATCH_LIMIT):
+                quoted = ", ".join(f"'{record_id}'" for record_id in ids[start : start + BATCH_LIMIT])
+                path = f"/services/data/{API_VERSION}/query"
+                answer = self.http.call("GET", path, params={"q": soql.format(quoted)}, operation="person_read")
+                for row in answer.get("records") or []:
+                    if isinstance(row, dict):
+                        record = row.get("Contact") if kind == "opportunity" else row
+                        key = row.get("OpportunityId") if kind == "opportunity" else row.get("Id")
+                        if isinstance(record, dict) and isinstance(key, str):
+                            people[key[:15]] = record
+        out: dict[str, dict | Exception] = {}
+        for item in items:
+            person = people.get(str(item.get("object_id"))[:15])
+            if person is None:
+                out[item["event_key"]] = JobError(
+                    INVALID,
+                    f"Salesforce has no contact for {item.get('object', 'record')} {item.get('object_id')}",
+                    call="person_read",
+                    fix="give the opportunity a primary contact role (or the lead an email), then replay",
+                )
+                continue
+            out[item["event_key"]] = {
+                "email": [person["Email"]] if isinstance(person.get("Email"), str) else [],
+                "phone": [p for p in (person.get("Phone"), person.get("MobilePhone")) if isinstance(p, str)],
+                "first_name": person.get("FirstName"),
+                "last_name": person.get("LastName"),
+                "value": item.get("value"),
+                "currency": item.get("currency"),
+            }
+        return out
+
+    def stages(self) -> list[tuple[str, str, str]]:
+        """(object, stage value, label) of every Opportunity stage and Lead status: what
+        `[crm.salesforce.stages]` maps (a stage is named by its value, as messages carry it).
+
+        Raises:
+            JobError, Paused: Salesforce refused or failed.
+        """
+        rows = []
+        for soql, kind in (
+            ("SELECT ApiName, MasterLabel FROM OpportunityStage WHERE IsActive = true", "Opportunity"),
+            ("SELECT ApiName, MasterLabel FROM LeadStatus", "Lead"),
+        ):
+            answer = self.http.call(
+                "GET", f"/services/data/{API_VERSION}/query", params={"q": soql}, operation="pipelines"
+            )
+            rows += [(kind, str(r.get("ApiName")), str(r.get("MasterLabel"))) for r in answer.get("records") or []]
+        return rows
+
+    def probe(self, fp: str) -> bool | None:
+        return self.http.probe(fp, f"/services/data/{API_VERSION}/limits")

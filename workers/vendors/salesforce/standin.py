@@ -1,0 +1,57 @@
+"""Salesforce's REST API as the stand-in answers the reads leadrelay makes of it (the
+sandbox's and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server):
+
+    GET /services/data/v62.0/query?q=SELECT ... FROM OpportunityContactRole|Lead|OpportunityStage|LeadStatus ...
+    GET /services/data/v62.0/limits
+"""
+
+from __future__ import annotations
+
+import re
+
+STAGES = {
+    "OpportunityStage": [
+        {"ApiName": "Qualification", "MasterLabel": "Qualification"},
+        {"ApiName": "Proposal/Price Quote", "MasterLabel": "Proposal/Price Quote"},
+        {"ApiName": "Closed Won", "MasterLabel": "Closed Won"},
+    ],
+    "LeadStatus": [
+        {"ApiName": "Working - Contacted", "MasterLabel": "Working - Contacted"},
+        {"ApiName": "Closed - Converted", "MasterLabel": "Closed - Converted"},
+    ],
+}
+_IDS = re.compile(r"'([A-Za-z0-9]{15,18})'")
+
+
+class SalesforceStandin:
+    def __init__(self) -> None:
+        self.contacts: dict[str, dict] = {}  # opportunity id (15) -> its primary Contact
+
+    def add(self, ids, email: str, phone, amount, currency, country, others) -> dict:
+        """The same person in Salesforce, an opportunity's primary contact: {"opportunity_id"}."""
+        opportunity = f"0065g00000{next(ids):05d}"[:15]
+        self.contacts[opportunity] = {"Email": email, "Phone": phone, "FirstName": "Sandbox", "LastName": "Lead"}
+        return {"opportunity_id": opportunity}
+
+    @staticmethod
+    def kind(method: str, parts: list[str]) -> str | None:
+        if parts[:2] == ["services", "data"] and parts[3:4] == ["query"]:
+            return "soql_query"
+        if parts[:2] == ["services", "data"] and parts[3:4] == ["limits"]:
+            return "pipelines"
+        return None
+
+    def answer(self, kind: str, query: dict, body: dict | None, parts: list[str] | None = None) -> tuple[int, dict]:
+        soql = " ".join(query.get("q", []))
+        for table, rows in STAGES.items():
+            if f"FROM {table}" in soql:
+                return 200, {"totalSize": len(rows), "done": True, "records": rows}
+        wanted = [i[:15] for i in _IDS.findall(soql)]
+        if "FROM OpportunityContactRole" in soql:
+            rows = [{"OpportunityId": i, "Contact": self.contacts[i]} for i in wanted if i in self.contacts]
+        else:
+            rows = []
+        return 200, {"totalSize": len(rows), "done": True, "records": rows}
+
+
+STANDIN = SalesforceStandin  # found by standin/crm.py

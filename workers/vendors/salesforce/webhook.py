@@ -1,0 +1,175 @@
+"""Salesforce Outbound Messages: a Flow or workflow rule on an Opportunity's or a Lead's
+stage sends a SOAP message of up to 100 notifications, each the record's latest state.
+https://developer.salesforce.com/docs/atlas.en-us.api.meta/api/sforce_api_om_outboundmessaging_understanding.htm
+
+Salesforce does not sign. What authenticates a message, as its security page advises and
+a deployment adds: the organization's id in the message, compared (its first 15
+characters, case-sensitive) in constant time; and a secret path segment of the endpoint
+(`/webhooks/salesforce/<token>`; the route hands it here as PATH_TOKEN_HEADER). The
+secret, SALESFORCE_OUTBOUND_SECRET, is `<organization id>:<token>` (a token alone checks
+no organization: say both). A client certificate or an IP allowlist belongs to the TLS
+front end. https://developer.salesforce.com/docs/atlas.en-us.api.meta/api/sforce_api_om_outboundmessaging_security.htm
+
+The body is read with defusedxml: a DTD, an entity or an external reference is refused
+before any work (a billion-laughs body costs nothing). `Notification/Id` is each
+notification's idempotency key (Salesforce delivers at least once). The answer is the
+SOAP acknowledgement Salesforce waits for (`acknowledge`), sent only once every
+notification is stored: until then it retries for 24 hours.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping, Sequence
+from xml.etree.ElementTree import ParseError
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring
+
+from workers.common.refusals import BadSignature, MalformedBody
+from workers.common.times import unix_time
+from workers.sources.ids import tool_id
+from workers.sources.signing import matches_any
+
+NAME = "salesforce"
+API_URL = "https://login.salesforce.com"  # SALESFORCE_API_URL: your instance (https://acme.my.salesforce.com)
+SIGNATURE_HEADER = "X-Leadrelay-Path-Token"  # the endpoint's secret path segment, as the route passes it on
+SECRET_SHAPE = "user:pass"  # `<organization id>:<token>`
+MAX_NOTIFICATIONS = 100
+# Salesforce's default Opportunity stage for a win (orgs may rename it: the table maps others).
+DEFAULT_STAGES = {"Closed Won": "Purchase"}
+SANDBOX_STAGES = {"Qualification": "QualifiedLead"}  # the stand-in's (standin.py)
+NAMES_NO_CURRENCY = True  # CurrencyIsoCode only with multiple currencies: `[crm.salesforce] currency`
+_OM = "{http://soap.sforce.com/2005/09/outbound}"
+_SF = "{urn:sobject.enterprise.soap.sforce.com}"
+_XSI_TYPE = "{http://www.w3.org/2001/XMLSchema-instance}type"
+# The stage field of each object an outbound message may carry.
+STAGE_FIELDS = {"Opportunity": "StageName", "Lead": "Status"}
+ACK = (
+    b'<?xml version="1.0" encoding="UTF-8"?>'
+    b'<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body>'
+    b'<notificationsResponse xmlns="http://soap.sforce.com/2005/09/outbound"><Ack>true</Ack>'
+    b"</notificationsResponse></soapenv:Body></soapenv:Envelope>"
+)
+
+
+def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
+    """What a sender's endpoint carries: the secret's token (in the path, passed on as a header)."""
+    return {SIGNATURE_HEADER: secret.rpartition(":")[2]}
+
+
+def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
+    """The endpoint's token, then the message's organization.
+
+    Raises:
+        BadSignature: `missing_signature` (no token), `bad_signature` (a wrong token, or
+            an organization no secret names).
+        MalformedBody: a body refused before any work (a DTD, entities: `forbidden_xml`).
+    """
+    given = headers.get(SIGNATURE_HEADER) or ""  # exactly: the token is the secret itself, not a digest of it
+    if not given.strip():
+        raise BadSignature(
+            "post to /webhooks/salesforce/<token>: the endpoint's token is missing", reason="missing_signature"
+        )
+    owners = [s for s in secrets if matches_any([s.rpartition(":")[2]], given)]
+    if not owners:
+        raise BadSignature("the endpoint's token matches no SALESFORCE_OUTBOUND_SECRET")
+    orgs = [s.rpartition(":")[0] for s in owners if ":" in s]
+    if not orgs:
+        return  # a token alone: no organization is checked (docs/salesforce.md says to give it)
+    try:
+        root = _root(body)
+    except MalformedBody as err:
+        if err.reason == "forbidden_xml":
+            raise
+        return  # not XML at all: parse answers 400 for it
+    org = (root.findtext(f".//{_OM}OrganizationId") or "").strip()
+    if not matches_any([o[:15] for o in orgs], org[:15]):
+        raise BadSignature("the message's OrganizationId is not the configured organization's")
+
+
+def _root(body: bytes):
+    try:
+        return fromstring(body, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException:
+        raise MalformedBody("a DTD, entity or external reference: refused", reason="forbidden_xml") from None
+    except (ParseError, ValueError):
+        try:
+            json.loads(body)
+        except ValueError:
+            raise MalformedBody("the body is not XML", reason="malformed_json") from None
+        raise MalformedBody("JSON where a SOAP message is expected", reason="unexpected_shape") from None
+
+
+def parse(body: bytes) -> dict:
+    """Each notification's record as a stage change; one whose object has no stage field
+    we read, or no stage, is skipped with why.
+
+    Raises:
+        MalformedBody: not XML (`malformed_json`, as every source names an unreadable
+            body), not an outbound message (`unexpected_shape`), over 100 notifications.
+    """
+    root = _root(body)
+    message = root.find(f".//{_OM}notifications")
+    if message is None:
+        raise MalformedBody("expected a SOAP `notifications` message", reason="unexpected_shape")
+    notifications = message.findall(f"{_OM}Notification")
+    if len(notifications) > MAX_NOTIFICATIONS:
+        raise MalformedBody(f"at most {MAX_NOTIFICATIONS} notifications per message", reason="too_many_items")
+    org = (message.findtext(f"{_OM}OrganizationId") or "").strip()[:18]
+    items, skipped = [], []
+    for notification in notifications:
+        item = _item(notification, org)
+        (items if "reason" not in item else skipped).append(item)
+    return {"items": items, "skipped": skipped}
+
+
+def _item(notification, org: str) -> dict:
+    key = tool_id((notification.findtext(f"{_OM}Id") or "").strip())
+    record = notification.find(f"{_OM}sObject")
+    if key is None or record is None:
+        return {"reason": "notification_without_record"}
+    kind = (record.get(_XSI_TYPE) or "").rpartition(":")[2]
+    field = STAGE_FIELDS.get(kind)
+    if field is None:
+        return {"reason": "not_a_stage_object", "object": kind[:40], "event_key": key}
+
+    def text(name: str) -> str | None:
+        value = (record.findtext(f"{_SF}{name}") or "").strip()
+        return value or None
+
+    stage, record_id = text(field), tool_id(text("Id"))
+    if stage is None or record_id is None:
+        return {"reason": "no_stage", "event_key": key}
+    amount = text("Amount")
+    try:
+        value = float(amount) if amount else None
+    except ValueError:
+        value = None
+    item = {
+        "crm": NAME,
+        "event_key": key,
+        "object": kind.lower(),
+        "object_id": record_id,
+        "account": org,
+        "stage_id": stage,
+        "value": value if value and value > 0 else None,
+        "currency": text("CurrencyIsoCode"),
+        # The record's last change: the envelope has no time of its own (ask for LastModifiedDate).
+        "occurred_at": unix_time(text("LastModifiedDate")),
+    }
+    email, phone = text("Email"), text("Phone") or text("MobilePhone")
+    if email or phone:  # a Lead's own fields: nothing to read back
+        item["person"] = {"email": [email] if email else [], "phone": [phone] if phone else []}
+        item["person"] |= {"value": item["value"], "currency": item["currency"]}
+    return item
+
+
+def acknowledge(counts: dict) -> tuple[bytes, str]:
+    """The SOAP answer Salesforce waits for: every notification of the message is stored."""
+    return ACK, "text/xml"
+
+
+def lead_key(item: dict) -> str:
+    """The notification's id: a redelivery carries it again."""
+    return item["event_key"]
