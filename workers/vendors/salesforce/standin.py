@@ -29,7 +29,7 @@ class SalesforceStandin:
 
     def add(self, ids, email: str, phone, amount, currency, country, others) -> dict:
         """The same person in Salesforce, an opportunity's primary contact: {"opportunity_id"}."""
-        opportunity = f"0065g00000{next(ids):05d}"[:15]
+        opportunity = f"006{next(ids):012d}"  # 15 characters, as Salesforce ids
         self.contacts[opportunity] = {"Email": email, "Phone": phone, "FirstName": "Sandbox", "LastName": "Lead"}
         return {"opportunity_id": opportunity}
 
