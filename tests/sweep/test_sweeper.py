@@ -245,3 +245,25 @@ def test_a_recovered_lead_is_read_once_and_a_sweep_of_known_leads_reads_no_answe
     graph.requests.clear()
     assert run(redis_conn, time.time() + 10)["recovered"] == 0
     assert [c["query"]["fields"] for c in graph.calls("form_leads")] == [[reconcile.LISTED_FIELDS]]
+
+
+def test_one_in_ten_missing_reads_only_the_missing_leads_never_a_delivered_ones_answers(
+    form, graph, post_meta, work, redis_conn
+):
+    """A partial outage: the answers listing over their minutes would read the delivered
+    leads' answers too (personal data already sent); each missing lead is read by id
+    instead, as its webhook's would have been."""
+    created = int(time.time()) - HOUR
+    ids = [str(7300000000000000 + n) for n in range(60)]
+    for n, leadgen_id in enumerate(ids):
+        graph.add_lead(leadgen_id, created_time=created - n, form_id=FORM)
+    missing = ids[::10]
+    post_meta(leadgen_body(*[i for i in ids if i not in missing], created_time=created))
+    work()
+    graph.requests.clear()
+    assert run(redis_conn)["recovered"] == len(missing)
+    work()
+    assert [c["query"]["fields"] for c in graph.calls("form_leads")] == [[reconcile.LISTED_FIELDS]]  # ids only
+    read = {c["path"].rsplit("/", 1)[-1] for c in graph.calls("lead")}
+    assert read == set(missing)  # by id, each of them, and nothing delivered
+    assert lead_events(graph) == sorted(ids)

@@ -192,20 +192,45 @@ def _lock_seconds(ctx: Context) -> int:
 
 
 def _answers(ctx: Context, token: str, form_id: str, work: list[tuple[str, dict]]) -> None:
-    """The answers of the listed leads no webhook brought, from one more listing of the form
-    over their minutes, hashed into their jobs (LISTED): one Graph call for a page of them
+    """The answers of the listed leads no webhook brought, from more listings of the form
+    over their minutes, hashed into their jobs (LISTED): one Graph call for a run of them
     instead of a read each, the read that matters when a backlog is recovered under rate
-    limits. The listing before it named ids and times only, so a sweep of leads the webhooks
-    brought reads no personal data. Should this listing fail (but for a rate limit, which
-    stops the sweep where it stands), the drain reads them as usual."""
+    limits. Only over runs of missing leads that no lead already held shares a second with:
+    the answers of a lead we delivered are never read again. A missing lead alone between
+    held ones (a partial outage) is read by id by the drain, as a webhook's would be.
+    Should a listing fail (but for a rate limit, which stops the sweep where it stands),
+    the drain reads them as usual."""
     with ctx.connection.pipeline(transaction=False) as pipe:
         for key, _ in work:
             pipe.exists(inbox.SEEN + job_id("lead", meta.NAME, key), Job.key_for(job_id("lead", meta.NAME, key)))
         found = pipe.execute()
-    wanted = {args["leadgen_id"]: args for (_, args), known in zip(work, found) if not known}
-    created = [args["created_time"] for args in wanted.values() if args.get("created_time")]
-    if not created:
-        return
+    held = {args.get("created_time") for (_, args), known in zip(work, found) if known}
+    missing = sorted(
+        (args for (_, args), known in zip(work, found) if not known and args.get("created_time")),
+        key=lambda args: args["created_time"],
+    )
+    for run in _runs(missing, held):
+        if len(run) >= RUN_MIN:
+            _listed_answers(ctx, token, form_id, {args["leadgen_id"]: args for args in run})
+
+
+RUN_MIN = 10  # a listing for fewer costs about as many calls as reading them by id
+
+
+def _runs(missing: list[dict], held: set) -> list[list[dict]]:
+    """Missing leads (by creation time) in runs whose time span holds no held lead."""
+    runs: list[list[dict]] = []
+    for args in missing:
+        last = runs[-1] if runs else None
+        if last and not any(last[-1]["created_time"] <= t <= args["created_time"] for t in held if t is not None):
+            last.append(args)
+        else:
+            runs.append([args])
+    return [run for run in runs if not any(run[0]["created_time"] <= t <= run[-1]["created_time"] for t in held if t)]
+
+
+def _listed_answers(ctx: Context, token: str, form_id: str, wanted: dict[str, dict]) -> None:
+    created = [args["created_time"] for args in wanted.values()]
     path, params = lead_list(form_id, min(created) - 1, max(created), fields=LEAD_FIELDS)
     try:
         for items, _ in pages_of(ctx.graph, path, token, params):
