@@ -53,3 +53,21 @@ def test_any_sequence_of_marks_reports_what_the_sets_say(redis_url, marks):
         return
     [row] = rows
     assert {k: row[k] for k in expected} == expected
+
+
+def test_a_batch_of_leads_is_marked_in_one_call_per_form_and_day_and_counts_each_once(redis_conn):
+    from workers.events import accuracy
+
+    now = time.time()
+    lead = {"page_id": "1", "form_id": "2", "created_time": now}
+    leads = [{**lead, "leadgen_id": str(9100000000000000 + n)} for n in range(300)]
+    redis_conn.config_resetstat()
+    with redis_conn.pipeline(transaction=False) as pipe:
+        accuracy.mark_all(pipe, [("webhook", leads), ("confirmed", leads[:200])], now)
+        pipe.execute()
+    calls = redis_conn.info("commandstats")
+    assert sum(v["calls"] for k, v in calls.items() if k.startswith("cmdstat_eval")) == 1  # one script call
+    assert sum(v["calls"] for k, v in calls.items() if k.startswith("cmdstat_h")) <= 4  # HMGET, HSET, 2 HINCRBY
+    accuracy.mark_now(redis_conn, "confirmed", leads[:250])  # a replay marks some again, and 50 more
+    [row] = accuracy.report(redis_conn, now=now)
+    assert (row["webhook"], row["confirmed"]) == (300, 250)

@@ -182,21 +182,21 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
         for item in built:
             if item.lead.job_id in unsent or item.dataset.dry_run:
                 profiles.keep_lead_event(pipe, item.event)
-        accuracy.mark(
-            pipe,
-            "webhook",
-            [entry["arg"] for entry_id, entry in taken if entry.get("via") == "webhook" and entry_id not in forgotten],
-        )
-        for done, dry in (("confirmed", False), ("kept", True)):  # dry run: kept, never confirmed by Meta
-            accuracy.mark(
-                pipe,
-                done,
-                [
-                    {**item.lead.args, "created_time": item.profile["created_time"]}
-                    for item in delivered
-                    if item.lead.source == "meta" and item.dataset.dry_run == dry
-                ],
-            )
+        # Came by webhook; confirmed (or kept, in dry run: never confirmed by Meta): one
+        # script call per (day, Page, form) of the batch, not a round of commands per lead.
+        came = [
+            entry["arg"] for entry_id, entry in taken if entry.get("via") == "webhook" and entry_id not in forgotten
+        ]
+        ended_meta = [item for item in delivered if item.lead.source == "meta"]
+        done = {
+            dry: [
+                {**item.lead.args, "created_time": item.profile["created_time"]}
+                for item in ended_meta
+                if item.dataset.dry_run == dry
+            ]
+            for dry in (False, True)
+        }
+        accuracy.mark_all(pipe, [("webhook", came), ("confirmed", done[False]), ("kept", done[True])])
         ended = [(item.lead, item.outcome) for item in delivered + aside] + confirmed
         finished = Counter((lead.source, outcome) for lead, outcome in ended)
         for (source, outcome), count in (finished + checked).items():

@@ -11,7 +11,8 @@ Each lead has a few flags, per (day it was created, Page, form):
     too_old     listed by Meta but past what can still be sent: counted, never sent
 
 A lead marked twice with the same flag (a redelivered webhook, a replayed job) counts
-once. One Lua script sets a flag and moves the lead between flag combinations, counted
+once. One Lua script sets the flags of a batch's leads and moves each between flag
+combinations, in one call per (day, Page, form) of the batch, counted
 per (day, Page, form): the report reads those few counters, never the leads, so it
 costs the same at ten leads a day or a hundred thousand. Ids only; everything expires
 two days after the report's window.
@@ -36,25 +37,48 @@ SILENT = redis_key("accuracy", "silent")  # page id -> why it is flagged webhook
 NONE = "-"  # a Page or form the lead did not name
 
 # KEYS: the day's flags per lead (hash), the day's count per flag combination (hash), FORMS.
-# ARGV: lead id, flag, ttl, "page form". Combinations are kept with their flags sorted.
+# ARGV: ttl, "page form", then (lead id, its new flags) pairs, each lead once. One call for
+# a batch's leads of one (day, Page, form): one HMGET, one HSET, one HINCRBY per combination
+# that changed, not a round of commands per lead. Combinations are kept with flags sorted.
 _MARK = """
-local old = redis.call('HGET', KEYS[1], ARGV[1]) or ''
-if string.find(old, ARGV[2], 1, true) then return 0 end
-local flags = {}
-for c in (old .. ARGV[2]):gmatch('.') do flags[#flags + 1] = c end
-table.sort(flags)
-local new = table.concat(flags)
-redis.call('HSET', KEYS[1], ARGV[1], new)
-if old ~= '' then redis.call('HINCRBY', KEYS[2], old, -1) end
-redis.call('HINCRBY', KEYS[2], new, 1)
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[4])
-return 1
+local n = (#ARGV - 2) / 2
+if n < 1 then return 0 end
+local ids = {}
+for i = 1, n do ids[i] = ARGV[1 + 2 * i] end
+local olds = redis.call('HMGET', KEYS[1], unpack(ids))
+local sets, delta, changed = {}, {}, 0
+for i = 1, n do
+  local old = olds[i] or ''
+  local merged = old
+  for c in ARGV[2 + 2 * i]:gmatch('.') do
+    if not string.find(merged, c, 1, true) then merged = merged .. c end
+  end
+  if merged ~= old then
+    local flags = {}
+    for c in merged:gmatch('.') do flags[#flags + 1] = c end
+    table.sort(flags)
+    local new = table.concat(flags)
+    sets[#sets + 1] = ids[i]
+    sets[#sets + 1] = new
+    if old ~= '' then delta[old] = (delta[old] or 0) - 1 end
+    delta[new] = (delta[new] or 0) + 1
+    changed = changed + 1
+  end
+end
+if changed == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(sets))
+for combo, by in pairs(delta) do
+  if by ~= 0 then redis.call('HINCRBY', KEYS[2], combo, by) end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
+return changed
 """
 # Only its sha is computed here; it always runs on the caller's client or pipeline, which
 # loads it into Redis when Redis does not know it yet.
 _MARK_SCRIPT = redis.Redis().register_script(_MARK)
+_PER_CALL = 500  # leads per script call: Lua's unpack() takes a few thousand at most
 
 
 def day(unix: float) -> str:
@@ -68,22 +92,32 @@ def _keys(page: str, form: str, on: str) -> tuple[str, str]:
 def mark(pipe, kind: str, leads: list[dict], now: float | None = None) -> None:
     """Mark Lead Ads leads (dicts with leadgen_id or id, page_id, form_id, created_time) as
     `kind`; `pipe` may be a pipeline, so the marks ride with the work's own writes."""
+    mark_all(pipe, [(kind, leads)], now)
+
+
+def mark_all(pipe, marks: list[tuple[str, list[dict]]], now: float | None = None) -> None:
+    """Several kinds of marks at once (a drain batch: came by webhook, confirmed), one
+    script call per (day, Page, form) they touch, whatever the number of leads."""
     now = time.time() if now is None else now
-    for lead in leads:
-        page, form = str(lead.get("page_id") or NONE), str(lead.get("form_id") or NONE)
-        # A time outside what times.unix_time accepts (an entry admitted before intake
-        # refused them) counts on today: it must not fail the batch it rides with.
-        flags, counts = _keys(page, form, day(times.unix_time(lead.get("created_time")) or now))
-        _MARK_SCRIPT(
-            keys=[flags, counts, FORMS],
-            args=[
-                str(lead.get("leadgen_id") or lead.get("id")),
-                FLAGS[kind],
-                (WINDOW_DAYS + 2) * 86400,
-                f"{page} {form}",
-            ],
-            client=pipe,
-        )
+    groups: dict[tuple[str, str, str], dict[str, str]] = {}
+    for kind, leads in marks:
+        for lead in leads:
+            page, form = str(lead.get("page_id") or NONE), str(lead.get("form_id") or NONE)
+            # A time outside what times.unix_time accepts (an entry admitted before intake
+            # refused them) counts on today: it must not fail the batch it rides with.
+            on = day(times.unix_time(lead.get("created_time")) or now)
+            flags = groups.setdefault((page, form, on), {})
+            lead_id = str(lead.get("leadgen_id") or lead.get("id"))
+            flags[lead_id] = flags.get(lead_id, "") + FLAGS[kind]
+    for (page, form, on), flags in groups.items():
+        pairs = list(flags.items())
+        for start in range(0, len(pairs), _PER_CALL):
+            chunk = [value for pair in pairs[start : start + _PER_CALL] for value in pair]
+            _MARK_SCRIPT(
+                keys=[*_keys(page, form, on), FORMS],
+                args=[(WINDOW_DAYS + 2) * 86400, f"{page} {form}", *chunk],
+                client=pipe,
+            )
 
 
 def mark_now(connection: redis.Redis, kind: str, leads: list[dict]) -> None:

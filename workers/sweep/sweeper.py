@@ -259,9 +259,7 @@ def _take(ctx: Context, queue: Queue, pipe, page: tuple[str, str], form_id: str,
     enqueued = receiver.enqueue_new(queue, SOURCES[meta.NAME], work)
     new = set(enqueued["job_ids"])
     recovered = [args for key, args in work if job_id("lead", meta.NAME, key) in new]
-    accuracy.mark(pipe, "meta", listed, now)
-    accuracy.mark(pipe, "too_old", too_old, now)
-    accuracy.mark(pipe, "recovered", recovered, now)
+    accuracy.mark_all(pipe, [("meta", listed), ("too_old", too_old), ("recovered", recovered)], now)
     return {
         "listed": len(listed),
         "recovered": len(recovered),
