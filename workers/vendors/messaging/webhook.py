@@ -46,9 +46,10 @@ def parse(body: bytes) -> dict:
     doc = jsonbody.load(body)
     if not isinstance(doc, dict) or not isinstance(doc.get("entry"), list):
         raise MalformedBody("expected an object with an `entry` list", reason="unexpected_shape")
-    channel = OBJECTS.get(doc.get("object"))
+    kind = doc.get("object") if isinstance(doc.get("object"), str) else None
+    channel = OBJECTS.get(kind)
     if channel is None:
-        return {"object": doc.get("object"), "leads": [], "skipped": [{"reason": "not_messaging"}]}
+        return {"object": kind, "leads": [], "skipped": [{"reason": "not_messaging"}]}
     leads, skipped = [], []
     for entry in doc["entry"]:
         if not isinstance(entry, dict):
@@ -57,7 +58,7 @@ def parse(body: bytes) -> dict:
         found = _whatsapp(entry) if channel == WHATSAPP else _messaging(entry, channel)
         for item in found:
             (leads if "reason" not in item else skipped).append(item)
-    return {"object": doc.get("object"), "leads": leads, "skipped": skipped}
+    return {"object": kind, "leads": leads, "skipped": skipped}
 
 
 def lead_key(item: dict) -> str:

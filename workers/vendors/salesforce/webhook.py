@@ -19,13 +19,13 @@ notification is stored: until then it retries for 24 hours.
 
 from __future__ import annotations
 
-import json
 from typing import Mapping, Sequence
 from xml.etree.ElementTree import ParseError
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
+from workers.common import jsonbody
 from workers.common.refusals import BadSignature, MalformedBody
 from workers.common.times import unix_time
 from workers.sources.ids import tool_id
@@ -94,10 +94,7 @@ def _root(body: bytes):
     except DefusedXmlException:
         raise MalformedBody("a DTD, entity or external reference: refused", reason="forbidden_xml") from None
     except (ParseError, ValueError):
-        try:
-            json.loads(body)
-        except ValueError:
-            raise MalformedBody("the body is not XML", reason="malformed_json") from None
+        jsonbody.load(body)  # not JSON either: malformed_json (deep nesting included), as every source says
         raise MalformedBody("JSON where a SOAP message is expected", reason="unexpected_shape") from None
 
 
