@@ -5,9 +5,10 @@ message carries its email is matched with no read at all."""
 
 from __future__ import annotations
 
+import json
 import time
 
-from helpers import CRM_STAGE_TABLES, LEAD, delivered_lead, stage_events
+from helpers import CRM_STAGE_TABLES, LEAD, delivered_lead, leadrelay, stage_events
 
 TOKEN = "k3Xq9vR2pL7tYw"
 
@@ -76,3 +77,50 @@ def _meta(body: bytes) -> dict:
     from helpers import sign
 
     return {"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"}
+
+
+def test_with_client_credentials_the_token_is_issued_and_no_token_is_pasted(env, graph, work, monkeypatch, tmp_path):
+    from webhook_app import create_app
+    from workers import jobs
+    from workers.config.settings import load
+
+    monkeypatch.setenv("SALESFORCE_OUTBOUND_SECRET", f"00Dx0000000BV7zEAG:{TOKEN}")
+    monkeypatch.delenv("SALESFORCE_ACCESS_TOKEN")
+    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_ID", "3MVG9connectedapp")
+    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_SECRET", "connected-app-secret")
+    jobs.install(load())
+    client = create_app().test_client()
+    delivered_lead(graph, lambda body: client.post("/webhooks/meta", data=body, headers=_meta(body)), work, 3600)
+    opportunity = graph.add_crm_person("joe@example.com")["opportunity_id"]
+    assert _post(client, _replace_id(_text(opportunity, "Working - Contacted"), "04l5g00000000B1")).status_code == 200
+    work()
+    [stage] = stage_events(graph)
+    assert str(stage["user_data"]["lead_id"]) == LEAD
+    [issued] = graph.calls("oauth_token")
+    assert issued["body"] == {
+        "grant_type": "client_credentials",
+        "client_id": "3MVG9connectedapp",
+        "client_secret": "connected-app-secret",
+    }
+    [query] = graph.calls("soql_query")
+    assert query["headers"]["Authorization"] == "Bearer 00D!standin1"
+
+
+def test_refused_client_credentials_are_an_auth_dead_letter_naming_them(env, graph, work, monkeypatch):
+    from webhook_app import create_app
+    from workers import jobs
+    from workers.config.settings import load
+
+    monkeypatch.setenv("SALESFORCE_OUTBOUND_SECRET", f"00Dx0000000BV7zEAG:{TOKEN}")
+    monkeypatch.delenv("SALESFORCE_ACCESS_TOKEN")
+    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_ID", "3MVG9connectedapp")
+    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_SECRET", "wrong")
+    jobs.install(load())
+    client = create_app().test_client()
+    delivered_lead(graph, lambda body: client.post("/webhooks/meta", data=body, headers=_meta(body)), work, 3600)
+    opportunity = graph.add_crm_person("joe@example.com")["opportunity_id"]
+    _post(client, _replace_id(_text(opportunity, "Working - Contacted"), "04l5g00000000B2"))
+    work()
+    assert stage_events(graph) == [] and graph.calls("soql_query") == []
+    [entry] = [json.loads(line) for line in leadrelay("dead-letters", "list", "--json").stdout.splitlines()]
+    assert entry["reason"] == "auth" and "SALESFORCE_OAUTH_CLIENT_ID" in entry["fix"]

@@ -71,6 +71,8 @@ class Settings:
     # address (the vendor's, or the sandbox's stand-in), by source name.
     crm_tokens: Mapping[str, str] = field(default_factory=dict)
     crm_urls: Mapping[str, str] = field(default_factory=dict)
+    # A CRM whose read-back token is issued from client credentials (Salesforce): (id, secret).
+    crm_oauth: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # The address senders call us at, when a proxy in front changes it: HubSpot signs the
     # URL it called (https://leads.example.com), not the one this process sees.
     public_url: str = ""
@@ -93,6 +95,7 @@ class Settings:
             value = getattr(self, name)
             out[name] = ("set" if value else "unset") if name in secret else value
         out["crm_tokens"] = {name: "set" if value else "unset" for name, value in self.crm_tokens.items()}
+        out["crm_oauth"] = {name: "set" if all(pair) else "unset" for name, pair in self.crm_oauth.items()}
         out["source_secrets"] = {name: "set" if value else "unset" for name, value in self.source_secrets.items()}
         out["redis_url"] = redisurl.masked(self.redis_url)
         return out
@@ -272,6 +275,11 @@ def load(
             name: _text(env, SOURCES[name].token_setting) for name in CRM_SOURCES if SOURCES[name].token_setting
         },
         crm_urls={name: crm_url(name) for name in CRM_SOURCES if SOURCES[name].token_setting},
+        crm_oauth={
+            name: (_text(env, f"{name.upper()}_OAUTH_CLIENT_ID"), _text(env, f"{name.upper()}_OAUTH_CLIENT_SECRET"))
+            for name in CRM_SOURCES
+            if getattr(SOURCES[name].module, "OAUTH_TOKEN_PATH", "")
+        },
         public_url=checked(public_url),
         token_warn_days=number("LEADRELAY_TOKEN_WARN_DAYS", 7, minimum=0),
         watch_seconds=number("LEADRELAY_WATCH_SECONDS", 21600, minimum=0),

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, parse_qsl, urlparse
 
 from workers.standin.crm import CrmStandin
 from workers.standin.leads import FAILURES, VERSION_HEADER, VERSION_WARNING, LeadAds, auto_upgraded
@@ -195,7 +195,7 @@ class GraphStandin(LeadAds, CrmStandin):
             "path": url.path,
             "query": parse_qs(url.query),
             "headers": dict(handler.headers),
-            "body": json.loads(raw) if raw else None,
+            "body": _body(raw),
             "at": time.time(),
         }
         with self.lock:
@@ -371,3 +371,13 @@ if __name__ == "__main__":
             seen = len(standin.events)
     except KeyboardInterrupt:
         standin.stop()
+
+
+def _body(raw: bytes):
+    """A request's body: JSON, or a form (an OAuth token request), as a dict."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return dict(parse_qsl(raw.decode("utf-8", "replace")))

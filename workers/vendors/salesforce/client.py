@@ -8,17 +8,59 @@ https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resourc
 from __future__ import annotations
 
 import re
+import time
 
-from workers.common.policy import INVALID, JobError
+import requests
+
+from workers.common.policy import AUTH, INVALID, TRANSIENT, JobError
 from workers.crmapi.http import CrmClient
+from workers.graphapi.pauses import fingerprint
+from workers.vendors.salesforce.webhook import OAUTH_TOKEN_PATH
 
 API_VERSION = "v62.0"
 BATCH_LIMIT = 100  # ids per query: a message holds at most 100 notifications
 _ID = re.compile(r"[A-Za-z0-9]{15,18}")  # a Salesforce record id: nothing else goes into a query
 
 
+TOKEN_SECONDS = 1800  # a client-credentials token is asked for again well inside a session's timeout
+
+
 class Salesforce(CrmClient):
     SOURCE, NAME = "salesforce", "Salesforce"
+
+    def __init__(self, settings, pauses=None):
+        super().__init__(settings, pauses)
+        self.oauth = settings.crm_oauth.get(self.SOURCE, ("", ""))
+        self.issued = 0.0
+        self.used: set[str] = set()  # the fingerprints of the tokens issued to this client
+
+    def _fresh(self, force: bool = False) -> None:
+        """With a connected app's client credentials (SALESFORCE_OAUTH_CLIENT_ID and _SECRET),
+        an access token from the instance's token endpoint, asked for again every half hour:
+        Salesforce's access tokens end with the session, and this one never has to be pasted.
+
+        Raises:
+            JobError: `auth`, the credentials were refused (the fix names them).
+        """
+        if not all(self.oauth) or (not force and time.monotonic() - self.issued < TOKEN_SECONDS):
+            return
+        client_id, secret = self.oauth
+        form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}
+        try:
+            answer = self.http.session.post(self.http.base + OAUTH_TOKEN_PATH, data=form, timeout=self.http.timeout)
+        except requests.RequestException:
+            raise JobError(TRANSIENT, "Salesforce's token endpoint could not be reached", call="oauth_token") from None
+        token = answer.json().get("access_token") if answer.status_code == 200 else None
+        if not isinstance(token, str) or not token:
+            raise JobError(
+                AUTH,
+                f"Salesforce refused the client credentials (HTTP {answer.status_code})",
+                call="oauth_token",
+                fix="check SALESFORCE_OAUTH_CLIENT_ID and _SECRET and the connected app's client credentials flow",
+            )
+        self.http.token, self.issued = token, time.monotonic()
+        self.http.header["Authorization"] = f"Bearer {token}"
+        self.used.add(fingerprint(token))
 
     def read(self, items: list[dict]) -> dict[str, dict | Exception]:
         """event key -> the person and the record's amount as the message gave it (or the error).
@@ -26,6 +68,7 @@ class Salesforce(CrmClient):
         Raises:
             JobError, Paused: a query failed (the batch's others are not read either).
         """
+        self._fresh()
         people: dict[str, dict] = {}
         for kind, soql in (
             (
@@ -74,6 +117,7 @@ class Salesforce(CrmClient):
         Raises:
             JobError, Paused: Salesforce refused or failed.
         """
+        self._fresh()
         rows = []
         for soql, kind in (
             ("SELECT ApiName, MasterLabel FROM OpportunityStage WHERE IsActive = true", "Opportunity"),
@@ -86,4 +130,12 @@ class Salesforce(CrmClient):
         return rows
 
     def probe(self, fp: str) -> bool | None:
+        """A paused token of ours: with client credentials, a new token is asked for and
+        tested (the paused one has simply ended)."""
+        if all(self.oauth) and fp in self.used:
+            try:
+                self._fresh(force=True)
+            except JobError:
+                return False
+            fp = fingerprint(self.http.token)
         return self.http.probe(fp, f"/services/data/{API_VERSION}/limits")

@@ -7,6 +7,7 @@ sandbox's and the tests'; standin/crm.py serves it on the Graph stand-in's loopb
 
 from __future__ import annotations
 
+import itertools
 import re
 
 STAGES = {
@@ -26,6 +27,7 @@ _IDS = re.compile(r"'([A-Za-z0-9]{15,18})'")
 class SalesforceStandin:
     def __init__(self) -> None:
         self.contacts: dict[str, dict] = {}  # opportunity id (15) -> its primary Contact
+        self.issued = itertools.count(1)
 
     def add(self, ids, email: str, phone, amount, currency, country, others) -> dict:
         """The same person in Salesforce, an opportunity's primary contact: {"opportunity_id"}."""
@@ -35,6 +37,8 @@ class SalesforceStandin:
 
     @staticmethod
     def kind(method: str, parts: list[str]) -> str | None:
+        if parts == ["services", "oauth2", "token"]:
+            return "oauth_token"
         if parts[:2] == ["services", "data"] and parts[3:4] == ["query"]:
             return "soql_query"
         if parts[:2] == ["services", "data"] and parts[3:4] == ["limits"]:
@@ -42,6 +46,11 @@ class SalesforceStandin:
         return None
 
     def answer(self, kind: str, query: dict, body: dict | None, parts: list[str] | None = None) -> tuple[int, dict]:
+        if kind == "oauth_token":  # the client credentials flow: any id and secret but "wrong"
+            form = body or {}
+            if form.get("client_secret") in (None, "wrong"):
+                return 400, {"error": "invalid_client", "error_description": "invalid client credentials"}
+            return 200, {"access_token": f"00D!standin{next(self.issued)}", "token_type": "Bearer", "instance_url": ""}
         soql = " ".join(query.get("q", []))
         for table, rows in STAGES.items():
             if f"FROM {table}" in soql:

@@ -33,6 +33,8 @@ from workers.sources.signing import matches_any
 
 NAME = "salesforce"
 API_URL = "https://login.salesforce.com"  # SALESFORCE_API_URL: your instance (https://acme.my.salesforce.com)
+# Its read-back token may be issued from a connected app's client credentials (client.py).
+OAUTH_TOKEN_PATH = "/services/oauth2/token"
 SIGNATURE_HEADER = "X-Leadrelay-Path-Token"  # the endpoint's secret path segment, as the route passes it on
 SECRET_SHAPE = "user:pass"  # `<organization id>:<token>`
 MAX_NOTIFICATIONS = 100
