@@ -1,5 +1,6 @@
-"""GET /metrics with 100 dead letters against 100,000, and with 10 forms against 1,000, in
-one run: four embedded Redis servers, each filled through the functions the service uses
+"""GET /metrics with 100 dead letters against 100,000, with 10 forms against 1,000 (on ten
+Pages), and against 1,000 forms on 1,000 Pages, in one run: five embedded Redis servers,
+each filled through the functions the service uses
 (dead letters recorded, Lead Ads leads marked for the accuracy report), one Flask app on
 each, the scrapes taking turns. The goal: a scrape costs the same whatever the account
 holds (an agency scrapes every 15 s, forever).
@@ -47,10 +48,10 @@ def dead_letters(connection, count: int, now: float) -> None:
         )
 
 
-def forms(connection, count: int, now: float, leads_per_form: int = 5) -> None:
+def forms(connection, count: int, now: float, leads_per_form: int = 5, pages: int = 10) -> None:
     with connection.pipeline(transaction=False) as pipe:
         for form in range(count):
-            page, form_id = str(100 + form % 10), str(5000 + form)  # ten Pages either way: forms grow
+            page, form_id = str(100 + form % pages), str(5000 + form)  # ten Pages unless `pages` says
             for n in range(leads_per_form):
                 lead = {"leadgen_id": f"{form}-{n}", "page_id": page, "form_id": form_id}
                 lead["created_time"] = now - (n % 7) * DAY
@@ -71,6 +72,7 @@ def main() -> None:
         "100,000 dead letters": lambda c: dead_letters(c, 100_000, now),
         "10 forms": lambda c: forms(c, 10, now),
         "1,000 forms": lambda c: forms(c, 1000, now),
+        "1,000 Pages": lambda c: forms(c, 1000, now, pages=1000),  # a form each
     }
     with tempfile.TemporaryDirectory() as data:
         servers = {name: EmbeddedRedis(Path(data) / str(i)) for i, name in enumerate(cases)}
@@ -95,7 +97,11 @@ def main() -> None:
                     f"{name:<22}{min(values):>7.1f}ms{statistics.median(values):>7.1f}ms{max(values):>7.1f}ms"
                     f"   {sizes[name] / 1024:.0f} KB"
                 )
-            for small, large in (("100 dead letters", "100,000 dead letters"), ("10 forms", "1,000 forms")):
+            for small, large in (
+                ("100 dead letters", "100,000 dead letters"),
+                ("10 forms", "1,000 forms"),
+                ("10 forms", "1,000 Pages"),
+            ):
                 ratio = statistics.median(spent[large]) / statistics.median(spent[small])
                 print(f"{large} against {small}: {ratio:.2f}x (medians)")
             # What the first scrape of each minute pays to compute the slow figures again.
@@ -105,7 +111,7 @@ def main() -> None:
                 return
 
             print("\nonce a minute (the accuracy and readiness reports computed again):")
-            for name in ("10 forms", "1,000 forms"):
+            for name in ("10 forms", "1,000 forms", "1,000 Pages"):
                 client, connection = clients[name], connect(servers[name].url)
                 again = []
                 for _ in range(max(5, args.rounds // 6)):

@@ -138,16 +138,17 @@ def _watched(found: dict):
         "1 for a Page whose app subscription lacks leadgen: no webhooks come.",
         labels=["page"],
     )
-    for page in found.get("pages", []):
-        if "subscribed" in page:
-            unsubscribed.add_metric([page["page"]], 0 if page["subscribed"] else 1)
+    for page in found.get("pages", []):  # the Pages in trouble only: a thousand fine ones are no series
+        if "subscribed" in page and not page["subscribed"]:
+            unsubscribed.add_metric([page["page"]], 1)
     yield unsubscribed
 
 
 def _accuracy(connection, pages: dict[str, dict]):
     """Of the Lead Ads leads of the last 7 days, per Page, where each stands. Per Page, not
-    per form: an agency's thousand forms would be thousands of series at every scrape
-    (`leadrelay accuracy` and the admin page have the forms)."""
+    per form, and at most 50 Pages by name (the least accurate; the rest summed as
+    `_other`, accuracy.bounded): an agency's thousand forms or Pages would be thousands of
+    series at every scrape (`leadrelay accuracy` and the admin page have them all)."""
     leads = GaugeMetricFamily(
         "leadrelay_leads",
         "Lead Ads leads created in the last 7 days, by Page and state (meta: listed by Meta; "

@@ -349,3 +349,22 @@ def test_a_job_popped_by_a_worker_that_died_shows_as_intermediate(client, graph,
     figures = scrape(client)
     assert value(figures, "leadrelay_queue_jobs", queue="leadrelay", state="intermediate") == 1
     assert value(figures, "leadrelay_queue_depth", queue="leadrelay") == 1  # the lead, still in the inbox
+
+
+def test_an_agencys_many_pages_are_fifty_series_and_the_rest_summed_with_the_worst_always_named(client, redis_conn):
+    """Per-Page series are bounded (accuracy.bounded): the 50 least accurate Pages by name,
+    the others under page="_other"; a Page in trouble is never summed away."""
+    from workers.events import accuracy
+
+    now = time.time()
+    for page in range(120):
+        lead = {"leadgen_id": f"{page}-1", "page_id": str(1000 + page), "form_id": str(5000 + page)}
+        lead["created_time"] = now
+        kinds = ["meta"] if page == 77 else ["webhook", "confirmed"]  # one Page whose lead never reached Meta
+        for kind in kinds:
+            accuracy.mark_now(redis_conn, kind, [lead])
+    figures = scrape(client)
+    ratio = "leadrelay_lead_accuracy_ratio"
+    ratios = {dict(labels)["page"]: v for (name, labels), v in figures.items() if name == ratio}
+    assert len(ratios) == 51 and ratios["1077"] == 0.0 and ratios["_other"] == 1.0
+    assert value(figures, "leadrelay_leads", page="_other", state="confirmed") == 120 - 50

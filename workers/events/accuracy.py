@@ -189,6 +189,25 @@ def by_page(rows: list[dict]) -> dict[str, dict]:
     return {page: {**figures, "accuracy": _share(figures)} for page, figures in out.items()}
 
 
+PAGE_SERIES = 50  # Pages /metrics names one by one; the rest are summed as OTHER_PAGES
+OTHER_PAGES = "_other"
+
+
+def bounded(pages: dict[str, dict], limit: int = PAGE_SERIES) -> dict[str, dict]:
+    """`by_page`'s Pages, at most `limit` of them by name, the ones that most need looking at
+    (lowest accuracy first), the rest added up under OTHER_PAGES: an agency's thousand Pages
+    are not thousands of series at every scrape, and a Page in trouble is always named."""
+    if len(pages) <= limit:
+        return pages
+    ranked = sorted(pages, key=lambda page: (2.0 if pages[page]["accuracy"] is None else pages[page]["accuracy"], page))
+    rest: dict[str, int] = {}
+    for page in ranked[limit:]:
+        for name, value in pages[page].items():
+            if name != "accuracy":
+                rest[name] = rest.get(name, 0) + value
+    return {**{page: pages[page] for page in ranked[:limit]}, OTHER_PAGES: {**rest, "accuracy": _share(rest)}}
+
+
 def flag_silent(connection: redis.Redis, page_id: str, recovered: int, now: float | None = None) -> bool:
     """Flag a Page whose leads came only through the sweep; True when newly flagged (the
     caller logs it once, loudly)."""
