@@ -38,7 +38,7 @@ def admitted_by_an_earlier_release(redis_conn, leadgen_id: str, **argument) -> N
         **argument,
     }
     job_id = f"lead-meta-{leadgen_id}"
-    _, woken = inbox.admit(
+    _, woken, _ = inbox.admit(
         redis_conn,
         [(job_id, inbox.entry(job_id, "workers.jobs.process_meta_lead", argument, via="webhook"))],
         inbox.SLOTS,

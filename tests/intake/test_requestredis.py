@@ -31,8 +31,8 @@ def test_admit_through_a_lane_stores_and_dedupes_as_through_the_client(redis_con
         ("lead-meta-1", inbox.entry("lead-meta-1", "f", {"leadgen_id": "1"})),
         ("lead-meta-2", inbox.entry("lead-meta-2", "f", {"leadgen_id": "2"})),
     ]
-    assert inbox.admit(request_redis, entries, inbox.SLOTS) == ([0, 1], [0])
-    assert inbox.admit(redis_conn, entries, inbox.SLOTS) == ([], [])
+    assert inbox.admit(request_redis, entries, inbox.SLOTS) == ([0, 1], [0], [])
+    assert inbox.admit(redis_conn, entries, inbox.SLOTS) == ([], [], [])
     assert redis_conn.xlen(inbox.STREAM) == 2
 
 

@@ -1,32 +1,13 @@
-"""A forgotten person at the door (workers/events/suppression.py): what the receiver and
-the stage API leave out, each in one round trip for the whole request. Left out means
-acknowledged (Meta and the CRM are not made to retry), recorded by the forget's reference
-alone (`leadrelay ignored`), never stored or sent."""
+"""A forgotten person's stage changes at the stage API (workers/events/suppression.py), in
+one round trip for the whole request: answered `recorded`, kept by the forget's reference
+alone (`leadrelay ignored`), never sent. (A lead is checked inside the inbox admit, in the
+webhook's one round trip: inbox.py.)"""
 
 from __future__ import annotations
 
 import redis
 
-from workers.common.refusals import QueueUnavailable
-from workers.config.routing import dataset_of
 from workers.events import suppression
-
-
-def leads(connection: redis.Redis, jobs: list[tuple[str, dict]]) -> tuple[list, list[dict]]:
-    """(the leads to enqueue, a record of each that a forget suppressed): a late webhook
-    for a forgotten person is acknowledged and recorded by the forget's reference alone."""
-    try:
-        refs = suppression.which(
-            connection,
-            [
-                suppression.fields(dataset_of(arg.get("route")), arg.get("user_data"), arg.get("leadgen_id"))
-                for _, arg in jobs
-            ],
-        )
-    except redis.RedisError as err:
-        raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
-    kept = [job for job, ref in zip(jobs, refs) if not ref]
-    return kept, [{"reason": "suppressed", "ref": ref} for ref in refs if ref]
 
 
 def stages(connection: redis.Redis, to_claim: list, results: list, recorded: list) -> list:

@@ -30,6 +30,7 @@ from rq.job import Job
 from workers import jobnames
 from workers.common import policy
 from workers.common.queues import INBOX, redis_key
+from workers.events import suppression
 
 if TYPE_CHECKING:
     from workers.intake.requestredis import RequestRedis
@@ -53,10 +54,19 @@ TRIES = redis_key("inbox", "tries")  # entry id -> times taken up from a dead or
 # dedupe TTL, slot prefix, slots when no count is kept, leads per drain job, slot TTL,
 # then one entry per lead.
 _ADMIT = """
-local new = {}
-for i = 1, (#KEYS - 2) / 2 do
-  local seen, job = KEYS[2 * i + 1], KEYS[2 * i + 2]
-  if redis.call('EXISTS', job) == 0 and redis.call('SET', seen, '1', 'NX', 'EX', ARGV[1]) then
+local n = (#KEYS - 3) / 2
+local new, forgotten = {}, {}
+for i = 1, n do
+  local seen, job = KEYS[2 * i + 2], KEYS[2 * i + 3]
+  local ref = false
+  if ARGV[5 + n + i] ~= '' then  -- a forgotten person's lead is acknowledged, never stored
+    for _, hit in ipairs(redis.call('HMGET', KEYS[3], unpack(cjson.decode(ARGV[5 + n + i])))) do
+      if hit then ref = hit break end
+    end
+  end
+  if ref then
+    forgotten[#forgotten + 1] = {i, ref}
+  elseif redis.call('EXISTS', job) == 0 and redis.call('SET', seen, '1', 'NX', 'EX', ARGV[1]) then
     redis.call('XADD', KEYS[1], '*', 'e', ARGV[5 + i])
     new[#new + 1] = i
   end
@@ -76,7 +86,7 @@ if #new > 0 then
     end
   end
 end
-return {new, woken}
+return {new, woken, forgotten}
 """
 
 
@@ -92,22 +102,32 @@ def entry(job_id: str, function: str, argument: dict, request_id: str | None = N
 
 
 def admit(
-    connection: "redis.Redis | RequestRedis", entries: list[tuple[str, str]], slots: int, per_job: int = 50
-) -> tuple[list[int], list[int]]:
+    connection: "redis.Redis | RequestRedis",
+    entries: list[tuple[str, str]],
+    slots: int,
+    per_job: int = 50,
+    suppressions: list[list[str]] | None = None,
+) -> tuple[list[int], list[int], list[tuple[int, str]]]:
     """Dedupe and store (job id, entry) pairs in one atomic call; (indexes of the new
-    ones, drain slots to wake). A lead is new unless its dedupe record or its own RQ
-    job exists. `connection`: a client, or the receiver's RequestRedis (workers/intake/requestredis.py)."""
+    ones, drain slots to wake, (index, forget reference) of a forgotten person's). A lead
+    is new unless its dedupe record or its own RQ job exists; one whose `suppressions`
+    (suppression.fields, per entry) are on the suppression list is not stored at all, in
+    the same round trip. `connection`: a client, or the receiver's RequestRedis
+    (workers/intake/requestredis.py)."""
     if not entries:
-        return [], []
-    keys = [STREAM, SLOT_COUNT]
+        return [], [], []
+    keys = [STREAM, SLOT_COUNT, suppression.KEY]
     for job_id, _ in entries:
         keys += [SEEN + job_id, Job.key_for(job_id)]
-    args = [len(keys), *keys, policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries)]
+    wanted = suppressions or [[] for _ in entries]
+    checks = [json.dumps(fields) if fields else "" for fields in wanted]
+    args = [len(keys), *keys, policy.SEEN_TTL, SLOT, slots, per_job, SLOT_TTL, *(raw for _, raw in entries), *checks]
     try:
-        new, woken = connection.execute_command("EVALSHA", _ADMIT_SHA, *args)
+        new, woken, forgotten = connection.execute_command("EVALSHA", _ADMIT_SHA, *args)
     except redis.exceptions.NoScriptError:  # Redis restarted since: EVAL sends it whole, and caches it again
-        new, woken = connection.execute_command("EVAL", _ADMIT, *args)
-    return [i - 1 for i in new], list(woken)
+        new, woken, forgotten = connection.execute_command("EVAL", _ADMIT, *args)
+    refs = [(i - 1, json.loads(ref)["ref"]) for i, ref in forgotten]
+    return [i - 1 for i in new], list(woken), refs
 
 
 def wake(queue: Queue, slots: list[int]) -> None:

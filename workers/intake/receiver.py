@@ -13,11 +13,10 @@ from rq import Queue
 from workers.common import counters, logs, replication
 from workers.common.queues import job_id, redis_key
 from workers.common.refusals import BadSignature, QueueUnavailable
-from workers.config.routing import Client, Routes
+from workers.config.routing import Client, Routes, dataset_of
 from workers.config.settings import Settings
-from workers.events import accuracy
+from workers.events import accuracy, suppression
 from workers.intake import chats, crmitems, forms, inbox
-from workers.intake import forgotten as intake_forgotten
 from workers.sources import CHAT, CRM_STAGES, FORM, LEAD_ADS, Source
 
 if TYPE_CHECKING:
@@ -83,14 +82,11 @@ def receive(
             }
             for item in held
         ]
-    if source.kind != CRM_STAGES:  # a CRM change names its person once read back (stageitems.check)
-        jobs, forgotten = intake_forgotten.leads(queue.connection, jobs)
-        not_sent += forgotten
     via_webhook = source.kind == LEAD_ADS
     counts = enqueue_new(
         queue, source, jobs, request_id, via="webhook" if via_webhook else None, request_redis=request_redis
     )
-    unusable, known = counts.pop("unusable"), counts.pop("known")
+    unusable, known = counts.pop("unusable") + counts.pop("forgotten"), counts.pop("known")
     # New Lead Ads leads are marked "came by webhook" by the drain job that takes them (the
     # accuracy figures): this request's one write stays one. What needs another write is
     # rare: a redelivery (its lead may have come by the sweep first), or items not sent.
@@ -107,6 +103,11 @@ def receive(
     # here means the retry records its ignored items again: counts, never leads.
     _replicated(queue.connection)
     return {**counts, "skipped": parsed["skipped"] + not_sent + unusable}
+
+
+def _suppression_fields(argument: dict) -> list[str]:
+    """What would keep this lead's person out (suppression.py), checked in the admit."""
+    return suppression.fields(dataset_of(argument.get("route")), argument.get("user_data"), argument.get("leadgen_id"))
 
 
 def _chats(source: Source, parsed: dict, settings: Settings, routes: Routes, connection: redis.Redis) -> dict:
@@ -240,7 +241,7 @@ def enqueue_new(
     Raises:
         QueueUnavailable: Redis could not be reached or refused the write.
     """
-    entries, positions, unusable = [], [], []
+    entries, positions, unusable, checks = [], [], [], []
     function = source.job
     kind = "stage" if source.kind == CRM_STAGES else "lead"
     for position, (lead_key, argument) in enumerate(jobs):
@@ -248,10 +249,13 @@ def enqueue_new(
         try:
             entries.append((new_id, inbox.entry(new_id, function, argument, request_id, via)))
             positions.append(position)
+            # A CRM change names its person once read back (stageitems.check asks then).
+            checks.append([] if kind == "stage" else _suppression_fields(argument))
         except (ValueError, TypeError):  # no check foresaw it: this item alone is not sent
             unusable.append({"reason": "unusable_item", "key": lead_key[:64]})
     try:
-        new, woken = inbox.admit(request_redis or queue.connection, entries, inbox.SLOTS)  # or the kept count
+        admitted = inbox.admit(request_redis or queue.connection, entries, inbox.SLOTS, suppressions=checks)
+        new, woken, forgotten = admitted
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None
     try:
@@ -262,10 +266,12 @@ def enqueue_new(
         # freed, the next delivery or the worker's reconnect or maintenance pass wakes one.
         log.warning("drain_wake_failed", error=type(err).__name__, slots=woken)
         inbox.free_slots(request_redis or queue.connection, woken)
-    fresh = set(new)
+    fresh = set(new) | {i for i, _ in forgotten}
     return {
         "accepted": len(new),
-        "duplicates": len(entries) - len(new),
+        "duplicates": len(entries) - len(fresh),
+        # A forgotten person's: acknowledged, recorded by the forget's reference alone.
+        "forgotten": [{"reason": "suppressed", "ref": ref} for _, ref in forgotten],
         "job_ids": [entries[i][0] for i in new],
         "unusable": unusable,
         "known": [positions[i] for i in range(len(entries)) if i not in fresh],
