@@ -485,3 +485,28 @@ def answered(response) -> dict:
         "duplicates": int(response.headers["X-Leadrelay-Duplicates"]),
         "skipped": [],
     }
+
+
+def app_with_lead(graph, work, monkeypatch, tmp_path, mapping: str = "", **settings):
+    """A test client of the app (and the worker's jobs) with these settings (None: unset),
+    and the test mapping file with `mapping` added; the Lead Ads lead LEAD delivered through
+    it an hour after its creation, so a CRM's stages have a lead to find."""
+    from webhook_app import create_app
+    from workers import jobs
+    from workers.config.settings import load
+
+    for name, value in settings.items():
+        monkeypatch.delenv(name) if value is None else monkeypatch.setenv(name, value)
+    if mapping:
+        path = tmp_path / "leadrelay.toml"
+        path.write_text(CRM_STAGE_TABLES + mapping)
+        monkeypatch.setenv("LEADRELAY_CONFIG", str(path))
+    jobs.install(load())
+    client = create_app().test_client()
+
+    def post_meta(body: bytes):
+        headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body)}
+        return client.post("/webhooks/meta", data=body, headers=headers)
+
+    delivered_lead(graph, post_meta, work, 3600)
+    return client

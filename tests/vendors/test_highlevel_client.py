@@ -8,7 +8,7 @@ import json
 import time
 import uuid
 
-from helpers import CRM_STAGE_TABLES, LEAD, delivered_lead, leadrelay, post_signed, sign, stage_events
+from helpers import LEAD, app_with_lead, delivered_lead, leadrelay, post_signed, stage_events
 
 QUALIFIED = "7915dedc-8f18-44d5-8bc3-77c04e994a10"
 
@@ -21,17 +21,8 @@ def _event(contact_id: str, kind: str, **fields) -> bytes:
 
 
 def test_an_opportunity_qualified_then_won_becomes_the_leads_stage_events_once(env, graph, work, monkeypatch, tmp_path):
-    from webhook_app import create_app
-    from workers import jobs
-    from workers.config.settings import load
-
     # HighLevel's payload names no currency: the location's, from its table ([crm.highlevel] currency).
-    mapping = tmp_path / "leadrelay.toml"
-    mapping.write_text(CRM_STAGE_TABLES + '\n[crm.highlevel]\ncurrency = "USD"\n')
-    monkeypatch.setenv("LEADRELAY_CONFIG", str(mapping))
-    jobs.install(load())
-    client = create_app().test_client()
-    delivered_lead(graph, lambda body: client.post("/webhooks/meta", data=body, headers=_meta(body)), work, 3600)
+    client = app_with_lead(graph, work, monkeypatch, tmp_path, '\n[crm.highlevel]\ncurrency = "USD"\n')
     contact = graph.add_crm_person("joe@example.com", amount=4800)["highlevel_contact_id"]
     stage = _event(contact, "OpportunityStageUpdate")
     won = _event(contact, "OpportunityStatusUpdate", status="won")
@@ -46,10 +37,6 @@ def test_an_opportunity_qualified_then_won_becomes_the_leads_stage_events_once(e
     [read, *_] = graph.calls("highlevel_contact")
     assert read["headers"]["Version"] == "2021-07-28"
     assert read["headers"]["Authorization"] == "Bearer highlevel-api-token"
-
-
-def _meta(body: bytes) -> dict:
-    return {"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"}
 
 
 def test_a_contact_highlevel_does_not_have_is_a_dead_letter_with_the_fix(client, env, graph, post_meta, work):

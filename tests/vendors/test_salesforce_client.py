@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 
-from helpers import CRM_STAGE_TABLES, LEAD, delivered_lead, leadrelay, stage_events
+from helpers import LEAD, app_with_lead, leadrelay, stage_events
 
 TOKEN = "k3Xq9vR2pL7tYw"
 
@@ -24,18 +24,8 @@ def _post(client, body: bytes):
 
 
 def test_an_opportunitys_stages_delivered_twice_go_once_for_the_lead(env, graph, work, monkeypatch, tmp_path):
-    from webhook_app import create_app
-    from workers import jobs
-    from workers.config.settings import load
-
-    monkeypatch.setenv("SALESFORCE_OUTBOUND_SECRET", f"00Dx0000000BV7zEAG:{TOKEN}")
     # An org with one currency sends no CurrencyIsoCode: the table's ([crm.salesforce] currency).
-    mapping = tmp_path / "leadrelay.toml"
-    mapping.write_text(CRM_STAGE_TABLES + '\n[crm.salesforce]\ncurrency = "EUR"\n')
-    monkeypatch.setenv("LEADRELAY_CONFIG", str(mapping))
-    jobs.install(load())
-    client = create_app().test_client()
-    delivered_lead(graph, lambda body: client.post("/webhooks/meta", data=body, headers=_meta(body)), work, 3600)
+    client = app_with_lead(graph, work, monkeypatch, tmp_path, '\n[crm.salesforce]\ncurrency = "EUR"\n', **SECRET)
     opportunity = graph.add_crm_person("joe@example.com")["opportunity_id"]
     qualified = _replace_id(_text(opportunity, "Working - Contacted"), "04l5g00000000A1")
     won = _replace_id(_text(opportunity, "Closed Won"), "04l5g00000000A2")
@@ -51,13 +41,10 @@ def test_an_opportunitys_stages_delivered_twice_go_once_for_the_lead(env, graph,
     assert "FROM OpportunityContactRole WHERE IsPrimary = true" in query["query"]["q"][0]
 
 
-def test_a_lead_whose_message_carries_its_email_is_matched_without_a_read(env, graph, work, monkeypatch):
+def test_a_lead_whose_message_carries_its_email_is_matched_without_a_read(env, graph, work, monkeypatch, tmp_path):
     from helpers import fixture_bytes
-    from webhook_app import create_app
 
-    monkeypatch.setenv("SALESFORCE_OUTBOUND_SECRET", f"00Dx0000000BV7zEAG:{TOKEN}")
-    client = create_app().test_client()
-    delivered_lead(graph, lambda body: client.post("/webhooks/meta", data=body, headers=_meta(body)), work, 3600)
+    client = app_with_lead(graph, work, monkeypatch, tmp_path, **SECRET)
     body = fixture_bytes("salesforce", "lead__working_contacted.xml")
     now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 30))
     assert _post(client, body.replace(b"2026-11-21T09:14:03.000Z", now.encode())).status_code == 200
@@ -67,30 +54,26 @@ def test_a_lead_whose_message_carries_its_email_is_matched_without_a_read(env, g
     assert graph.calls("soql_query") == []
 
 
+SECRET = {"SALESFORCE_OUTBOUND_SECRET": f"00Dx0000000BV7zEAG:{TOKEN}"}
+
+
+def _credentials(secret: str) -> dict:
+    """A connected app's client credentials in place of a pasted token."""
+    return {
+        "SALESFORCE_ACCESS_TOKEN": None,
+        "SALESFORCE_OAUTH_CLIENT_ID": "3MVG9connectedapp",
+        "SALESFORCE_OAUTH_CLIENT_SECRET": secret,
+    }
+
+
 def _text(opportunity: str, stage: str) -> str:
     from workers.vendors.salesforce import samples
 
     return samples.message("00Dx0000000BV7zEAG", opportunity, stage, int(time.time()) - 30)
 
 
-def _meta(body: bytes) -> dict:
-    from helpers import sign
-
-    return {"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"}
-
-
 def test_with_client_credentials_the_token_is_issued_and_no_token_is_pasted(env, graph, work, monkeypatch, tmp_path):
-    from webhook_app import create_app
-    from workers import jobs
-    from workers.config.settings import load
-
-    monkeypatch.setenv("SALESFORCE_OUTBOUND_SECRET", f"00Dx0000000BV7zEAG:{TOKEN}")
-    monkeypatch.delenv("SALESFORCE_ACCESS_TOKEN")
-    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_ID", "3MVG9connectedapp")
-    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_SECRET", "connected-app-secret")
-    jobs.install(load())
-    client = create_app().test_client()
-    delivered_lead(graph, lambda body: client.post("/webhooks/meta", data=body, headers=_meta(body)), work, 3600)
+    client = app_with_lead(graph, work, monkeypatch, tmp_path, **SECRET, **_credentials("connected-app-secret"))
     opportunity = graph.add_crm_person("joe@example.com")["opportunity_id"]
     assert _post(client, _replace_id(_text(opportunity, "Working - Contacted"), "04l5g00000000B1")).status_code == 200
     work()
@@ -106,18 +89,8 @@ def test_with_client_credentials_the_token_is_issued_and_no_token_is_pasted(env,
     assert query["headers"]["Authorization"] == "Bearer 00D!standin1"
 
 
-def test_refused_client_credentials_are_an_auth_dead_letter_naming_them(env, graph, work, monkeypatch):
-    from webhook_app import create_app
-    from workers import jobs
-    from workers.config.settings import load
-
-    monkeypatch.setenv("SALESFORCE_OUTBOUND_SECRET", f"00Dx0000000BV7zEAG:{TOKEN}")
-    monkeypatch.delenv("SALESFORCE_ACCESS_TOKEN")
-    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_ID", "3MVG9connectedapp")
-    monkeypatch.setenv("SALESFORCE_OAUTH_CLIENT_SECRET", "wrong")
-    jobs.install(load())
-    client = create_app().test_client()
-    delivered_lead(graph, lambda body: client.post("/webhooks/meta", data=body, headers=_meta(body)), work, 3600)
+def test_refused_client_credentials_are_an_auth_dead_letter_naming_them(env, graph, work, monkeypatch, tmp_path):
+    client = app_with_lead(graph, work, monkeypatch, tmp_path, **SECRET, **_credentials("wrong"))
     opportunity = graph.add_crm_person("joe@example.com")["opportunity_id"]
     _post(client, _replace_id(_text(opportunity, "Working - Contacted"), "04l5g00000000B2"))
     work()
