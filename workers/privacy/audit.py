@@ -11,20 +11,16 @@ and counts, never a person (a forget names its reference, not the email it was g
 from __future__ import annotations
 
 import getpass
-import hashlib
 import json
 import time
 
 import redis
 
 from workers.common.queues import redis_key
+from workers.graphapi.pauses import fingerprint  # a token's name in logs, pauses and the trail alike
 
 KEY = redis_key("audit")
 DAY_MS = 86_400_000
-
-
-def fingerprint(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:12]
 
 
 def cli_actor() -> tuple[str, str]:
