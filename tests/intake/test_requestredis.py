@@ -109,3 +109,19 @@ def test_admit_wakes_one_drain_slot_and_one_more_per_fifty_waiting_and_only_free
     assert inbox.admit(request_redis, _entries(121, 1), inbox.SLOTS)[1] == [1]
     assert inbox.admit(request_redis, _entries(122, 200), inbox.SLOTS)[1] == [3]  # at most SLOTS
     assert redis_conn.ttl(inbox.SLOT + "3") > 0  # a slot whose drain job dies frees itself
+
+
+def test_a_primary_turned_replica_drops_the_connection_so_the_retry_looks_again(redis_conn):
+    """After a failover the old primary answers writes READONLY: that connection is
+    dropped and the call is a ConnectionError (Sentinel's connections then ask where the
+    primary is), as redis-py's own reading does, not an error answer on a kept socket."""
+    request_redis = RequestRedis(redis_conn)
+    first = _client_id(request_redis)
+    redis_conn.execute_command("REPLICAOF", "127.0.0.1", "1")  # a primary nobody answers at: still read-only
+    try:
+        with pytest.raises(redis.ConnectionError):
+            request_redis.execute_command("SET", "k", "v")
+    finally:
+        redis_conn.execute_command("REPLICAOF", "NO", "ONE")
+    assert request_redis.execute_command("SET", "k", "v") == b"OK"
+    assert _client_id(request_redis) != first and len(request_redis._idle) == 1
