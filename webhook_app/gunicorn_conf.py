@@ -117,6 +117,14 @@ def post_worker_init(worker):
     gc.freeze()
 
 
+def worker_exit(server, worker):
+    """A web process that stops hands on the deliveries it has not logged and counted yet
+    (webhook_app/deliveries.py: once a second otherwise)."""
+    from webhook_app import deliveries
+
+    deliveries.flush()
+
+
 def child_exit(server, worker):
     """A replaced web process's gauges must not linger (its counters still add up)."""
     from prometheus_client import multiprocess

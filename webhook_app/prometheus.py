@@ -25,7 +25,7 @@ from workers.failures import deadletters
 from workers.graphapi.pauses import Pauses
 from workers.reports import watched
 
-from . import readinessmetrics, tokenauth
+from . import deliveries, readinessmetrics, tokenauth
 
 bp = Blueprint("metrics", __name__)
 
@@ -235,6 +235,7 @@ def scrape():
     ext = current_app.extensions["leadrelay"]
     if ext["settings"].metrics_token:
         tokenauth.check(ext["settings"].metrics_token, "LEADRELAY_METRICS_TOKEN", "metrics")
+    deliveries.flush()  # this process's deliveries of the last second are counted in what it answers
     stored_registry = CollectorRegistry(auto_describe=False)
     stored_registry.register(RedisCollector(ext["redis"], ext["queue"], ext["routes"], ext["settings"]))
     return Response(

@@ -1,6 +1,7 @@
 """Webhook endpoints: one POST route for every registered source (workers/sources),
 plus Meta's subscription check. The route reads the raw body, hands it to the intake
-(verify, parse, enqueue) and answers; it counts and logs one line per delivery."""
+(verify, parse, enqueue) and answers; a refusal is counted and logged at once, a delivery
+answered 2xx with the others of its second (deliveries.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from workers.common.refusals import BodyTooLarge, QueueUnavailable, ReceiverErro
 from workers.intake import receiver
 from workers.sources import CHAT, SOURCES, meta
 
-from . import errors, prometheus
+from . import deliveries, errors, webmetrics
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 log = logs.get(__name__)
@@ -88,8 +89,8 @@ def receive(name: str, path_token: dict | None = None):
     except ReceiverError as err:
         if isinstance(err, QueueUnavailable) and getattr(source.module, "UNAVAILABLE_STATUS", None):
             err.status = source.module.UNAVAILABLE_STATUS  # a sender that retries only this (HighLevel: 429)
-        prometheus.WEBHOOKS.labels(name, err.outcome).inc()
-        prometheus.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
+        webmetrics.webhooks(name, err.outcome).inc()
+        webmetrics.webhook_seconds(name).observe(time.perf_counter() - started)
         log.warning(
             "webhook",
             source=name,
@@ -101,19 +102,7 @@ def receive(name: str, path_token: dict | None = None):
         )
         raise
     skipped = counts["skipped"]
-    _count(name, counts["accepted"], counts["duplicates"], len(skipped), started)
-    log.info(
-        "webhook",
-        source=name,
-        request_id=request_id,
-        outcome="accepted",
-        accepted=counts["accepted"],
-        duplicates=counts["duplicates"],
-        skipped=len(skipped),
-        job_ids=counts["job_ids"],
-        skip_reasons=sorted({s["reason"] for s in skipped}),
-        elapsed_ms=_ms(started),
-    )
+    deliveries.note(name, request_id, counts, skipped, time.perf_counter() - started)
     if hasattr(source.module, "acknowledge"):  # a sender that waits for its own answer (Salesforce's SOAP Ack)
         answer, mimetype = source.module.acknowledge(counts)
         said = {"X-Leadrelay-Accepted": str(counts["accepted"]), "X-Leadrelay-Duplicates": str(counts["duplicates"])}
@@ -149,13 +138,6 @@ def _body() -> bytes:
         return request.get_data(cache=False)
     except RequestEntityTooLarge:
         raise BodyTooLarge(f"body over the {current_app.config['MAX_CONTENT_LENGTH']}-byte limit") from None
-
-
-def _count(name: str, accepted: int, duplicates: int, ignored: int, started: float) -> None:
-    for outcome, number in (("accepted", accepted), ("duplicate", duplicates), ("ignored", ignored)):
-        if number:
-            prometheus.WEBHOOKS.labels(name, outcome).inc(number)
-    prometheus.WEBHOOK_SECONDS.labels(name).observe(time.perf_counter() - started)
 
 
 def _ms(started: float) -> float:

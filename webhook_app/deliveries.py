@@ -1,0 +1,118 @@
+"""Routine webhook deliveries, logged and counted once a second per web process, not one
+request at a time.
+
+A delivery answered 2xx used to pay for its own `webhook` log line and its own writes to
+the counters' files: about a tenth of the receiver's CPU per request (the line alone ~80 µs
+of ~800 in one process, bench/ingestparts.py), for lines nobody reads one by one at a
+thousand a second. Under gunicorn's gevent workers (`leadrelay web`, `leadrelay run`) a
+delivery is noted in its process's tally instead (a list append), and a greenlet hands the
+tally on every second:
+
+- one `webhooks` line per at most PER_LINE deliveries, each delivery with all its own line
+  had: source, request_id, accepted, duplicates, skipped, job_ids, skip_reasons, elapsed_ms;
+- the webhook counters moved by the second's totals, and its durations observed.
+
+A scrape of /metrics hands on its own process's tally first, so the process that answers
+is never behind; another web process's deliveries show within a second. A web process
+that stops (a deploy, gunicorn replacing it) hands on what it holds as it exits; one that
+is killed outright loses at most its last second of lines and counts, never a lead.
+
+Refusals (401, 400, 413, 503) are logged and counted as they happen: they are what
+someone looks for. Without gevent (Flask's test client, another WSGI server) there is no
+greenlet to wait for, and each delivery is handed on at once as its own `webhook` line.
+"""
+
+from __future__ import annotations
+
+import os
+
+from workers.common import logs
+
+from . import webmetrics
+
+EVERY_SECONDS = 1.0
+PER_LINE = 100  # deliveries per `webhooks` line: lines stay a few KB (log shippers cut at 16-256 KB)
+log = logs.get("webhook_app.webhooks")
+
+
+class _Tally:
+    def __init__(self):
+        self.pid = os.getpid()
+        self.deliveries: list[dict] = []
+        self.flusher = None
+
+
+_tally = _Tally()
+
+
+def note(source: str, request_id: str, counts: dict, skipped: list[dict], elapsed: float) -> None:
+    """A delivery answered 2xx: counted and logged now, or with the next hand-on."""
+    delivery = {
+        "source": source,
+        "request_id": request_id,
+        "accepted": counts["accepted"],
+        "duplicates": counts["duplicates"],
+        "skipped": len(skipped),
+        "job_ids": counts["job_ids"],
+        "skip_reasons": sorted({s["reason"] for s in skipped}),
+        "elapsed_ms": round(elapsed * 1000, 2),
+    }
+    if not _cooperative():
+        _count([delivery])
+        log.info("webhook", outcome="accepted", **delivery)
+        return
+    tally = _own_tally()
+    tally.deliveries.append(delivery)
+    if tally.flusher is None:
+        import gevent
+
+        tally.flusher = gevent.spawn(_hand_on_every_second, tally)
+
+
+def flush() -> None:
+    """Hand on what this process holds now (a scrape, an exit)."""
+    tally = _own_tally()
+    held, tally.deliveries = tally.deliveries, []
+    if not held:
+        return
+    _count(held)
+    for start in range(0, len(held), PER_LINE):
+        log.info("webhooks", outcome="accepted", deliveries=held[start : start + PER_LINE])
+
+
+def _hand_on_every_second(tally: _Tally) -> None:
+    import gevent
+
+    while tally is _tally:
+        gevent.sleep(EVERY_SECONDS)
+        try:
+            flush()
+        except Exception as err:  # a full disk or a closed stderr must not end the hand-ons
+            log.warning("webhooks_flush_failed", error=type(err).__name__)
+
+
+def _count(deliveries: list[dict]) -> None:
+    totals: dict[tuple[str, str], int] = {}
+    for d in deliveries:
+        for outcome, number in (("accepted", d["accepted"]), ("duplicate", d["duplicates"]), ("ignored", d["skipped"])):
+            if number:
+                totals[d["source"], outcome] = totals.get((d["source"], outcome), 0) + number
+        webmetrics.webhook_seconds(d["source"]).observe(d["elapsed_ms"] / 1000)
+    for (source, outcome), number in totals.items():
+        webmetrics.webhooks(source, outcome).inc(number)
+
+
+def _own_tally() -> _Tally:
+    """This process's tally: a forked child starts its own (it never hands on its parent's)."""
+    global _tally
+    if _tally.pid != os.getpid():
+        _tally = _Tally()
+    return _tally
+
+
+def _cooperative() -> bool:
+    try:
+        from gevent import monkey
+    except ImportError:  # pragma: no cover: gevent is a dependency
+        return False
+    return monkey.is_module_patched("socket")
