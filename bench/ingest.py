@@ -25,7 +25,11 @@ request (its web processes, and Redis) and the machine's steal time during its r
 CPU per request is steadier than requests/s on a shared machine, and steal says when a run
 was not comparable.
 
-    .venv/bin/python bench/ingest.py [--seconds 10] [--connections 8] [--rounds 2]
+`--before REF` also measures leadrelay as it was at a git commit (checked out in a
+temporary worktree), in the same run: a change's figure beside the one before it, both
+beside the same references.
+
+    .venv/bin/python bench/ingest.py [--seconds 10] [--connections 8] [--rounds 2] [--before REF]
     .venv/bin/python bench/ingest.py --wrk [--threads 2] [--connections 32] [--pause-ms 40]
 """
 
@@ -43,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -233,6 +238,21 @@ def _wrk(port: int, args, seconds: float, start: int = 0) -> dict:
     }
 
 
+@contextmanager
+def _worktree(ref: str | None, folder: Path):
+    """leadrelay at `ref`, checked out in `folder` for the run (None: nothing)."""
+    if not ref:
+        yield None
+        return
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(folder), ref], check=True, capture_output=True
+    )
+    try:
+        yield folder
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], capture_output=True)
+
+
 def ensure_wrk() -> None:
     if shutil.which("wrk"):
         return
@@ -256,6 +276,7 @@ def main() -> None:
         default=0,
         help="wrk: each connection waits this long between requests (a load below saturation)",
     )
+    parser.add_argument("--before", metavar="REF", help="also measure leadrelay at this git commit, in the same run")
     args = parser.parse_args()
     args.redis = None
     args.connections = args.connections or (32 if args.wrk else 8)
@@ -263,7 +284,11 @@ def main() -> None:
         ensure_wrk()
         args.lua, args.leads_file = wrk_script(Path(tempfile.mkdtemp(prefix="leadrelay-wrk-")), args.signed)
 
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp) / "redis") as redis_server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        EmbeddedRedis(Path(tmp) / "redis") as redis_server,
+        _worktree(args.before, Path(tmp) / "before") as before,
+    ):
         env = {
             **os.environ,
             "REDIS_URL": redis_server.url,
@@ -278,6 +303,8 @@ def main() -> None:
             results["limit"].append(measure("limit_app:create_app()", env, ROOT / "bench", args))
             results["held"].append(measure("limit_app:create_held_app()", env, ROOT / "bench", args))
             results["leadrelay"].append(measure("webhook_app:create_app()", env, ROOT, args))
+            if before:  # gunicorn puts its folder first on the path: that tree's leadrelay is served
+                results.setdefault("before", []).append(measure("webhook_app:create_app()", env, before, args))
 
     client = f"wrk {args.threads} threads x {args.connections}" if args.wrk else f"Python client x {args.connections}"
     if args.wrk and args.pause_ms:
@@ -318,6 +345,12 @@ def main() -> None:
         f"leadrelay/held (the limit on a held connection, the fair one): "
         f"{summary['leadrelay'][0] / summary['held'][0]:.2f}x (medians)"
     )
+    if "before" in summary:
+        print(
+            f"leadrelay at {args.before} ('before') in the same run: "
+            f"before/held {summary['before'][0] / summary['held'][0]:.2f}x, "
+            f"leadrelay/before {summary['leadrelay'][0] / summary['before'][0]:.2f}x (medians)"
+        )
     print(
         "steal: the share of the machine's time its hypervisor gave to others during the worst run "
         "(figures from a run above a few % are not comparable)"
