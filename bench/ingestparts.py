@@ -23,6 +23,7 @@ import io  # noqa: E402
 import itertools  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -172,13 +173,18 @@ def main() -> None:
     )
     print(f"  held reference (bare Flask, signature, parse, SET NX EX)   {reference:7.1f}")
     print(f"  leadrelay as shipped (INFO logs, metrics on)              {whole:7.1f}   {whole / reference:.2f}x")
-    print("what each step costs in leadrelay's request (the request without it, and the difference):")
+    print("what each step costs in leadrelay's request: the request with it minus without it, paired run by run")
+    print(f"  {'step':<46} {'median':>7} {'(min .. max)':>18}")
+    saved = {}
     for step in steps:
-        print(f"  without {step:<40} {best[step]:7.1f}   {best[step] - whole:+7.1f}")
+        paired = sorted(w - o for w, o in zip(runs["leadrelay"], runs[step]))
+        saved[step] = statistics.median(paired)
+        print(f"  {step:<46} {saved[step]:7.1f}   ({paired[0]:+.0f} .. {paired[-1]:+.0f})")
+    print("  (a spread wider than the median is this machine's noise, not the step)")
     print("timed alone (caches hot; about a third of what they cost in a request):")
     for name, cost in alone.items():
         print(f"  {name:<48} {cost:7.1f}")
-    figures = {"best_us": best, "alone_us": alone}
+    figures = {"best_us": best, "step_median_us": saved, "alone_us": alone}
     print(json.dumps({key: {k: round(v, 1) for k, v in values.items()} for key, values in figures.items()}))
 
 
