@@ -63,7 +63,7 @@ def note(source: str, request_id: str, counts: dict, skipped: list[dict], elapse
         return
     tally = _own_tally()
     tally.deliveries.append(delivery)
-    if tally.flusher is None:
+    if tally.flusher is None or tally.flusher.dead:  # the first delivery, or a hand-on that died
         import gevent
 
         tally.flusher = gevent.spawn(_hand_on_every_second, tally)
@@ -87,8 +87,8 @@ def _hand_on_every_second(tally: _Tally) -> None:
         gevent.sleep(EVERY_SECONDS)
         try:
             flush()
-        except Exception as err:  # a full disk or a closed stderr must not end the hand-ons
-            log.warning("webhooks_flush_failed", error=type(err).__name__)
+        except Exception:  # a closed or full stderr: the next second tries again, with what came since
+            pass
 
 
 def _count(deliveries: list[dict]) -> None:
