@@ -65,3 +65,21 @@ def test_deliveries_are_logged_together_counted_before_a_scrape_and_handed_on_at
     [refused] = [line for line in lines if line.get("request_id") == "req-refused"]
     assert refused["event"] == "webhook" and refused["outcome"] == "bad_signature" and refused["level"] == "warning"
     assert not [line for line in lines if line.get("event") == "webhook" and line.get("outcome") == "accepted"]
+
+
+def test_a_busy_second_is_written_in_lines_of_at_most_fifty_deliveries(capfd):
+    from webhook_app import deliveries
+    from workers.common import logs
+
+    logs.configure("INFO")
+    held = [
+        {"source": "meta", "request_id": f"req-{n}", "accepted": 1, "duplicates": 0, "skipped": 0}
+        | {"job_ids": [f"lead-meta-{n}"], "skip_reasons": [], "elapsed_ms": 1.0}
+        for n in range(120)
+    ]
+    deliveries._own_tally().deliveries.extend(held)
+    deliveries.flush()
+    lines = [json.loads(line) for line in capfd.readouterr().err.splitlines() if '"webhooks"' in line]
+    assert [len(line["deliveries"]) for line in lines] == [50, 50, 20]
+    assert [d["request_id"] for line in lines for d in line["deliveries"]] == [f"req-{n}" for n in range(120)]
+    assert deliveries._own_tally().deliveries == []
