@@ -3,11 +3,13 @@ reference's (bench/limit_app.py: bare Flask, a signature, a JSON parse, one SET 
 a held socket), measured in one process under gevent as gunicorn's workers run them.
 
 bench/ingest.py measures the whole: requests/s under load, and CPU per request. This
-script says which steps make the difference, each timed alone N times (CPU time, best of
-five runs): a step a change makes cheaper shows here before the whole moves out of the
-noise of a shared machine. Whole requests go through each app's WSGI callable with the
-same environ as gunicorn gives it, without the server (gunicorn's parsing and socket
-writes cost both alike).
+script says which steps make the difference. Whole requests go through each app's WSGI
+callable with the environ gunicorn gives it, without the server (gunicorn's parsing and
+socket writes cost both alike). Each round times the reference, leadrelay, and leadrelay
+with one step stubbed out, for each step in turn; a step's cost is the median over the
+rounds of (leadrelay - leadrelay without it), printed with its spread, since on a shared
+machine a single difference can be off by more than the step. Last, a few steps timed
+alone, caches hot: a lower bound of what they cost in a request.
 
     .venv/bin/python bench/ingestparts.py [--calls 500] [--rounds 12]
 """
