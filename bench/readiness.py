@@ -24,7 +24,7 @@ from benchenv import app_on  # noqa: E402
 
 from workers.common.queues import connect  # noqa: E402
 from workers.config.routing import DEFAULT  # noqa: E402
-from workers.events import accuracy, conversions, funnel, stagelag  # noqa: E402
+from workers.events import accuracymarks, conversions, funnel, stagelag  # noqa: E402
 from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 
 DAY = 86400
@@ -46,7 +46,7 @@ def fill(connection, leads: int, now: float) -> None:
                 if created > now - 8 * DAY:
                     marked = {"leadgen_id": str(lead_id), "page_id": page, "form_id": form, "created_time": created}
                     for kind in ("meta", "webhook", "confirmed"):
-                        accuracy.mark(pipe, kind, [marked], now)
+                        accuracymarks.mark(pipe, kind, [marked], now)
                 if rng.random() < 0.25:
                     at = min(int(created + rng.uniform(0, 5) * DAY), int(now))
                     stage = {"event_name": "QualifiedLead", "event_id": f"q-{n}", "event_time": at}

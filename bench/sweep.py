@@ -39,7 +39,7 @@ def scenario(leads: int, every: int) -> dict:
         from workers import jobs
         from workers.common.queues import connect, queue
         from workers.config.settings import load
-        from workers.events import accuracy
+        from workers.events import accuracymarks
         from workers.intake import receiver
         from workers.sources import SOURCES
         from workers.sweep import sweeper
@@ -53,7 +53,7 @@ def scenario(leads: int, every: int) -> dict:
         ]
         work, _ = receiver.lead_jobs(SOURCES["meta"], delivered, ctx.routes, ctx.processing)
         receiver.enqueue_new(queue(connection, "leadrelay"), SOURCES["meta"], work, via="webhook")
-        accuracy.mark_now(connection, "webhook", [{"leadgen_id": "0", "page_id": PAGE, "form_id": FORM}])
+        accuracymarks.mark_now(connection, "webhook", [{"leadgen_id": "0", "page_id": PAGE, "form_id": FORM}])
         subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"], env=env, check=True, capture_output=True)
         before = {kind: len(graph.calls(kind)) for kind in ("form_leads", "batch", "lead")}
         answered_before = len([c for c in graph.calls("form_leads") if "field_data" in str(c.get("query"))])

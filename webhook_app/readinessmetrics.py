@@ -3,10 +3,11 @@ dataset, each stage's share and median days, each stage source's lag, silence an
 post, and the Graph API version's days left. Served by /metrics with the other figures
 read from Redis; like them, aggregate with max() across scraped web processes.
 
-The accuracy report and the readiness report read a hash per day, Page and form: at an
-agency's thousand forms, far more than a scrape every 15 s should pay each time. So
-they are computed at most once a minute, by whichever scrape comes first, and kept for
-the others (`slow_figures`): the series they feed are up to a minute old.
+The per-Page accuracy figures and the readiness report read the marks' rollups (a few
+keys a day whatever the number of forms; events/accuracyrollup.py), each dataset's
+funnel and what the watch found: still more than a scrape every 15 s should pay each
+time. So they are computed at most once a minute, by whichever scrape comes first, and
+kept for the others (`slow_figures`): the series they feed are up to a minute old.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 
 from workers.common import counters
 from workers.common.queues import redis_key
-from workers.events import accuracy, stagelag
+from workers.events import accuracyrollup, stagelag
 from workers.reports import readiness
 
 SLOW = redis_key("scrape", "slow-figures")
@@ -29,10 +30,9 @@ def slow_figures(connection, routes, settings) -> dict:
     kept = connection.get(SLOW)
     if kept:
         return json.loads(kept)
-    rows = accuracy.report(connection)
     found = {
-        "pages": accuracy.bounded(accuracy.by_page(rows)),  # at most 50 Pages by name: flat in Pages
-        "readiness": readiness.report(connection, routes, settings, rows=rows),
+        "pages": accuracyrollup.pages(connection, routes),  # at most 50 Pages by name
+        "readiness": readiness.report(connection, routes, settings),
     }
     connection.set(SLOW, json.dumps(found), ex=SLOW_SECONDS)
     return found

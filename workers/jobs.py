@@ -23,7 +23,7 @@ from workers.engine.attempts import attempt, finished
 from workers.engine.context import Context, context, install  # noqa: F401 (install: the worker's and tests' way in)
 from workers.engine.inflight import Lead
 from workers.engine.jobwork import Work
-from workers.events import accuracy, conversions, ledger
+from workers.events import accuracymarks, conversions, ledger
 from workers.sweep import sweeper, watch
 
 log = logs.get(__name__)
@@ -73,7 +73,8 @@ def process_meta_lead(leadgen: dict) -> dict:
         if item.suppressed:  # a forgotten person: nothing of theirs is written
             return {"outcome": item.outcome, "events": 0}, {}
         done = "kept" if item.dataset.dry_run else "confirmed"
-        accuracy.mark_now(ctx.connection, done, [{**leadgen, "created_time": item.profile["created_time"]}])
+        ended = {**leadgen, "created_time": item.profile["created_time"], "route": {"dataset": item.dataset.name}}
+        accuracymarks.mark_now(ctx.connection, done, [ended])
         return {"outcome": item.outcome, "events": 1}, {
             "match_keys": sorted(item.event["user_data"]),
             "leadgen_id": leadgen_id,

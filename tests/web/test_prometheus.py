@@ -352,9 +352,9 @@ def test_a_job_popped_by_a_worker_that_died_shows_as_intermediate(client, graph,
 
 
 def test_an_agencys_many_pages_are_fifty_series_and_the_rest_summed_with_the_worst_always_named(client, redis_conn):
-    """Per-Page series are bounded (accuracy.bounded): the 50 least accurate Pages by name,
+    """Per-Page series are bounded (accuracyrollup.pages): the 50 least accurate Pages by name,
     the others under page="_other"; a Page in trouble is never summed away."""
-    from workers.events import accuracy
+    from workers.events import accuracymarks
 
     now = time.time()
     for page in range(120):
@@ -362,7 +362,7 @@ def test_an_agencys_many_pages_are_fifty_series_and_the_rest_summed_with_the_wor
         lead["created_time"] = now
         kinds = ["meta"] if page == 77 else ["webhook", "confirmed"]  # one Page whose lead never reached Meta
         for kind in kinds:
-            accuracy.mark_now(redis_conn, kind, [lead])
+            accuracymarks.mark_now(redis_conn, kind, [lead])
     figures = scrape(client)
     ratio = "leadrelay_lead_accuracy_ratio"
     ratios = {dict(labels)["page"]: v for (name, labels), v in figures.items() if name == ratio}

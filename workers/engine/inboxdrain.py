@@ -33,7 +33,7 @@ from workers.engine import batchsteps, crmreads, quarantine, recovery
 from workers.engine.context import Context
 from workers.engine.handoff import hand_off, retry_together
 from workers.engine.inflight import Lead
-from workers.events import accuracy, profiles
+from workers.events import accuracymarks, profiles
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.intake import inbox
 
@@ -188,15 +188,8 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
             entry["arg"] for entry_id, entry in taken if entry.get("via") == "webhook" and entry_id not in forgotten
         ]
         ended_meta = [item for item in delivered if item.lead.source == "meta"]
-        done = {
-            dry: [
-                {**item.lead.args, "created_time": item.profile["created_time"]}
-                for item in ended_meta
-                if item.dataset.dry_run == dry
-            ]
-            for dry in (False, True)
-        }
-        accuracy.mark_all(pipe, [("webhook", came), ("confirmed", done[False]), ("kept", done[True])])
+        done = {dry: [_marked(item) for item in ended_meta if item.dataset.dry_run == dry] for dry in (False, True)}
+        accuracymarks.mark_all(pipe, [("webhook", came), ("confirmed", done[False]), ("kept", done[True])])
         ended = [(item.lead, item.outcome) for item in delivered + aside] + confirmed
         finished = Counter((lead.source, outcome) for lead, outcome in ended)
         for (source, outcome), count in (finished + checked).items():
@@ -227,3 +220,9 @@ def retry_batch(ctx: Context, batch: dict) -> dict:
 
 def _passing(err: Exception) -> bool:
     return isinstance(err, Paused) or isinstance(err, JobError) and err.retryable
+
+
+def _marked(item) -> dict:
+    """A delivered Lead Ads lead as its accuracy mark reads it: the dataset it went to (a job
+    queued before routes existed went to the default) and when it was created."""
+    return {**item.lead.args, "created_time": item.profile["created_time"], "route": {"dataset": item.dataset.name}}

@@ -177,30 +177,3 @@ def _median(counts: dict[int, int]) -> float | None:
         raise IndexError(index)
 
     return (at((total - 1) // 2) + at(total // 2)) / 2
-
-
-def coverage(rows: list[dict], dataset_of) -> dict[str, tuple[int, int]]:
-    """(leads with their Lead event confirmed or kept in dry run, leads known) per dataset, from the accuracy
-    report's rows; `dataset_of(page_id, form_id)` names a row's dataset (None: no route)."""
-    out: dict[str, tuple[int, int]] = {}
-    for row in rows:
-        dataset = dataset_of(row["page_id"], row["form_id"])
-        if dataset:
-            done, known = out.get(dataset, (0, 0))
-            out[dataset] = (done + row["confirmed"] + row.get("kept", 0), known + row["known"])
-    return out
-
-
-def daily_coverage(rows: list[dict], dataset_of) -> dict[str, dict[str, tuple[int, int]]]:
-    """Per dataset and day: (leads with their Lead event confirmed or kept, leads known),
-    from the accuracy report's rows and their `days` (see `coverage`)."""
-    out: dict[str, dict[str, tuple[int, int]]] = {}
-    for row in rows:
-        dataset = dataset_of(row["page_id"], row["form_id"])
-        if not dataset:
-            continue
-        days = out.setdefault(dataset, {})
-        for figures in row.get("days", []):
-            done, known = days.get(figures["day"], (0, 0))
-            days[figures["day"]] = (done + figures["confirmed"] + figures.get("kept", 0), known + figures["known"])
-    return out

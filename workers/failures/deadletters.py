@@ -26,7 +26,7 @@ from workers.common.policy import FAILURE_TTL
 from workers.common.queues import redis_key
 from workers.common.refusals import QueueUnavailable
 from workers.config.routing import dataset_of
-from workers.events import accuracy
+from workers.events import accuracymarks
 
 INDEX = redis_key("dead")
 # job id -> "reason dataset"; and "reason dataset" -> how many wait, kept as they change, so
@@ -100,7 +100,7 @@ def record(connection: redis.Redis, entry: dict, new: bool = True) -> None:
         if new:
             counters.count(pipe, counters.DEAD, entry["reason"], dataset)
         if entry.get("source") == "meta" and isinstance(entry.get("args"), dict):
-            accuracy.mark(pipe, "dead", [entry["args"]])
+            accuracymarks.mark(pipe, "dead", [entry["args"]])
         pipe.execute()
     # On a replica before the worker moves on, as an acknowledged lead is. Without one in
     # time the worker still moves on: holding the job would stall delivery, and the record

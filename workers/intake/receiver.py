@@ -15,7 +15,7 @@ from workers.common.queues import job_id, redis_key
 from workers.common.refusals import BadSignature, QueueUnavailable
 from workers.config.routing import Client, Routes, dataset_of
 from workers.config.settings import Settings
-from workers.events import accuracy, suppression
+from workers.events import accuracymarks, suppression
 from workers.intake import chats, crmitems, forms, inbox
 from workers.sources import CHAT, CRM_STAGES, FORM, LEAD_ADS, Source
 
@@ -301,7 +301,7 @@ def record_ignored(
             pipe.ltrim(IGNORED, 0, IGNORED_KEEP - 1)
             for item in held:
                 pipe.hset(HELD, item["leadgen_id"], json.dumps({**item, "held_at": now}, sort_keys=True))
-            accuracy.mark(pipe, "webhook", arrived, now)
+            accuracymarks.mark(pipe, "webhook", arrived, now)
             pipe.execute()
     except redis.RedisError as err:
         raise QueueUnavailable(f"queue unavailable ({type(err).__name__}); retry later") from None

@@ -150,7 +150,7 @@ RECORDS = (
     Record(
         "leadrelay:accuracy:*",
         "accuracy flag",
-        "lead ids per form and day: came by webhook or by sweep; counts",
+        "lead ids per form and day: came by webhook or by sweep; counts per form, Page, dataset and day",
         "8 days",
         False,
         True,

@@ -16,20 +16,17 @@ import time
 from workers.common import counters
 from workers.config import versions
 from workers.config.routing import Routes
-from workers.events import accuracy, funnel, gates, stagelag
+from workers.events import accuracyrollup, funnel, gates, stagelag
 from workers.graphapi import versionsignals
 from workers.reports import watched
 
 
-def report(connection, routes: Routes, settings, now: float | None = None, rows: list[dict] | None = None) -> dict:
-    """`rows`: the accuracy report's rows when the caller has them (a scrape passes its
-    minute-old totals); else read now."""
+def report(connection, routes: Routes, settings, now: float | None = None) -> dict:
     now = time.time() if now is None else now
     names = sorted(routes.datasets)
     figures = funnel.read(connection, names, now)
-    rows = accuracy.report(connection, now=now) if rows is None else rows
-    covered = funnel.coverage(rows, lambda page, form: _dataset(routes, page, form))
-    daily = funnel.daily_coverage(rows, lambda page, form: _dataset(routes, page, form))
+    daily = accuracyrollup.coverage(connection, routes, now)  # per dataset: a few keys a day, not one per form
+    covered = {name: tuple(map(sum, zip(*days.values()))) for name, days in daily.items()}
     found = watched.read(connection) or {}
     values = counters.read(connection)
     version = versions.horizon(settings.api_version)
@@ -84,11 +81,6 @@ def match_quality(values: dict, dataset: str) -> list[dict]:
             }
         )
     return out
-
-
-def _dataset(routes: Routes, page: str, form: str) -> str | None:
-    route, _ = routes.lead(page, form)
-    return route["dataset"] if route else None
 
 
 def _dataset_report(routes: Routes, figures: funnel.Figures, coverage, now: float, daily: dict | None) -> dict:

@@ -27,7 +27,7 @@ from workers import jobnames
 from workers.common.queues import job_id
 from workers.config import environment, sandbox
 from workers.config.routing import DEFAULT
-from workers.events import accuracy, conversions, funnel, profiles, stagelag
+from workers.events import accuracy, accuracymarks, conversions, funnel, profiles, stagelag
 from workers.reports import watched
 from workers.run import sendtest
 
@@ -65,9 +65,10 @@ def history(connection, leads: list[dict], now: float) -> dict:
         if lead["created"] >= now - LIVE_SECONDS:
             continue
         marked = {"leadgen_id": lead["id"], "page_id": sandbox.PAGE_ID, "form_id": sandbox.FORM_ID}
+        marked["route"] = {"dataset": DEFAULT}  # the dataset its Lead event went to, as a job's route says
         marked["created_time"] = lead["created"]
         if lead["created"] >= now - accuracy.WINDOW_DAYS * DAY and index % 25 == 0:
-            steps.append((lead["created"], lambda p, m=marked: accuracy.mark(p, "meta", [m], now)))
+            steps.append((lead["created"], lambda p, m=marked: accuracymarks.mark(p, "meta", [m], now)))
             missing += 1  # Meta holds it; no webhook brought it: Lead Coverage under 100%
             continue
         steps.append((lead["created"] + 5, lambda p, lead=lead, m=marked: _lead(p, lead, m, now)))
@@ -96,7 +97,7 @@ def _lead(pipe, lead: dict, marked: dict, now: float) -> None:
     funnel.record(pipe, [_event(lead, conversions.LEAD, lead["created"])], DEFAULT, lead["created"] + 5)
     if lead["created"] >= now - (accuracy.WINDOW_DAYS + 1) * DAY:
         for kind in ("meta", "webhook", "kept"):  # the sandbox keeps its events (dry run)
-            accuracy.mark(pipe, kind, [marked], now)
+            accuracymarks.mark(pipe, kind, [marked], now)
 
 
 def _stage(pipe, lead: dict, stage: tuple, arrived: float) -> None:

@@ -37,7 +37,7 @@ from workers.config import sandbox
 from workers.config.routing import ANY_PAGE
 from workers.engine.batchsteps import LISTED
 from workers.engine.context import Context
-from workers.events import accuracy, conversions, leadevents
+from workers.events import accuracy, accuracymarks, conversions, leadevents
 from workers.graphapi.graph import LEAD_FIELDS
 from workers.intake import inbox, receiver
 from workers.sources import SOURCES, meta
@@ -259,7 +259,7 @@ def _take(ctx: Context, queue: Queue, pipe, page: tuple[str, str], form_id: str,
     enqueued = receiver.enqueue_new(queue, SOURCES[meta.NAME], work)
     new = set(enqueued["job_ids"])
     recovered = [args for key, args in work if job_id("lead", meta.NAME, key) in new]
-    accuracy.mark_all(pipe, [("meta", listed), ("too_old", too_old), ("recovered", recovered)], now)
+    accuracymarks.mark_all(pipe, [("meta", listed), ("too_old", too_old), ("recovered", recovered)], now, ctx.routes)
     return {
         "listed": len(listed),
         "recovered": len(recovered),
