@@ -95,7 +95,7 @@ def roll(connection, rounds: int) -> list[float]:
     for _ in range(max(5, rounds // 6)):
         connection.delete(window_key("from"))
         start = time.perf_counter()
-        accuracyrollup.window(connection, None)
+        accuracyrollup.window_days(connection, None)
         spent.append((time.perf_counter() - start) * 1000)
     return spent
 

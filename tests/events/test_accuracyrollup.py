@@ -45,7 +45,7 @@ def marked(connection: redis.Redis, marks: list[tuple[str, int]], read_first: bo
     to the window's sums as it lands (without, the next read sums the days)."""
     connection.flushdb()
     if read_first:
-        accuracyrollup.window(connection, ROUTES, NOW)
+        accuracyrollup.window_days(connection, ROUTES, NOW)
     with connection.pipeline() as pipe:
         for kind, n in marks:
             accuracymarks.mark(pipe, kind, [lead(n)], NOW, ROUTES)
@@ -139,7 +139,7 @@ def test_a_form_counts_in_the_dataset_it_was_first_marked_with_that_day(redis_co
 def test_a_page_ranks_by_its_whole_window_not_by_the_day_it_was_last_marked(redis_conn, read_first):
     """Page 2's good day six days ago and bad day today rank it by both, as the report does."""
     if read_first:
-        accuracyrollup.window(redis_conn, ROUTES, NOW)
+        accuracyrollup.window_days(redis_conn, ROUTES, NOW)
     old = [{"leadgen_id": str(n), "page_id": "2", "form_id": "21", "created_time": NOW - 6 * DAY} for n in range(9)]
     new = [{"leadgen_id": "90", "page_id": "2", "form_id": "21", "created_time": NOW}]
     other = [{"leadgen_id": str(100 + n), "page_id": "3", "form_id": "31", "created_time": NOW} for n in range(2)]
@@ -155,7 +155,7 @@ def test_a_day_leaves_the_window_at_midnight_and_its_leads_with_it(redis_conn):
     the new day sums the window again, and marks after it add to the new sums."""
     old = [{"leadgen_id": str(n), "page_id": "2", "form_id": "21", "created_time": NOW - 7 * DAY} for n in range(3)]
     new = [{"leadgen_id": "9", "page_id": "3", "form_id": "31", "created_time": NOW}]
-    accuracyrollup.window(redis_conn, ROUTES, NOW)
+    accuracyrollup.window_days(redis_conn, ROUTES, NOW)
     marked_now(redis_conn, "webhook", old + new)
     assert set(accuracyrollup.pages(redis_conn, ROUTES, now=NOW)) == {"2", "3"}
     tomorrow = NOW + DAY

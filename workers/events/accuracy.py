@@ -144,6 +144,12 @@ _FIGURES = {
     "waiting": lambda f: f & {"w", "r"} and not f & {*_DONE, "d"},
     "missing": lambda f: "m" in f and not f & {"w", "r", "o"},
 }
+# The same two states for the Lua scripts that count leads in them as they are marked
+# (accuracymarks.py) or sum them again (accuracyrollup.py).
+LUA_STATES = f"""
+local function known(f) return string.find(f, '[{"".join(sorted(_KNOWN))}]') ~= nil end
+local function done(f) return known(f) and string.find(f, '[{"".join(sorted(_DONE))}]') ~= nil end
+"""
 
 
 @lru_cache(maxsize=256)  # at most 2^7 combinations of the seven flags

@@ -18,6 +18,7 @@ from workers.common import times
 from workers.events.accuracy import (
     FLAGS,
     FORMS,
+    LUA_STATES,
     NONE,
     ROLLUPS,
     WINDOW,
@@ -41,11 +42,11 @@ from workers.events.accuracy import (
 # Page (accuracyrollup.py). A (day, Page, form) counts in the dataset it was first marked
 # with that day: known and done land in the same dataset even when the routes change
 # between two marks of a lead.
-_MARK = """
+_MARK = (
+    LUA_STATES
+    + """
 local n = (#ARGV - 5) / 2
 if n < 1 then return 0 end
-local function known(f) return string.find(f, '[mwr]') ~= nil end
-local function done(f) return known(f) and string.find(f, '[ck]') ~= nil end
 local function one(b) if b then return 1 end return 0 end
 local ids = {}
 for i = 1, n do ids[i] = ARGV[4 + 2 * i] end
@@ -109,6 +110,7 @@ end
 redis.call('SADD', KEYS[3], ARGV[2])
 return changed
 """
+)
 # Only its sha is computed here; it always runs on the caller's client or pipeline, which
 # loads it into Redis when Redis does not know it yet.
 _MARK_SCRIPT = redis.Redis().register_script(_MARK)

@@ -62,7 +62,7 @@ def pages(connection: redis.Redis, routes, limit: int = PAGE_SERIES, now: float 
     name, the ones that most need looking at (lowest accuracy first), the rest added up
     under OTHER_PAGES: an agency's thousand Pages are not thousands of series at every
     scrape, and a Page in trouble is always named."""
-    dates = window(connection, routes, now)
+    dates = window_days(connection, routes, now)
     with connection.pipeline(transaction=False) as pipe:
         pipe.zcard(window_key("ranked"))
         pipe.zrange(window_key("ranked"), 0, limit - 1)
@@ -84,9 +84,10 @@ def pages(connection: redis.Redis, routes, limit: int = PAGE_SERIES, now: float 
 
 def coverage(connection: redis.Redis, routes, now: float | None = None) -> dict[str, dict[str, tuple[int, int]]]:
     """Per dataset and day of the window: (leads with their Lead event confirmed or kept in
-    dry run, leads known), as funnel.daily_coverage reads them from the report's rows."""
-    dates = window(connection, routes, now)
-    counts = accuracy.read_counts(connection, [rollup_key(name, on) for on in dates for name in ROLLUPS[-2:]])
+    dry run, leads known): what the lead coverage gates judge (events/gates.py)."""
+    dates = window_days(connection, routes, now)
+    keys = [rollup_key(name, on) for on in dates for name in ("dataset-known", "dataset-done")]
+    counts = accuracy.read_counts(connection, keys)
     out: dict[str, dict[str, tuple[int, int]]] = {}
     for n, on in enumerate(dates):
         known, done = counts[2 * n], counts[2 * n + 1]
@@ -96,7 +97,7 @@ def coverage(connection: redis.Redis, routes, now: float | None = None) -> dict[
     return out
 
 
-def window(connection: redis.Redis, routes, now: float | None = None) -> list[str]:
+def window_days(connection: redis.Redis, routes, now: float | None = None) -> list[str]:
     """The report's window, its days' rollups complete (`_rolled_up`) and the window's own
     summed over them since its first day last changed."""
     dates = accuracy.window(WINDOW_DAYS, now)
@@ -122,9 +123,9 @@ def _figures(days: list[dict[str, int]]) -> dict:
 # the routes give it now, for each form the caller knew of. The day's rollups are made
 # again from the forms' counts in one step: a mark landing meanwhile waits, and a form
 # first marked since the caller listed them is still counted (its pin names its dataset).
-_REBUILD = redis.Redis().register_script("""
-local function known_of(f) return string.find(f, '[mwr]') ~= nil end
-local function done_of(f) return known_of(f) and string.find(f, '[ck]') ~= nil end
+_REBUILD = redis.Redis().register_script(
+    accuracy.LUA_STATES
+    + """
 local routed = {}
 for n = 4, #ARGV, 2 do routed[ARGV[n]] = ARGV[n + 1] end
 for i = 3, #KEYS do redis.call('DEL', KEYS[i]) end
@@ -144,11 +145,11 @@ for _, pair in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       local combo, by = flat[j], tonumber(flat[j + 1])
       redis.call('HINCRBY', page_key, combo, by)
       redis.call('HINCRBY', KEYS[3], combo, by)
-      if known_of(combo) then
+      if known(combo) then
         redis.call('ZINCRBY', KEYS[4], by, page)
         if dataset then redis.call('HINCRBY', KEYS[6], dataset, by) end
       end
-      if done_of(combo) then
+      if done(combo) then
         redis.call('ZINCRBY', KEYS[5], by, page)
         if dataset then redis.call('HINCRBY', KEYS[7], dataset, by) end
       end
@@ -158,7 +159,8 @@ for _, pair in ipairs(redis.call('SMEMBERS', KEYS[1])) do
 end
 for i = 2, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
 return 1
-""")
+"""
+)
 
 
 def _rolled_up(connection: redis.Redis, routes, dates: list[str]) -> None:

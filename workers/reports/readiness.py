@@ -26,7 +26,10 @@ def report(connection, routes: Routes, settings, now: float | None = None) -> di
     names = sorted(routes.datasets)
     figures = funnel.read(connection, names, now)
     daily = accuracyrollup.coverage(connection, routes, now)  # per dataset: a few keys a day, not one per form
-    covered = {name: tuple(map(sum, zip(*days.values()))) for name, days in daily.items()}
+    covered = {
+        name: (sum(done for done, _ in days.values()), sum(known for _, known in days.values()))
+        for name, days in daily.items()
+    }
     found = watched.read(connection) or {}
     values = counters.read(connection)
     version = versions.horizon(settings.api_version)
