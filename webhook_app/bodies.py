@@ -22,6 +22,8 @@ import json
 from workers.common import logs
 from workers.sources.ids import unsigned
 
+from . import greenlets
+
 log = logs.get(__name__)
 _NO_BODY = ("GET", "HEAD", "OPTIONS", "DELETE")
 
@@ -95,11 +97,9 @@ class _deadline:
         self.seconds, self.timer = seconds, None
 
     def __enter__(self):
-        try:
-            from gevent import Timeout, monkey
-        except ImportError:  # pragma: no cover: gevent is a dependency
-            return self
-        if monkey.is_module_patched("socket"):
+        if greenlets.cooperative():
+            from gevent import Timeout
+
             self.timer = Timeout(self.seconds, BodyTimedOut)
             self.timer.start()
         return self

@@ -28,7 +28,7 @@ import os
 
 from workers.common import logs
 
-from . import webmetrics
+from . import greenlets, webmetrics
 
 EVERY_SECONDS = 1.0
 PER_LINE = 50  # deliveries per `webhooks` line: ~10 KB, under the 16 KB at which Docker splits a line
@@ -57,7 +57,7 @@ def note(source: str, request_id: str, counts: dict, skipped: list[dict], elapse
         "skip_reasons": sorted({s["reason"] for s in skipped}),
         "elapsed_ms": round(elapsed * 1000, 2),
     }
-    if not _cooperative():
+    if not greenlets.cooperative():
         _count([delivery])
         log.info("webhook", outcome="accepted", **delivery)
         return
@@ -108,11 +108,3 @@ def _own_tally() -> _Tally:
     if _tally.pid != os.getpid():
         _tally = _Tally()
     return _tally
-
-
-def _cooperative() -> bool:
-    try:
-        from gevent import monkey
-    except ImportError:  # pragma: no cover: gevent is a dependency
-        return False
-    return monkey.is_module_patched("socket")
