@@ -43,7 +43,7 @@ from workers.vendors.salesforce import webhook as salesforce  # noqa: E402
 SECRETS = {
     "hubspot": "bench-hubspot-secret",
     "pipedrive": "bench:pipedrive",
-    "highlevel": "bench-highlevel-seed",  # a seed: its private half signs here, its public half verifies
+    "highlevel": "seed:bench-highlevel",  # a seed: its private half signs here, its public half verifies
     "salesforce": "00Dx0000000BENCHEAG:bench-token",
 }
 MODULES = {"hubspot": hubspot, "pipedrive": pipedrive, "highlevel": highlevel, "salesforce": salesforce}

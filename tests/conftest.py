@@ -199,7 +199,10 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
     # Every source's settings from the registry: a newly registered source is signed, and its
     # CRM read back from the stand-in (which answers the CRMs' read APIs too), with no line here.
     for source in SOURCES.values():
-        values.setdefault(source.secret_setting, f"{source.name}-test-secret")
+        # A key's setting holds a signing seed (said so: keys are never read as secrets).
+        values.setdefault(
+            source.secret_setting, ("seed:" if source.secret_parser else "") + f"{source.name}-test-secret"
+        )
         if source.token_setting:
             values[source.token_setting] = f"{source.name}-api-token"
         if source.api_url_setting:

@@ -8,6 +8,7 @@ import time
 from helpers import ADMIN, LEAD, delivered_lead, leadrelay
 from webhook_app import create_app
 from workers.events import stagelag
+from workers.graphapi import capi
 from workers.reports import readiness
 
 DAY = 86400
@@ -151,3 +152,24 @@ def test_metas_match_quality_shows_beside_ours_for_web_events_and_not_available_
         "web": [{"event_name": "Lead", "composite_score": 7.4, "coverage": 82}],
     }
     assert "Meta's event match quality (web events): Lead 7.4/10" in "\n".join(render(found))
+
+
+def test_a_dry_run_lead_kept_again_ahead_of_its_stage_counts_once(env, graph, post_meta, work, monkeypatch, redis_conn):
+    """In dry run Meta never confirms a Lead, so it is kept again ahead of each later stage
+    (`leadrelay dry-run` says why): the funnel still counts the lead once, not per stage."""
+    monkeypatch.delenv("META_CAPI_ACCESS_TOKEN")
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", "crm-token")
+    client = create_app().test_client()
+    created = delivered_lead(graph, post_meta, work, seconds_ago=3600)
+    post_stages(client, {"leadgen_id": LEAD, "stage": "QualifiedLead", "occurred_at": int(created + 600)})
+    work()
+    post_stages(client, {"leadgen_id": LEAD, "stage": "Schedule", "occurred_at": int(created + 1200)})
+    work()
+    kept = [item["event"]["event_name"] for item in capi.last_dry_run(redis_conn, 10)][::-1]
+    assert kept == ["Lead", "Lead", "QualifiedLead", "Lead", "Schedule"]
+    [dataset] = readiness.report(redis_conn, client.application.extensions["leadrelay"]["routes"], _settings(client))[
+        "datasets"
+    ]
+    gates = {g["name"]: g for g in dataset["gates"]}
+    assert gates["leads_30d"]["value"] == 1
+    assert sum(day["leads"] for day in dataset["by_day"]) == 1

@@ -26,7 +26,7 @@ def test_every_fixture_parses(path):
     assert "__" in path.stem, "fixture names are <event>__<variant>.json"
     source = SOURCES[path.parent.name]
     body = path.read_bytes()
-    parsed = source.parse(body, source.sign("fixture-secret", body))  # as delivered: some read their headers
+    parsed = source.parse(body, source.sign("seed:fixture-secret", body))  # as delivered: some read their headers
     # "__ignored" fixtures are deliveries acknowledged and skipped; all others carry leads
     # (a CRM's: stage changes).
     carried = parsed["items"] if source.kind == CRM_STAGES else parsed["leads"]

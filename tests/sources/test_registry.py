@@ -41,7 +41,7 @@ def test_missing_signature_returns_401(deliver, name):
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_bad_signature_returns_401(deliver, name):
-    answer = deliver(name, _deliveries(name)[0].read_bytes(), secret="not-the-secret")
+    answer = deliver(name, _deliveries(name)[0].read_bytes(), secret="seed:not-the-secret")
     assert answer.status_code == 401 and answer.get_json()["error"] == "bad_signature"
 
 

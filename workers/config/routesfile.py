@@ -201,6 +201,8 @@ def _secrets(where: str, raw: dict, env: Mapping[str, str]) -> dict[str, tuple[s
         values = tuple(v.strip() for v in env.get(variable, "").split(",") if v.strip())
         if not values:
             _fail(f"{where}.secrets.{source}", f"{variable} is not set")
+        for problem in SOURCES[source].secret_problems(values)[:1]:
+            _fail(f"{where}.secrets.{source}", f"{variable} {problem}")
         out[source] = values
     return out
 

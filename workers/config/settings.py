@@ -289,6 +289,11 @@ def load(
         replica_ack_timeout_ms=number("LEADRELAY_REPLICA_ACK_TIMEOUT_MS", 1000, minimum=1),
     )
     errors.extend(_sandbox_problems(settings, env))
+    errors.extend(
+        ConfigError(SOURCES[name].secret_setting, problem)
+        for name, values in settings.source_secrets.items()
+        for problem in SOURCES[name].secret_problems(values)[:1]
+    )
     missing = {}
     skip = (*skip, *_routed(settings.config_path))
     for name in (role,) if isinstance(role, str) else role or ():

@@ -32,3 +32,20 @@ def confirmed_many(connection: redis.Redis, event_ids: list[str | None]) -> list
 def confirm(pipe, event_id: str, fbtrace_id: str | None) -> None:
     """Record, in the caller's pipeline, that Meta accepted the event."""
     pipe.set(key(event_id), fbtrace_id or "1", ex=policy.CONFIRMED_TTL)
+
+
+def kept_key(event_id: str) -> str:
+    return redis_key("kept", event_id)
+
+
+def kept_before(connection: redis.Redis, event_ids: list[str]) -> list[bool]:
+    """Which of these events a dry run already kept (its funnel counted them then)."""
+    with connection.pipeline(transaction=False) as pipe:
+        for event_id in event_ids:
+            pipe.exists(kept_key(event_id))
+        return [bool(found) for found in pipe.execute()]
+
+
+def keep(pipe, event_id: str) -> None:
+    """Record, in the caller's pipeline, that a dry run kept the event (not that Meta took it)."""
+    pipe.set(kept_key(event_id), 1, ex=policy.CONFIRMED_TTL)

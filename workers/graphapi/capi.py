@@ -123,16 +123,21 @@ def _count_failed(connection: redis.Redis, events: list[dict], reason: str, data
 
 
 def keep_dry_run(connection, settings: Settings, events: list[dict], dataset: Dataset, lead_times=None) -> None:
+    """Keep the events instead of sending them. A Lead kept again ahead of a later stage
+    (dry run never confirms it) is shown again but counted in the funnel once."""
     kept_at = int(time.time())
+    before = ledger.kept_before(connection, [event["event_id"] for event in events])
+    new = [event for event, kept in zip(events, before) if not kept]
     with connection.pipeline() as pipe:
         for event in events:
             pipe.lpush(
                 DRY_RUN_LIST,
                 json.dumps({"kept_at": kept_at, "dataset_id": dataset.id, "dataset": dataset.name, "event": event}),
             )
+            ledger.keep(pipe, event["event_id"])
         pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
         counters.record_sent(pipe, events, "dry_run", dataset.name)
-        funnel.record(pipe, events, dataset.name, kept_at, lead_times)
+        funnel.record(pipe, new, dataset.name, kept_at, lead_times)
         pipe.execute()
 
 

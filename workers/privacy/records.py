@@ -72,6 +72,14 @@ RECORDS = (
         True,
     ),
     Record(
+        "leadrelay:kept:*",
+        "dry-run mark",
+        "an event_id (names the lead) a dry run kept: the funnel counted it once",
+        "8 days",
+        True,
+        True,
+    ),
+    Record(
         "leadrelay:stage:*",
         "stage claim",
         "an event_id (names the lead): that stage was sent once",

@@ -20,8 +20,10 @@ import functools
 import inspect
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Callable
 
 from workers import jobnames
+from workers.sources import keys as signing_keys
 from workers.sources import meta, signed, tally, typeform
 from workers.vendors.calcom import webhook as calcom
 from workers.vendors.calendly import webhook as calendly
@@ -54,11 +56,24 @@ class Source:
     token_setting: str = ""  # CRM sources: the API token the person is read back with
     client: str = ""  # CRM sources that read back: the client class's dotted path (workers/crmapi)
     sample: str = ""  # the sandbox's `send-test <name>`: the function's dotted path (its samples.py)
+    # A secret that is a key: read in its documented forms or refused at start (ValueError
+    # says why); None: any text is a shared secret.
+    secret_parser: Callable[[str], object] | None = None
 
     @property
     def api_url_setting(self) -> str:
         """The setting that points its read-back client elsewhere (the sandbox's stand-in)."""
         return f"{self.name.upper()}_API_URL" if self.client else ""
+
+    def secret_problems(self, values) -> list[str]:
+        """Why each of these values of its secret setting cannot be used (none: all can)."""
+        out = []
+        for value in values if self.secret_parser else ():
+            try:
+                self.secret_parser(value)
+            except ValueError as err:
+                out.append(str(err))
+        return out
 
     def verify(self, body: bytes, headers, secrets, url: str = "", peer: str = "") -> None:
         """Raise BadSignature unless the delivery authenticates as its vendor does. A source
@@ -143,6 +158,7 @@ SOURCES = {
             "HIGHLEVEL_ACCESS_TOKEN",
             "workers.vendors.highlevel.client.HighLevel",
             "workers.vendors.highlevel.samples.send",
+            secret_parser=signing_keys.parse,
         ),
         Source(
             salesforce.NAME,

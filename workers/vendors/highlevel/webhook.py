@@ -11,26 +11,25 @@ A payload's `timestamp` must be within five minutes, and `webhookId` is the idem
 (a redelivery is a duplicate). HighLevel retries only a 429, so a storage failure is
 answered 429 (UNAVAILABLE_STATUS). The contact is read back by id (client.py).
 
-A value that is not a public key is a local seed: the sandbox and the tests sign with the
-private key it makes and verify with its public half. No one else can sign for it, so a
-mistyped key refuses every delivery rather than accepting any.
+The key is read by keys.py in the forms it is pasted in (base64, PEM, quoted, escaped
+newlines), or refused at start; a value is a local signing seed only when it says so.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import time
 from typing import Mapping, Sequence
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ed25519, padding, rsa
 
 from workers.common import jsonbody
 from workers.common.refusals import BadSignature, MalformedBody
 from workers.common.times import unix_time
+from workers.sources import keys
 from workers.sources.ids import tool_id
 
 NAME = "highlevel"
@@ -52,22 +51,20 @@ _EVENTS = ("OpportunityStageUpdate", "OpportunityStatusUpdate")
 
 
 def _keys(secrets: Sequence[str]) -> list:
-    keys = []
+    """The configured public keys; one that does not parse verifies nothing (settings
+    refuse it at start: keys.parse)."""
+    found = []
     for text in secrets:
         try:
-            keys.append(serialization.load_der_public_key(base64.b64decode(text, validate=True)))
-        except (binascii.Error, ValueError, TypeError):
-            keys.append(_seed(text).public_key())
-    return keys
-
-
-def _seed(text: str) -> ed25519.Ed25519PrivateKey:
-    return ed25519.Ed25519PrivateKey.from_private_bytes(hashlib.sha256(text.encode("utf-8")).digest())
+            found.append(keys.parse(text))
+        except ValueError:
+            continue
+    return found
 
 
 def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
     """The header a seed's private key signs `body` with (the sandbox's and the tests')."""
-    return {SIGNATURE_HEADER: base64.b64encode(_seed(secret).sign(body)).decode("ascii")}
+    return {SIGNATURE_HEADER: base64.b64encode(keys.seed(secret).sign(body)).decode("ascii")}
 
 
 def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float | None = None) -> None:
