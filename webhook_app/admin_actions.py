@@ -66,8 +66,9 @@ def forget():
             audittrail.actor(),
             request.remote_addr or "unknown",
             ext()["settings"].audit_retention_days,
+            all_matching=request.form.get("all_matching") == "1",
         )
-    except NoIdentifier as err:
+    except (NoIdentifier, privacy.SharedIdentifiers) as err:
         flash(str(err), "error")
     else:
         removed = ", ".join(f"{n} {kind}" for kind, n in done["removed"].items()) or "nothing held"

@@ -4,11 +4,12 @@ every dataset. Identifiers come in the body (never the URL, which proxies log)."
 
 from __future__ import annotations
 
-from flask import current_app, g, jsonify, request
+from flask import abort, current_app, g, jsonify, request
 
 from workers.common import jsonbody
 from workers.common.refusals import MalformedBody
 from workers.privacy import forget as privacy
+from workers.privacy.forget import SharedIdentifiers
 from workers.privacy.person import NoIdentifier
 
 from . import audittrail
@@ -24,15 +25,31 @@ def _given() -> dict:
 
 def _run(action, **extra):
     ext = current_app.extensions["leadrelay"]
+    given = _given()
+    all_matching = given.pop("all_matching", False) is True
+    if all_matching and g.scope.client:
+        abort(_refusal(403, "not_allowed", "only LEADRELAY_API_TOKEN may erase or show several people at once"))
     try:
-        return action(ext["redis"], ext["routes"], _given(), ext["settings"].default_region, g.scope.datasets, **extra)
+        return action(
+            ext["redis"], ext["routes"], given, ext["settings"].default_region, g.scope.datasets,
+            all_matching=all_matching, **extra,
+        )  # fmt: skip
     except NoIdentifier as err:
         raise MalformedBody(str(err), reason="no_identifier") from None
+    except SharedIdentifiers as err:
+        abort(_refusal(409, "shared_identifiers", str(err), others=err.others))
+
+
+def _refusal(status: int, error: str, detail: str, **more):
+    answer = jsonify({"error": error, "detail": detail, **more})
+    answer.status_code = status
+    return answer
 
 
 @bp.post("/people/export")
 def export():
-    """What is held about one person, as hashes and ids: {"email"|"phone"|"external_id"|"lead_id"|"person_id": ...}."""
+    """What is held about one person, as hashes and ids: {"email"|"phone"|"external_id"|"lead_id"|"person_id": ...}
+    (and "all_matching": true, the operator's, when the identifiers reach other people's leads too)."""
     found = _run(privacy.export)
     audittrail.note("export", datasets=found["datasets"], found=found["counts"])
     return jsonify(found), 200

@@ -17,10 +17,15 @@ def person_options(command):
             ("phone", "Their phone, as they gave it (national numbers read with --region)."),
             ("lead-id", "A Lead Ads lead id (leadgen_id)."),
             ("external-id", "Your CRM's id for them, as you send it as external_id."),
-            ("person-id", "A CRM's or booking tool's id: source:id (hubspot:512), or the bare id."),
+            ("person-id", "A profile's id as source:id (hubspot:512, typeform:FORM:TOKEN)."),
         )
     ):
         command = click.option(f"--{name}", multiple=True, help=text)(command)
+    command = click.option(
+        "--all-matching",
+        is_flag=True,
+        help="Go ahead when the identifiers reach other people's leads too (a shared phone or external id).",
+    )(command)
     command = click.option(
         "--client", default=None, help="Only this client's datasets (the mapping file's [clients.NAME]); default: all."
     )(command)
@@ -51,13 +56,14 @@ def _datasets(routes, client: str | None) -> list[str]:
 @click.command(short_help="Erase one person everywhere and keep them suppressed.")
 @person_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: what was removed, by kind.")
-def forget(region, client, as_json: bool, **options):
+def forget(region, client, all_matching: bool, as_json: bool, **options):
     """Remove every record that holds one person (profiles, waiting jobs, dead letters,
     quarantine, claims, ledger entries, accuracy flags) in every dataset, keep their hashes
     on the suppression list so nothing more about them is kept or sent, and audit it.
     With --client, only that client's datasets (another client's lead with the same email
     is left alone)."""
     from workers.privacy import audit
+    from workers.privacy.forget import SharedIdentifiers
     from workers.privacy.forget import forget as run
     from workers.privacy.person import NoIdentifier
 
@@ -65,15 +71,17 @@ def forget(region, client, as_json: bool, **options):
     try:
         done = run(
             connection, routes, _given(options), region or settings.default_region, _datasets(routes, client),
-            *audit.cli_actor(), settings.audit_retention_days,
+            *audit.cli_actor(), settings.audit_retention_days, all_matching=all_matching,
         )  # fmt: skip
-    except NoIdentifier as err:
+    except (NoIdentifier, SharedIdentifiers) as err:
         raise click.UsageError(str(err)) from None
     if as_json:
         click.echo(json.dumps(done, sort_keys=True))
         return
     removed = ", ".join(f"{n} {kind}" for kind, n in done["removed"].items()) or "nothing was held"
     click.echo(f"forgotten as {done['ref']} in {', '.join(done['datasets'])}: removed {removed}")
+    if done["others"]:
+        click.echo(f"with {done['others']} lead(s) of others sharing their phone or external id (--all-matching)")
     click.echo("suppressed: a later lead, stage or replay for them is acknowledged, recorded and never sent")
     click.echo(f"undo with: leadrelay unsuppress {done['ref']}")
     click.echo(done["sent_already"])
@@ -96,18 +104,18 @@ def unsuppress(ref: str):
 
 @click.command("export-person", short_help="What is held about one person, as JSON.")
 @person_options
-def export_person(region, client, **options):
+def export_person(region, client, all_matching: bool, **options):
     """Everything held about one person, as hashes and ids (their right of access): the
     same lookup `forget` makes, changing nothing."""
     from workers.privacy import audit
-    from workers.privacy.forget import export
+    from workers.privacy.forget import SharedIdentifiers, export
     from workers.privacy.person import NoIdentifier
 
     settings, routes, connection = _context()
     try:
         datasets = _datasets(routes, client)
-        found = export(connection, routes, _given(options), region or settings.default_region, datasets)
-    except NoIdentifier as err:
+        found = export(connection, routes, _given(options), region or settings.default_region, datasets, all_matching)
+    except (NoIdentifier, SharedIdentifiers) as err:
         raise click.UsageError(str(err)) from None
     audit.record(connection, *audit.cli_actor(), "export", settings.audit_retention_days, found=found["counts"])
     click.echo(json.dumps(found, indent=2, sort_keys=True))

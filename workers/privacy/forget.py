@@ -32,13 +32,29 @@ SENT_ALREADY = (
 )
 
 
-def export(connection: redis.Redis, routes: Routes, given: dict, region: str, datasets: list[str]) -> dict:
+class SharedIdentifiers(ValueError):
+    """The identifiers reach other people's leads too: nothing was changed."""
+
+    def __init__(self, others: int):
+        self.others = others
+        super().__init__(
+            f"{others} lead(s) of other people share a phone or an external id with this person, and nothing "
+            "was changed: name what is theirs alone (their email, their lead ids); the operator may erase "
+            "every lead those identifiers reach with all_matching (--all-matching)"
+        )
+
+
+def export(
+    connection: redis.Redis, routes: Routes, given: dict, region: str, datasets: list[str], all_matching: bool = False
+) -> dict:
     """What is held about one person, as hashes and ids (the right of access).
 
     Raises:
         NoIdentifier: see person.resolve.
+        SharedIdentifiers: other people's records would be shown (and all_matching is off).
     """
     person, found = _gather(connection, routes, given, region, datasets)
+    _one_person(person, all_matching)
     return {
         "datasets": person.datasets,
         "identifiers": person.hashed,
@@ -58,22 +74,35 @@ def forget(
     who: str,
     where: str,
     audit_days: int = 365,
+    all_matching: bool = False,
 ) -> dict:
     """Remove every record of one person the caller may reach, suppress them, audit it.
 
     Raises:
         NoIdentifier: see person.resolve.
+        SharedIdentifiers: other people's records would go too (and all_matching is off).
     """
     ref = "forget-" + secrets.token_hex(8)
     # Suppressed first: a lead arriving while the records go is refused, not kept again.
-    suppression.add(connection, resolve(connection, given, region, datasets).suppressions(), ref)
+    # Only what no earlier forget suppresses, so a refusal can lift exactly what it added.
+    wanted = resolve(connection, given, region, datasets, routes).suppressions()
+    added = [field for field, held in zip(wanted, suppression.which(connection, [[f] for f in wanted])) if not held]
+    suppression.add(connection, added, ref)
     person, found = _gather(connection, routes, given, region, datasets)
+    try:
+        _one_person(person, all_matching)
+    except SharedIdentifiers:
+        suppression.lift(connection, added)
+        raise
     suppression.add(connection, person.suppressions(), ref)  # and every lead of theirs the walk found
     for item in found:
         _remove(connection, item)
     counts = dict(sorted(Counter(item.kind for item in found).items()))
-    audit.record(connection, who, where, "forget", audit_days, ref=ref, datasets=person.datasets, removed=counts)
-    return {"ref": ref, "removed": counts, "datasets": person.datasets, "sent_already": SENT_ALREADY}
+    others = len(person.others(person.profiles))
+    audit.record(
+        connection, who, where, "forget", audit_days, ref=ref, datasets=person.datasets, removed=counts, others=others
+    )
+    return {"ref": ref, "removed": counts, "others": others, "datasets": person.datasets, "sent_already": SENT_ALREADY}
 
 
 def unsuppress(connection: redis.Redis, ref: str, who: str, where: str, audit_days: int = 365) -> int:
@@ -86,7 +115,7 @@ def unsuppress(connection: redis.Redis, ref: str, who: str, where: str, audit_da
 def _gather(connection, routes: Routes, given: dict, region: str, datasets: list[str]) -> tuple[Person, list[Found]]:
     """The person and every record of theirs; their profiles, also those only the walk
     found (a lookup names their newest lead's profile alone)."""
-    person = resolve(connection, given, region, datasets)
+    person = resolve(connection, given, region, datasets, routes)
     found = find(connection, person.marks(routes))
     known = {(p["source"], p["key"]) for p in person.profiles}
     for item in found:
@@ -96,6 +125,12 @@ def _gather(connection, routes: Routes, given: dict, region: str, datasets: list
                 known.add((profile["source"], profile["key"]))
                 person.profiles.append(profile)
     return person, found
+
+
+def _one_person(person: Person, all_matching: bool) -> None:
+    others = person.others(person.profiles)
+    if others and not all_matching:
+        raise SharedIdentifiers(len(others))
 
 
 def _remove(connection: redis.Redis, item: Found) -> None:
@@ -132,4 +167,4 @@ def _member(found: Found) -> dict:
     return {"entry": member}
 
 
-__all__ = ["Person", "export", "forget", "unsuppress", "SENT_ALREADY"]
+__all__ = ["Person", "SharedIdentifiers", "export", "forget", "unsuppress", "SENT_ALREADY"]
