@@ -42,5 +42,7 @@ def init_app(app: Flask) -> None:
     def _unexpected(err: Exception):
         if isinstance(err, redis.RedisError):
             return answer(QueueUnavailable.reason, "queue unavailable; retry later", QueueUnavailable.status)
-        log.error("request_failed", path=request.path, error=type(err).__name__, where=logs.where(err))
+        # The route, not the path: a sender's secret path segment (Salesforce's token) is never logged.
+        route = request.url_rule.rule if request.url_rule else "unrouted"
+        log.error("request_failed", route=route, error=type(err).__name__, where=logs.where(err))
         return answer("unusable_request", "the request could not be used", 400)

@@ -76,7 +76,7 @@ def test_a_hostile_body_is_refused_before_any_work(web, redis_conn, hostile):
 def test_a_lead_carries_its_person_and_an_account_is_skipped():
     [lead] = webhook.parse(fixture_bytes("salesforce", "lead__working_contacted.xml"))["items"]
     assert lead["stage_id"] == "Working - Contacted" and lead["person"]["email"] == ["joe@example.com"]
-    assert lead["object"] == "lead" and lead["account"] == "00Dx0000000BV7zEAG"
+    assert lead["object"] == "lead" and lead["account"] == "00Dx0000000BV7z"  # its 15-character form
     skipped = webhook.parse(fixture_bytes("salesforce", "account__ignored.xml"))["skipped"]
     assert skipped == [{"reason": "not_a_stage_object", "object": "Account", "event_key": "04lx00000008s3ZAAQ"}]
 
@@ -88,3 +88,58 @@ def test_more_than_a_hundred_notifications_is_not_what_salesforce_sends():
     with pytest.raises(MalformedBody) as refused:
         webhook.parse(many)
     assert refused.value.reason == "too_many_items"
+
+
+HEADER_ORG = b"""<soapenv:Header><OrganizationId xmlns="http://soap.sforce.com/2005/09/outbound">%s</OrganizationId>
+</soapenv:Header><soapenv:Body>"""
+
+
+def _with_header(body: bytes, header_org: bytes, message_org: bytes) -> bytes:
+    body = body.replace(b"<soapenv:Body>", HEADER_ORG % header_org, 1)
+    return body.replace(
+        b"<OrganizationId>00Dx0000000BV7zEAG</OrganizationId>", b"<OrganizationId>%s</OrganizationId>" % message_org
+    )
+
+
+def test_one_element_decides_both_authentication_and_routing(web, redis_conn):
+    """The right organization in the SOAP header and another in the message is refused;
+    the message's own organization is the one checked and the one routed by."""
+    body = fixture_bytes("salesforce", "opportunity__closed_won.xml")
+    smuggled = _with_header(body, ORG.encode(), b"00Dy0000000XXXXEAG")
+    assert _post(web, smuggled).status_code == 401 and inbox_entries(redis_conn) == []
+    honest = _with_header(body, b"00Dy0000000XXXXEAG", ORG.encode())
+    assert _post(web, honest).status_code == 200
+    [entry] = inbox_entries(redis_conn)
+    assert entry["arg"]["account"] == ORG[:15]
+
+
+def test_a_wrong_token_and_a_wrong_organization_get_the_same_answer(web):
+    body = fixture_bytes("salesforce", "opportunity__closed_won.xml")
+    wrong_token = _post(web, body, "guessed")
+    wrong_org = _post(web, body.replace(ORG.encode(), b"00Dy0000000XXXXEAG"))
+    assert (wrong_token.status_code, wrong_token.get_json()) == (wrong_org.status_code, wrong_org.get_json())
+
+
+def test_an_unknown_xml_encoding_is_refused_and_the_path_token_never_logged(web, redis_conn, capfd):
+    body = fixture_bytes("salesforce", "opportunity__closed_won.xml").replace(
+        b'encoding="UTF-8"', b'encoding="x-no-such-encoding"', 1
+    )
+    assert b"x-no-such-encoding" in body
+    answer = _post(web, body)
+    assert answer.status_code == 400 and answer.get_json()["error"] in ("unexpected_shape", "malformed_json")
+    out, err = capfd.readouterr()
+    assert TOKEN not in out + err
+
+
+@pytest.mark.parametrize("written", ["00Dx0000000BV7z", "00Dx0000000BV7zEAG", " 00Dx0000000BV7zEAG "])
+@pytest.mark.parametrize("sent", [b"00Dx0000000BV7zEAG", b"00Dx0000000BV7z"])
+def test_an_organization_written_in_15_or_18_characters_routes_one_sent_in_either(written, sent):
+    from workers.config import crmmap
+    from workers.config.stagemap import StageMap
+    from workers.sources import CRM_SOURCES
+
+    doc = {"crm": {"salesforce": {"accounts": {written: "acme"}}}}
+    accounts = crmmap.load(doc, CRM_SOURCES, StageMap(), {"default", "acme"})["salesforce"]["accounts"]
+    body = fixture_bytes("salesforce", "opportunity__closed_won.xml").replace(b"00Dx0000000BV7zEAG", sent)
+    [item] = webhook.parse(body)["items"]
+    assert accounts[item["account"]] == "acme"

@@ -85,7 +85,7 @@ def _source(name: str, raw, stage_map: StageMap, datasets, sandbox: bool) -> dic
         "fields": _fields(name, raw.get("fields")),
         "stages": {str(k): _stage(f"crm.{name}.stages.{k}", v, stage_map) for k, v in _table(name, stages).items()},
         "accounts": {
-            str(k): _dataset(f"crm.{name}.accounts.{k}", v, datasets)
+            SOURCES[name].account_id(str(k)): _dataset(f"crm.{name}.accounts.{k}", v, datasets)
             for k, v in _table(name, raw.get("accounts", {})).items()
         },
     }

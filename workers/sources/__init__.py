@@ -59,6 +59,9 @@ class Source:
     # A secret that is a key: read in its documented forms or refused at start (ValueError
     # says why); None: any text is a shared secret.
     secret_parser: Callable[[str], object] | None = None
+    # An account id as the mapping file's `[crm.<name>.accounts]` and the parser both write it
+    # (Salesforce's organization ids in 15 characters, whether 15 or 18 are given).
+    account_id: Callable[[str], str] = str.strip
 
     @property
     def api_url_setting(self) -> str:
@@ -170,6 +173,7 @@ SOURCES = {
             "SALESFORCE_ACCESS_TOKEN",
             "workers.vendors.salesforce.client.Salesforce",
             "workers.vendors.salesforce.samples.send",
+            account_id=salesforce.account_id,
         ),
         # Booking tools and any signing tool put the person in the push: nothing is read back.
         Source(

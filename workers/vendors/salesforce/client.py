@@ -31,7 +31,7 @@ class Salesforce(CrmClient):
     def __init__(self, settings, pauses=None):
         super().__init__(settings, pauses)
         self.oauth = settings.crm_oauth.get(self.SOURCE, ("", ""))
-        self.issued = 0.0
+        self.issued: float | None = None  # monotonic: a machine up for minutes has small values
         self.used: set[str] = set()  # the fingerprints of the tokens issued to this client
 
     def _fresh(self, force: bool = False) -> None:
@@ -42,7 +42,9 @@ class Salesforce(CrmClient):
         Raises:
             JobError: `auth`, the credentials were refused (the fix names them).
         """
-        if not all(self.oauth) or (not force and time.monotonic() - self.issued < TOKEN_SECONDS):
+        if not all(self.oauth) or (
+            not force and self.issued is not None and time.monotonic() - self.issued < TOKEN_SECONDS
+        ):
             return
         client_id, secret = self.oauth
         form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}

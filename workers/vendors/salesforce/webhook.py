@@ -2,19 +2,11 @@
 stage sends a SOAP message of up to 100 notifications, each the record's latest state.
 https://developer.salesforce.com/docs/atlas.en-us.api.meta/api/sforce_api_om_outboundmessaging_understanding.htm
 
-Salesforce does not sign. What authenticates a message, as its security page advises and
-a deployment adds: the organization's id in the message, compared (its first 15
-characters, case-sensitive) in constant time; and a secret path segment of the endpoint
-(`/webhooks/salesforce/<token>`; the route hands it here as PATH_TOKEN_HEADER). The
-secret, SALESFORCE_OUTBOUND_SECRET, is `<organization id>:<token>` (a token alone checks
-no organization: say both). A client certificate or an IP allowlist belongs to the TLS
-front end. https://developer.salesforce.com/docs/atlas.en-us.api.meta/api/sforce_api_om_outboundmessaging_security.htm
-
-The body is read with defusedxml: a DTD, an entity or an external reference is refused
-before any work (a billion-laughs body costs nothing). `Notification/Id` is each
-notification's idempotency key (Salesforce delivers at least once). The answer is the
-SOAP acknowledgement Salesforce waits for (`acknowledge`), sent only once every
-notification is stored: until then it retries for 24 hours.
+Salesforce does not sign. A message is authenticated by a secret path segment
+(`/webhooks/salesforce/<token>`, passed here as PATH_TOKEN_HEADER) and by the message's own
+organization id (the one routing reads), both compared in constant time; the secret,
+SALESFORCE_OUTBOUND_SECRET, is `<organization id>:<token>`. Read with defusedxml. Notes:
+docs/salesforce.md.
 """
 
 from __future__ import annotations
@@ -43,6 +35,8 @@ DEFAULT_STAGES = {"Closed Won": "Purchase"}
 SANDBOX_STAGES = {"Qualification": "QualifiedLead"}  # the stand-in's (standin.py)
 NAMES_NO_CURRENCY = True  # CurrencyIsoCode only with multiple currencies: `[crm.salesforce] currency`
 _OM = "{http://soap.sforce.com/2005/09/outbound}"
+_SOAP = "{http://schemas.xmlsoap.org/soap/envelope/}"
+REFUSED = "the endpoint's token, or the message's organization, is not one SALESFORCE_OUTBOUND_SECRET names"
 _SF = "{urn:sobject.enterprise.soap.sforce.com}"
 _XSI_TYPE = "{http://www.w3.org/2001/XMLSchema-instance}type"
 # The stage field of each object an outbound message may carry.
@@ -75,8 +69,8 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> N
         )
     owners = [s for s in secrets if matches_any([s.rpartition(":")[2]], given)]
     if not owners:
-        raise BadSignature("the endpoint's token matches no SALESFORCE_OUTBOUND_SECRET")
-    orgs = [s.rpartition(":")[0] for s in owners if ":" in s]
+        raise BadSignature(REFUSED)
+    orgs = [account_id(s.rpartition(":")[0]) for s in owners if ":" in s]
     if not orgs:
         return  # a token alone: no organization is checked (docs/salesforce.md says to give it)
     try:
@@ -85,9 +79,23 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> N
         if err.reason == "forbidden_xml":
             raise
         return  # not XML at all: parse answers 400 for it
-    org = (root.findtext(f".//{_OM}OrganizationId") or "").strip()
-    if not matches_any([o[:15] for o in orgs], org[:15]):
-        raise BadSignature("the message's OrganizationId is not the configured organization's")
+    # The same element parse routes by: the message's own, never one elsewhere in the envelope.
+    if not matches_any(orgs, _organization(_message(root))):
+        raise BadSignature(REFUSED)  # the same words as a wrong token: neither tells which was right
+
+
+def account_id(text: str) -> str:
+    """An organization id in its 15-character form: Salesforce sends 18, people copy 15 (the
+    3 more encode the case of the 15, which are compared case-sensitively)."""
+    return text.strip()[:15]
+
+
+def _message(root):
+    return root.find(f"./{_SOAP}Body/{_OM}notifications")
+
+
+def _organization(message) -> str:
+    return account_id(message.findtext(f"{_OM}OrganizationId") or "") if message is not None else ""
 
 
 def _root(body: bytes):
@@ -95,7 +103,7 @@ def _root(body: bytes):
         return fromstring(body, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except DefusedXmlException:
         raise MalformedBody("a DTD, entity or external reference: refused", reason="forbidden_xml") from None
-    except (ParseError, ValueError):
+    except (ParseError, ValueError, LookupError):  # LookupError: an encoding Python does not know
         jsonbody.load(body)  # not JSON either: malformed_json (deep nesting included), as every source says
         raise MalformedBody("JSON where a SOAP message is expected", reason="unexpected_shape") from None
 
@@ -108,14 +116,13 @@ def parse(body: bytes) -> dict:
         MalformedBody: not XML (`malformed_json`, as every source names an unreadable
             body), not an outbound message (`unexpected_shape`), over 100 notifications.
     """
-    root = _root(body)
-    message = root.find(f".//{_OM}notifications")
+    message = _message(_root(body))
     if message is None:
         raise MalformedBody("expected a SOAP `notifications` message", reason="unexpected_shape")
     notifications = message.findall(f"{_OM}Notification")
     if len(notifications) > MAX_NOTIFICATIONS:
         raise MalformedBody(f"at most {MAX_NOTIFICATIONS} notifications per message", reason="too_many_items")
-    org = (message.findtext(f"{_OM}OrganizationId") or "").strip()[:18]
+    org = _organization(message)
     items, skipped = [], []
     for notification in notifications:
         item = _item(notification, org)
