@@ -170,3 +170,26 @@ def test_forgetting_a_phone_erases_its_chat_and_keeps_its_next_chat_out(env, mon
     assert _stages(client, {"phone": PHONE, "stage": "QualifiedLead"})["results"][0]["reason"] == "suppressed"
     work()
     assert graph.events == []
+
+
+def test_a_chat_from_a_number_phonenumbers_rejects_is_keyed_by_its_hash_and_forgotten_by_its_digits(
+    env, monkeypatch, graph, work, redis_conn
+):
+    """Meta's own WhatsApp test numbers (+1 555 ...) are no valid number to phonenumbers: the
+    chat is still keyed by the phone's hash, never the digits, and `forget --phone` finds it."""
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    chat = _now("whatsapp", "messages_text__ad_referral.json").replace(b"16505551234", b"15550101234")
+    assert post_signed(client, "whatsapp", chat, env).get_json()["accepted"] == 1
+    assert "5550101234" not in str(redis_conn.keys("*"))
+    assert all(b"5550101234" not in (redis_conn.get(k) or b"") for k in redis_conn.scan_iter("leadrelay:chat*"))
+    forgot = client.post(
+        "/api/v1/people/forget", json={"phone": "+1 555 010 1234"}, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert forgot.status_code == 200 and forgot.get_json()["removed"].get("chat") == 1, forgot.get_json()
+    assert list(redis_conn.scan_iter("leadrelay:chat:*")) == []
+    again = post_signed(client, "whatsapp", chat, env).get_json()
+    assert again["accepted"] == 0 and again["skipped"][0]["reason"] == "suppressed"
+    assert leadrelay("forget", "--phone", "1-555-010-1234", "--json").returncode == 0

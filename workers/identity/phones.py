@@ -19,6 +19,7 @@ for national formats that need its rules (Argentina's `15`, Mexico's `044`...).
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import unicodedata
 
@@ -186,3 +187,11 @@ def _patterns(code: int) -> tuple:
             )
         )
     return tuple(out)
+
+
+def key_hash(value: str) -> str | None:
+    """SHA-256 of a phone's digits as written (a WhatsApp wa_id, a `forget --phone`): what
+    a record is keyed and forgotten by whether or not the number is valid; never a match
+    key to send (e164_digits decides those). None: fewer than 6 digits."""
+    digits = "".join(c for c in value if "0" <= c <= "9")
+    return hashlib.sha256(digits.encode("ascii")).hexdigest() if len(digits) >= 6 else None

@@ -20,6 +20,7 @@ from workers.config.routing import Routes
 from workers.events import chatevents, conversions, suppression
 from workers.events.chatevents import chat_key as key
 from workers.events.chatevents import lookup_key
+from workers.identity import phones
 from workers.intake import stagereads
 from workers.intake.stagescope import Rejected, Scope, Unsendable
 
@@ -35,11 +36,12 @@ def record(connection: redis.Redis, chats: list[dict], routes: Routes, region: s
             unrouted.append({"reason": reason, "channel": chat["channel"], "account": chat["account"]})
             continue
         hashed = stagereads.given({"phone": "+" + chat["phone"]}, region).get("ph", []) if chat.get("phone") else []
-        user = chat["bsuid"] or (hashed[0] if chat["channel"] == "whatsapp" and hashed else chat["user"])
-        people.append((chat, route, hashed, user))
-    refs = suppression.which(connection, [suppression.fields(r["dataset"], {"ph": h}) for _, r, h, _ in people])
+        keyed = phones.key_hash(chat.get("phone") or "")  # hashed even when phonenumbers rejects it
+        user = chat["bsuid"] or (keyed if chat["channel"] == "whatsapp" and keyed else chat["user"])
+        people.append((chat, route, hashed, user, sorted({*hashed, *([keyed] if keyed else [])})))
+    refs = suppression.which(connection, [suppression.fields(r["dataset"], {"ph": k}) for _, r, _, _, k in people])
     forgotten = [{"reason": "suppressed", "ref": ref} for ref in refs if ref]
-    for (chat, route, hashed, user), ref in zip(people, refs):
+    for (chat, route, hashed, user, _), ref in zip(people, refs):
         if ref:  # a forgotten person's new chat is not kept (suppression.py)
             continue
         new = _keep(connection, key(chat["channel"], chat["account"], user), chat, user, route, hashed, retention_days)

@@ -10,6 +10,7 @@ import redis
 
 from workers.config.routing import Routes, dataset_of
 from workers.events import profiles, suppression
+from workers.identity import phones
 from workers.intake import stagereads
 from workers.privacy.walk import Marks
 
@@ -85,6 +86,11 @@ def resolve(
         {"email": values["email"], "phone": values["phone"], "external_id": values["external_id"]}, region
     )
     hashed = {k: v for k, v in hashed.items() if k in suppression.KINDS and v}
+    # A phone no region reads (Meta's +1 555 test numbers): its digits' hash, as a chat is keyed by.
+    unread = [p for p in values["phone"] if not stagereads.given({"phone": [p]}, region).get("ph")]
+    keyed = {phones.key_hash(p) for p in unread} - {None}
+    if keyed:
+        hashed["ph"] = sorted({*hashed.get("ph", []), *keyed})
     if not hashed and not values["lead_id"] and not values["person_id"]:
         raise NoIdentifier("give an email, phone, external_id, lead_id or person_id that can be read")
     operator = set(datasets) >= set(routes.datasets) if routes else False
