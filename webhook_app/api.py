@@ -72,7 +72,8 @@ def stage_events():
     for outcome, number in counts.items():
         if number:
             prometheus.STAGE_EVENTS.labels(outcome).inc(number)
-    audittrail.note("stage_events", **{k: v for k, v in counts.items() if v})
+    changed = bool(counts["accepted"] or counts["recorded"])  # duplicates and refusals change nothing
+    audittrail.note("stage_events", changed, **{k: v for k, v in counts.items() if v})
     log.info(
         "stage_events",
         outcome="accepted",

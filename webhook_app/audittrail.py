@@ -21,17 +21,15 @@ def actor() -> str:
     return "admin-token:" + audit.fingerprint(token.strip())
 
 
-def note(action: str, **detail) -> None:
-    """Append to the audit trail; a failure to do so is logged, never hides the action's answer."""
+def note(action: str, changed: bool = True, **detail) -> None:
+    """Append to the audit trail (count it, when it `changed` nothing); a failure to do so
+    is logged, never hides the action's answer."""
     ext = current_app.extensions["leadrelay"]
+    days = ext["settings"].audit_retention_days
     try:
-        audit.record(
-            ext["redis"],
-            actor(),
-            request.remote_addr or "unknown",
-            action,
-            ext["settings"].audit_retention_days,
-            **detail,
-        )
+        if not changed:
+            audit.count_unchanged(ext["redis"], actor(), action, days)
+            return
+        audit.record(ext["redis"], actor(), request.remote_addr or "unknown", action, days, **detail)
     except Exception as err:  # noqa: BLE001 (Redis down after the action itself succeeded)
         log.error("audit_not_recorded", action=action, error=type(err).__name__)

@@ -123,15 +123,22 @@ def export_person(region, client, all_matching: bool, **options):
 
 @click.command("audit", short_help="Who replayed, purged, forgot or changed what.")
 @click.option("--count", default=50, show_default=True, help="How many, newest first.")
+@click.option("--action", help="Only this action (forget, unsuppress, export, replay, purge, stage_events).")
+@click.option("--ref", help="Only the entries of this forget's reference (forget-...).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
-def audit_trail(count: int, as_json: bool):
+def audit_trail(count: int, action: str | None, ref: str | None, as_json: bool):
     """The audit trail: every replay, purge, forget, unsuppress and stage change posted,
-    from the admin page, the APIs or this command, with who, from where and when."""
+    from the admin page, the APIs or this command, with who, from where and when; and how
+    many requests changed nothing (counted per day, never listed)."""
     from workers.privacy import audit
 
     connection, _ = running_queue()
-    entries = audit.entries(connection, count)
+    entries = audit.entries(connection, count, action, ref)
     for entry in entries:
         click.echo(json.dumps(entry, sort_keys=True) if as_json else audit.line(entry))
-    if not entries and not as_json:
-        click.echo("nothing audited yet")
+    if as_json:
+        return
+    if not entries:
+        click.echo("nothing audited yet" if not (action or ref) else "no entry matches")
+    for what, number in audit.unchanged(connection).items() if not (action or ref) else ():
+        click.echo(f"unchanged: {audit.escaped(what)}: {number} request(s) that changed nothing")

@@ -234,10 +234,17 @@ RECORDS = (
         False,
     ),
     Record(
+        "leadrelay:audit:unchanged",
+        "audit count",
+        "per day, action and caller (a token fingerprint): requests that changed nothing",
+        "365 days (LEADRELAY_AUDIT_RETENTION_DAYS)",
+        True,
+    ),
+    Record(
         "leadrelay:audit",
         "audit entry",
         "who changed what, from where: token fingerprints, ids named, counts",
-        "365 days (LEADRELAY_AUDIT_RETENTION_DAYS)",
+        "365 days (LEADRELAY_AUDIT_RETENTION_DAYS), at most 200,000 entries",
         False,
     ),
     Record(
