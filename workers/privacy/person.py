@@ -21,6 +21,9 @@ LEAD_ID = re.compile(r"[1-9][0-9]{9,19}")
 PERSON_KEY = re.compile(r"[A-Za-z0-9_.@+-]{1,128}(?::[A-Za-z0-9_.@+-]{1,128}){0,3}")
 
 
+_FORMS = ("typeform", "tally")  # sources whose person id is a submission key (form:token)
+
+
 class NoIdentifier(ValueError):
     """Nothing usable to find a person by, or something given that is not an identifier."""
 
@@ -39,10 +42,13 @@ class Person:
         hashes = {h for values in self.hashed.values() for h in values}
         for profile in self.profiles:
             hashes |= {h for k in suppression.KINDS for h in profile.get("user_data", {}).get(k, [])}
+        # A form submission still in the inbox has no profile yet: its key (FORM:TOKEN, a token
+        # of the form tool's own making) names it whole. A CRM's short id alone never does.
+        submissions = {key for source, _, key in (p.partition(":") for p in self.person_ids) if source in _FORMS}
         return Marks(
             owned=owned,
-            # A lead id no profile holds (expired, or still in the inbox): theirs only in scope.
-            hashes=hashes | (set(self.lead_ids) - owned),
+            # A lead id or submission no profile holds (expired, or still in the inbox): theirs only in scope.
+            hashes=hashes | ((set(self.lead_ids) | submissions) - owned),
             scope=set(self.datasets),
             names={d.id: d.name for d in routes.datasets.values() if d.id},
         )
