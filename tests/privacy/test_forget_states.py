@@ -127,3 +127,68 @@ def test_a_submission_in_the_inbox_is_forgotten_by_its_submission_key(client, gr
     assert done["removed"].get("inbox entry") == 1, done
     work()
     assert graph.events == []
+
+
+def _worker():
+    import os
+    import subprocess
+
+    from helpers import BIN
+
+    return subprocess.Popen(
+        [str(BIN / "leadrelay"), "worker"],
+        env=dict(os.environ),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def test_a_lead_on_the_wire_while_it_is_forgotten_leaves_nothing_behind(client, graph, redis_conn):
+    """Meta's answer is held while the forget runs: the worker then writes no ledger entry,
+    kept Lead or accuracy flag for the person (a forget that races a lead finishes it)."""
+    import threading
+
+    from helpers import kill_tree, wait_for
+
+    _lead(graph)
+    held = threading.Event()
+    graph.then({"hold": held}, on="events")
+    body = leadgen_body(LEAD, created_time=int(time.time()) - 600)
+    assert client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)}).status_code == 200
+    worker = _worker()
+    try:
+        wait_for(lambda: graph.calls("events"), what="the event on the wire")
+        _forget(client)
+        held.set()
+        wait_for(lambda: not redis_conn.xlen("leadrelay:inbox"), what="the batch finished")
+        wait_for(lambda: _held(redis_conn) == [], timeout=5, what="nothing of the person left")
+    finally:
+        held.set()
+        kill_tree(worker.pid)
+        worker.wait()
+    assert _held(redis_conn) == []
+
+
+def test_a_lead_dead_lettered(client, graph, work, redis_conn):
+    _lead(graph)
+    graph.then({"status": 400, "error": {"code": 100, "message": "Invalid parameter"}}, on="events")
+    body = leadgen_body(LEAD, created_time=int(time.time()) - 600)
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    assert any(key.startswith("leadrelay:dead") for key in _held(redis_conn))
+    _forget(client)
+    assert _held(redis_conn) == []
+
+
+def test_a_lead_waiting_for_its_retry(client, graph, work, redis_conn):
+    _lead(graph)
+    graph.then({"status": 500, "error": {"code": 2, "message": "Service temporarily unavailable"}}, on="events")
+    body = leadgen_body(LEAD, created_time=int(time.time()) - 600)
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    assert any(key.startswith("rq:job:") for key in _held(redis_conn))
+    _forget(client)
+    assert _held(redis_conn) == []
+    work()
+    assert graph.events == []

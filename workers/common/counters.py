@@ -114,11 +114,13 @@ def observe_graph(connection: redis.Redis, operation: str, outcome: str, seconds
         pass  # a lost figure must never fail a delivery; Redis trouble shows elsewhere
 
 
-def record_sent(pipe, events: list[dict], outcome: str, dataset: str, now: float | None = None) -> None:
+def record_sent(
+    pipe, events: list[dict], outcome: str, dataset: str, now: float | None = None, forgotten: frozenset = frozenset()
+) -> None:
     """Count events by name, outcome and dataset; for delivered and dry-run ones also their
     match keys, the time of the last delivery, and a recent-events line (key names, no
-    values). A batch's counts are added up first: one HINCRBY per figure, not per event,
-    and one LPUSH for its lines."""
+    values; none for the event ids in `forgotten`: a person forgotten meanwhile). A batch's
+    counts are added up first: one HINCRBY per figure, not per event, and one LPUSH for its lines."""
     now = time.time() if now is None else now
     figures: dict[str, int] = {}
     lines = []
@@ -134,6 +136,8 @@ def record_sent(pipe, events: list[dict], outcome: str, dataset: str, now: float
         for match_key in carried:
             field = _field(MATCH, event["event_name"], match_key, dataset)
             figures[field] = figures.get(field, 0) + 1
+        if event["event_id"] in forgotten:
+            continue
         lines.append(
             json.dumps(
                 {

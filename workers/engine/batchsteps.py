@@ -8,6 +8,7 @@ from rq.job import Job
 
 from workers.common import logs
 from workers.common.policy import AUTH, INVALID, JobError, Paused
+from workers.config.routing import dataset_of
 from workers.engine import sending
 from workers.engine.context import Context
 from workers.engine.inflight import Built, Failed, Lead, failed
@@ -147,12 +148,20 @@ def set_aside_suppressed(ctx: Context, built: list[Built]) -> tuple[list[Built],
 
 
 def keep_profiles(ctx: Context, built: list[Built], unbuilt: list[Failed]) -> None:
-    """Every profile built, before any event is sent (one round trip): a lead whose event
-    fails or is too old keeps its profile, so its later stages can still go."""
-    with ctx.connection.pipeline(transaction=False) as pipe:
-        for profile in [item.profile for item in built] + [f.profile for f in unbuilt if f.profile]:
-            profiles.write(pipe, profile, ctx.settings.profile_retention_days)
-        pipe.execute()
+    """Every profile built, before any event is sent (one transaction): a lead whose event
+    fails or is too old keeps its profile, so its later stages can still go. A person
+    forgotten since set_aside_suppressed looked is not kept (suppression.guarded); the
+    sender's own check then sends nothing for them."""
+    kept = [(item.profile, item.dataset.name) for item in built]
+    kept += [(f.profile, dataset_of(f.profile)) for f in unbuilt if f.profile]
+
+    def write(pipe, refs) -> None:
+        for (profile, _), ref in zip(kept, refs):
+            if not ref:
+                profiles.write(pipe, profile, ctx.settings.profile_retention_days)
+
+    candidates = [suppression.fields(name, p.get("user_data"), p.get("lead_id")) for p, name in kept]
+    suppression.guarded(ctx.connection, candidates, write)
 
 
 def one(ctx: Context, lead: Lead) -> Built:

@@ -33,7 +33,7 @@ from workers.engine import batchsteps, crmreads, quarantine, recovery
 from workers.engine.context import Context
 from workers.engine.handoff import hand_off, retry_together
 from workers.engine.inflight import Lead
-from workers.events import accuracymarks, profiles
+from workers.events import accuracymarks, profiles, suppression
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.intake import inbox
 
@@ -176,18 +176,24 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
             outcomes[hand_off(ctx, queue, failure, started)] += 1
     outcomes.update(retry_together(ctx, queue, [f for f in failed if _passing(f.error)], started))
     unsent = {failure.lead.job_id for failure in failed}
-    with connection.pipeline() as pipe:  # all or nothing, as capi's ledger write: a kill mid-send applies no prefix
+
+    # All or nothing, as capi's ledger write: a kill mid-send applies no prefix. A person
+    # forgotten while the batch ran gets no Lead kept and no accuracy flag (suppression.guarded).
+    def finish(pipe, refs) -> None:
+        gone = {item.lead.job_id for item, ref in zip(built, refs) if ref}  # besides `forgotten` (entry ids)
         # A Lead event Meta does not have yet (dry run, a failure) is kept as built, for a
         # stage event to send first; one Meta has is not (jobs._deliver, the same rule).
         for item in built:
-            if item.lead.job_id in unsent or item.dataset.dry_run:
+            if (item.lead.job_id in unsent or item.dataset.dry_run) and item.lead.job_id not in gone:
                 profiles.keep_lead_event(pipe, item.event)
         # Came by webhook; confirmed (or kept, in dry run: never confirmed by Meta): one
         # script call per (day, Page, form) of the batch, not a round of commands per lead.
         came = [
-            entry["arg"] for entry_id, entry in taken if entry.get("via") == "webhook" and entry_id not in forgotten
+            entry["arg"]
+            for entry_id, entry in taken
+            if entry.get("via") == "webhook" and entry_id not in forgotten and entry.get("id") not in gone
         ]
-        ended_meta = [item for item in delivered if item.lead.source == "meta"]
+        ended_meta = [item for item in delivered if item.lead.source == "meta" and item.lead.job_id not in gone]
         done = {dry: [_marked(item) for item in ended_meta if item.dataset.dry_run == dry] for dry in (False, True)}
         accuracymarks.mark_all(pipe, [("webhook", came), ("confirmed", done[False]), ("kept", done[True])])
         ended = [(item.lead, item.outcome) for item in delivered + aside] + confirmed
@@ -195,7 +201,9 @@ def process(ctx: Context, queue, taken: Entries) -> Counter:
         for (source, outcome), count in (finished + checked).items():
             counters.count(pipe, counters.JOBS, source, outcome, by=count)
         inbox.done(pipe, [lead.entry_id for lead in leads if lead.entry_id])
-        pipe.execute()
+
+    people = [suppression.fields(item.dataset.name, item.event.get("user_data")) for item in built]
+    suppression.guarded(connection, people, finish)
     # One line per batch: the leads' job ids and webhook request ids, so one grep still
     # finds what became of a lead or a delivery. Leads handed off have their own lines.
     log.info(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from typing import Callable
 
 import redis
 
@@ -64,6 +65,21 @@ def which(connection: redis.Redis, candidates: list[list[str]]) -> list[str | No
         hit = next((found[field] for field in wanted if found.get(field)), None)
         out.append(json.loads(hit)["ref"] if hit else None)
     return out
+
+
+def guarded(connection: redis.Redis, candidates: list[list[str]], write: Callable) -> list[str | None]:
+    """`write(pipe, refs)` (refs as `which` gives them) in one MULTI/EXEC that is checked
+    again if the list changes meanwhile: a forget, which suppresses before it looks, either
+    stops the write or finds what it wrote. Writers of a person's records after the first
+    check (their profile, the ledger, the Lead kept, accuracy flags) go through here."""
+
+    def step(pipe) -> list[str | None]:
+        refs = which(pipe, candidates)
+        pipe.multi()
+        write(pipe, refs)
+        return refs
+
+    return connection.transaction(step, KEY, value_from_callable=True)
 
 
 def lift(connection: redis.Redis, wanted: list[str] | None = None, ref: str | None = None) -> int:

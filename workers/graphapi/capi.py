@@ -101,15 +101,20 @@ def _deliver(graph, connection, settings, events: list[dict], dataset: Dataset, 
         raise JobError(
             TRANSIENT, f"Meta received {received} of {len(events)} events", fbtrace_id=answer.get("fbtrace_id")
         )
+
     # MULTI/EXEC: the ledger and the counts land together or not at all. A worker killed
     # while sending a long pipeline otherwise leaves a prefix of it applied: events in the
     # ledger (so never resent, never counted again) whose delivery was never counted.
-    with connection.pipeline() as pipe:
-        for event in events:
-            ledger.confirm(pipe, event["event_id"], answer.get("fbtrace_id"))
-        counters.record_sent(pipe, events, "delivered", dataset.name)
+    # A person forgotten while the request was on the wire gets no ledger entry (suppression.guarded).
+    def record(pipe, refs) -> None:
+        for event, ref in zip(events, refs):
+            if not ref:
+                ledger.confirm(pipe, event["event_id"], answer.get("fbtrace_id"))
+        gone = frozenset(event["event_id"] for event, ref in zip(events, refs) if ref)
+        counters.record_sent(pipe, events, "delivered", dataset.name, forgotten=gone)
         funnel.record(pipe, events, dataset.name, time.time(), lead_times)
-        pipe.execute()
+
+    suppression.guarded(connection, [suppression.fields(dataset.name, e.get("user_data")) for e in events], record)
     return {"outcome": "delivered", "events": len(events), "fbtrace_id": answer.get("fbtrace_id")}
 
 
@@ -128,17 +133,20 @@ def keep_dry_run(connection, settings: Settings, events: list[dict], dataset: Da
     kept_at = int(time.time())
     before = ledger.kept_before(connection, [event["event_id"] for event in events])
     new = [event for event, kept in zip(events, before) if not kept]
-    with connection.pipeline() as pipe:
-        for event in events:
-            pipe.lpush(
-                DRY_RUN_LIST,
-                json.dumps({"kept_at": kept_at, "dataset_id": dataset.id, "dataset": dataset.name, "event": event}),
-            )
+
+    def keep(pipe, refs) -> None:
+        for event, ref in zip(events, refs):
+            if ref:
+                continue  # forgotten since the last check: kept nowhere
+            entry = {"kept_at": kept_at, "dataset_id": dataset.id, "dataset": dataset.name, "event": event}
+            pipe.lpush(DRY_RUN_LIST, json.dumps(entry))
             ledger.keep(pipe, event["event_id"])
         pipe.ltrim(DRY_RUN_LIST, 0, settings.dry_run_keep - 1)
-        counters.record_sent(pipe, events, "dry_run", dataset.name)
+        gone = frozenset(event["event_id"] for event, ref in zip(events, refs) if ref)
+        counters.record_sent(pipe, events, "dry_run", dataset.name, forgotten=gone)
         funnel.record(pipe, new, dataset.name, kept_at, lead_times)
-        pipe.execute()
+
+    suppression.guarded(connection, [suppression.fields(dataset.name, e.get("user_data")) for e in events], keep)
 
 
 def last_dry_run(connection: redis.Redis, count: int, dataset: str | None = None) -> list[dict]:
