@@ -6,7 +6,9 @@ the app in this process and a Redis this script starts. Each Meta body also carr
 lead, and each stage request a valid item, beside the hostile ones: those must be queued
 and delivered. Then two `leadrelay worker` processes drain it all; the line has stalled
 when nothing moves for --stall seconds while work remains. Prints the cases and answers
-per endpoint, the unmeant answers (500, or the safety net's `unusable_request`), valid items
+per endpoint (the privacy API's forget and export too, once the leads are kept: no profile
+may be erased by identifiers that name nobody), the unmeant answers (500, or the safety
+net's `unusable_request`), valid items
 not queued or not delivered, every admitted lead's outcome (delivered, dead-lettered, set
 aside, or still waiting), stalls, worker exits and crashes (failed jobs without a
 dead-letter record); exits 1 if anything but delivered or dead-lettered is not 0.
@@ -69,8 +71,8 @@ def main() -> int:
                 "PIPEDRIVE_API_URL": graph_url,
             }
         )
-        for source in SOURCES.values():
-            os.environ.setdefault(source.secret_setting, "fuzz")
+        for source in SOURCES.values():  # a key's setting holds a seed of its own (keys are never secrets)
+            os.environ.setdefault(source.secret_setting, "seed:fuzz" if source.secret_parser else "fuzz")
         from webhook_app import create_app
         from workers.common.queues import connect, queue
         from workers.config.settings import load
@@ -93,7 +95,9 @@ def main() -> int:
                 response = client.post(
                     f"/webhooks/{endpoint}",
                     data=body,
-                    headers=SOURCES[endpoint].sign("fuzz", body, f"http://localhost/webhooks/{endpoint}"),
+                    headers=SOURCES[endpoint].sign(
+                        os.environ[SOURCES[endpoint].secret_setting], body, f"http://localhost/webhooks/{endpoint}"
+                    ),
                 )
             answers.setdefault(endpoint, Counter())[response.status_code] += 1
             if not cases._answered(response):
@@ -189,6 +193,7 @@ def main() -> int:
             else "waiting"
             for job_id, event_id in admitted.items()
         )
+        people = _privacy(client, connection, runs, answers, unmeant)
         print(
             f"workers: {len(admitted)} admitted leads drained in {time.monotonic() - started:.0f} s; events at "
             f"the stand-in {len(delivered)}; dead letters {dict(dead)}; set aside {connection.llen(quarantine.KEPT)}"
@@ -206,7 +211,8 @@ def main() -> int:
         print(f"worker crashes (failed without a dead letter): {len(crashed)} {crashed[:5]}")
         standin.stop()
         bad = (
-            unmeant
+            people["erased"]
+            or unmeant
             or not_queued
             or undelivered
             or crashed
@@ -216,6 +222,36 @@ def main() -> int:
             or result["left"]
         )
         return 1 if bad else 0
+
+
+def _privacy(client, connection, runs, answers: dict, unmeant: list) -> dict:
+    """The privacy API (forget, export) sent hostile identifiers with the operator's token,
+    once the fuzzed leads are kept: no 500, and no profile erased by what names nobody."""
+    from workers.privacy.person import GIVEN
+
+    def kept() -> int:
+        return sum(1 for _ in connection.scan_iter(match="leadrelay:profile:*", count=1000))
+
+    before = kept()
+    bodies = st.dictionaries(st.sampled_from([*GIVEN, "all_matching"]), cases.values, max_size=4)
+
+    def one_case(action, doc):
+        response = client.post(
+            f"/api/v1/people/{action}", data=cases._body(doc), headers={"Authorization": f"Bearer {cases.API_TOKEN}"}
+        )
+        answers.setdefault("people", Counter())[response.status_code] += 1
+        meant = response.status_code in {*cases.ANSWERS, 403, 409}
+        if not meant or (response.get_json() or {}).get("error") == "unusable_request":
+            unmeant.append((f"people/{action}", cases._body(doc)[:300], response.status_code))
+
+    runs(given(st.sampled_from(["forget", "export"]), bodies))(one_case)()
+    erased = before - kept()
+    print(
+        f"people    {sum(answers['people'].values()):>7} cases  answers {dict(sorted(answers['people'].items()))}; "
+        f"profiles kept before {before}, erased by identifiers that name nobody {erased}",
+        flush=True,
+    )
+    return {"erased": erased}
 
 
 def _inbox(connection) -> list[dict]:

@@ -204,6 +204,25 @@ def ignored(count: int, release: bool):
         click.echo("nothing ignored", err=True)
     for raw in rows:
         click.echo(raw.decode())
+    _ignored_in_all(connection, receiver.IGNORED_KEEP)
+
+
+def _ignored_in_all(connection, kept: int) -> None:
+    """Said on stderr: only the newest `kept` items are listed; the counters hold them all."""
+    from workers.common import counters
+
+    totals = {}
+    for (name, source, reason), value in (
+        (key, value) for key, value in counters.read(connection).items() if key[0] == counters.IGNORED.name
+    ):
+        totals[f"{source} {reason}"] = totals.get(f"{source} {reason}", 0) + int(value)
+    if totals:
+        by = ", ".join(f"{what} {n}" for what, n in sorted(totals.items()))
+        click.echo(
+            f"the newest {kept} are kept to list; {sum(totals.values())} in all since the counters began ({by}); "
+            "/metrics: leadrelay_items_ignored_total",
+            err=True,
+        )
 
 
 def _code(record: dict) -> str:
