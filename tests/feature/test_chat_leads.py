@@ -193,3 +193,38 @@ def test_a_chat_from_a_number_phonenumbers_rejects_is_keyed_by_its_hash_and_forg
     again = post_signed(client, "whatsapp", chat, env).get_json()
     assert again["accepted"] == 0 and again["skipped"][0]["reason"] == "suppressed"
     assert leadrelay("forget", "--phone", "1-555-010-1234", "--json").returncode == 0
+
+
+def test_forgetting_a_phone_after_its_chats_stage_went_leaves_no_claim_or_ledger_entry(
+    env, monkeypatch, graph, work, redis_conn
+):
+    from webhook_app import create_app
+    from workers.identity import phones
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    post_signed(client, "whatsapp", _now("whatsapp", "messages_text__ad_referral.json"), env)
+    assert _stages(client, {"phone": PHONE, "stage": "QualifiedLead"})["results"][0]["status"] == "accepted"
+    work()
+    assert _chats(graph)
+    ph = phones.key_hash(PHONE)
+    forgot = client.post("/api/v1/people/forget", json={"phone": PHONE}, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert forgot.status_code == 200, forgot.get_json()
+    left = [
+        key.decode()
+        for key in redis_conn.scan_iter(match="leadrelay:*", count=1000)
+        if key != b"leadrelay:suppressed"
+        and (ph in key.decode() or ph[:32] in key.decode() or ph.encode() in (_raw(redis_conn, key) or b""))
+    ]
+    assert left == []
+
+
+def _raw(redis_conn, key) -> bytes:
+    kind = redis_conn.type(key).decode()
+    if kind == "string":
+        return redis_conn.get(key)
+    if kind == "list":
+        return b" ".join(redis_conn.lrange(key, 0, -1))
+    if kind == "hash":
+        return b" ".join(k + b" " + v for k, v in redis_conn.hgetall(key).items())
+    return b""
