@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "feature")]
 import test_hostile as cases  # noqa: E402  (the strategies, not the tests)
 
 from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
-from workers.sources import SOURCES  # noqa: E402
+from workers.sources.registry import SOURCES  # noqa: E402
 from workers.standin.server import GraphStandin  # noqa: E402
 
 

@@ -98,7 +98,7 @@ def main() -> None:
         import webhook_app
         from webhook_app import deliveries, webhooks
         from workers.intake import inbox, receiver, requestredis
-        from workers.sources import SOURCES
+        from workers.sources.registry import SOURCES
 
         app, held = webhook_app.create_app(), limit_app.create_held_app()
         gc.freeze()  # as gunicorn_conf's post_worker_init does: collections skip what was loaded

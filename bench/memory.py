@@ -78,7 +78,7 @@ def main() -> None:
         from workers.common.queues import connect, queue
         from workers.config.settings import load
         from workers.intake.receiver import enqueue_new
-        from workers.sources import SOURCES
+        from workers.sources.registry import SOURCES
 
         logs.configure("WARNING")
         jobs.install(load())

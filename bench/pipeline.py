@@ -40,7 +40,7 @@ from rq import Queue, Worker  # noqa: E402
 from workers.common.queues import SERIALIZER, connect  # noqa: E402
 from workers.intake.receiver import enqueue_new  # noqa: E402
 from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
-from workers.sources import SOURCES  # noqa: E402
+from workers.sources.registry import SOURCES  # noqa: E402
 from workers.standin.server import GraphStandin  # noqa: E402
 
 BIN = Path(sys.executable).parent

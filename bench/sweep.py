@@ -41,7 +41,7 @@ def scenario(leads: int, every: int) -> dict:
         from workers.config.settings import load
         from workers.events import accuracymarks
         from workers.intake import receiver
-        from workers.sources import SOURCES
+        from workers.sources.registry import SOURCES
         from workers.sweep import sweeper
 
         connection = connect(url)

@@ -35,7 +35,7 @@ from workers import jobs
 from workers.config.settings import load
 from workers.run import worker
 from workers.run.embedded_redis import EmbeddedRedis
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 from workers.standin.server import GraphStandin
 
 # Property tests count examples, not milliseconds: a slow CI machine must not fail them.

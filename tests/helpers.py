@@ -394,7 +394,7 @@ def delivered_lead(graph, post_meta, work, seconds_ago: int) -> int:
 def post_signed(client, name: str, body: bytes, env: dict):
     """`body` posted to /webhooks/<name> through a Flask test client, signed as the source
     signs it with its first configured secret."""
-    from workers.sources import SOURCES
+    from workers.sources.registry import SOURCES
 
     secret = env[SOURCES[name].secret_setting].split(",")[0]
     headers = SOURCES[name].sign(secret, body, f"http://localhost/webhooks/{name}")

@@ -15,7 +15,8 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from workers.common import logs
 from workers.common.refusals import BodyTooLarge, QueueUnavailable, ReceiverError
 from workers.intake import receiver
-from workers.sources import CHAT, SOURCES, meta
+from workers.sources import meta
+from workers.sources.registry import CHAT, SOURCES
 
 from . import deliveries, errors, webmetrics
 

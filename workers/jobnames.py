@@ -34,3 +34,12 @@ FORMER = {
 def current(path: str) -> str:
     """The name a stored path stands for today (itself, or what replaced it)."""
     return FORMER.get(path, path)
+
+
+def resolve(path: str):
+    """The function a stored path stands for today, looked up by its dotted name (a shim
+    calls it: no import of the jobs at the shim's own layer)."""
+    import importlib
+
+    module, _, name = current(path).rpartition(".")
+    return getattr(importlib.import_module(module), name)

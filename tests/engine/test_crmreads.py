@@ -8,7 +8,7 @@ import json
 import time
 
 from helpers import LEAD, booking, hubspot_deal_event, leadrelay, stage_events
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 
 def _hubspot_batch(deal_id: str, stages: list[str], first_event: int = 1964117900) -> bytes:

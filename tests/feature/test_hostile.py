@@ -21,7 +21,7 @@ from webhook_app import create_app
 from workers import jobs
 from workers.common.queues import queue
 from workers.failures import deadletters
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 API_TOKEN = "hostile-api-token"
 ANSWERS = {200, 202, 400, 401, 404, 413, 503}

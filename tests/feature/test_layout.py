@@ -135,7 +135,11 @@ def _import_graph() -> dict[str, set[str]]:
                 target = ".".join(part for part in (base, node.module or "") if part)
                 subs = {f"{target}.{alias.name}" for alias in node.names} & paths.keys()
                 found.update(subs if len(subs) == len(node.names) else {target, *subs})
-        graph[name] = (found & paths.keys()) - {name}
+        # Importing a.b.c runs a/__init__ and a/b/__init__ first, unless this module is inside
+        # them (they began before it ran): those packages are imported too.
+        own = {".".join(name.split(".")[:n]) for n in range(1, name.count(".") + 1)}
+        ancestors = {".".join(t.split(".")[:n]) for t in found for n in range(1, t.count(".") + 1)}
+        graph[name] = ((found | (ancestors - own)) & paths.keys()) - {name}
     return graph
 
 
@@ -169,6 +173,30 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_circles():
     assert _circles(_import_graph()) == []
+
+
+IMPORT_EACH_FIRST = """
+import importlib, sys, traceback
+names = sys.argv[1:]
+failed = []
+for name in names:
+    for loaded in [m for m in sys.modules if m.split(".")[0] in ("workers", "webhook_app")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except Exception as err:
+        failed.append(f"{name}: {type(err).__name__}: {err}")
+print("\\n".join(failed))
+"""
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter():
+    """Each of our modules imported before any other of ours (as `python -c 'import x'`
+    does): a circle through a package's __init__ crashes there, whatever the suite loads first."""
+    names = sorted(_import_graph())
+    out = subprocess.run([sys.executable, "-c", IMPORT_EACH_FIRST, *names], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", out.stdout
 
 
 def test_the_circle_check_sees_a_circle():
@@ -275,7 +303,7 @@ def test_identity_imports_nothing_of_ours_outside_itself():
 
 # Test modules named for what a package holds as a whole rather than one module.
 WHOLE_PACKAGE = {
-    "tests/sources/test_registry.py",  # workers/sources/__init__.py: the registry
+    "tests/sources/test_registry.py",  # workers/sources/registry.py: the registry
     "tests/sources/test_fixtures.py",  # every source's fixtures folder
     "tests/cli/test_cli_conventions.py",  # what every command does alike
 }

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from helpers import AGENCY_CONFIG, DATASETS, agency_lead, agency_post, fixture_bytes, leadrelay
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 SHARED = "shared@example.com"
 LEADS = {"acme": ("8800000000000011", "101"), "brandb": ("8800000000000022", "202")}

@@ -43,7 +43,7 @@ def test_a_drain_job_that_could_not_be_queued_leaves_its_slot_free_for_the_next_
     from workers.intake import receiver
     from workers.intake.requestredis import RequestRedis
     from workers.run.embedded_redis import free_port
-    from workers.sources import SOURCES
+    from workers.sources.registry import SOURCES
 
     gone = queue(redis.Redis(port=free_port(), socket_connect_timeout=1), "leadrelay")  # nothing listens there
     argument = {"source": "meta", "leadgen_id": "9", "page_id": "1", "form_id": "2", "created_time": 1}

@@ -10,7 +10,7 @@ from rq.utils import import_attribute
 
 from helpers import ROOT
 from workers import jobnames
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 
 @pytest.mark.parametrize("path", [*jobnames.NAMES, *jobnames.FORMER])
@@ -25,7 +25,7 @@ def test_a_former_path_stands_for_a_current_name():
 
 def test_every_source_names_a_job_from_the_table():
     """A chat is kept in the request and runs no job of its own: it names none."""
-    from workers.sources import CHAT
+    from workers.sources.registry import CHAT
 
     assert {source.job for source in SOURCES.values() if source.kind != CHAT} <= set(jobnames.NAMES)
     assert {source.job for source in SOURCES.values() if source.kind == CHAT} == {""}

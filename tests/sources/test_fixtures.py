@@ -6,7 +6,7 @@ import tomllib
 import pytest
 
 from helpers import FIXTURES
-from workers.sources import CRM_STAGES, SOURCES
+from workers.sources.registry import CRM_STAGES, SOURCES
 
 
 def _bodies(folder) -> list:

@@ -17,7 +17,8 @@ from helpers import fixture_bytes, leadrelay, moved
 from workers.common.refusals import BadSignature
 from workers.config import settings as settings_module
 from workers.config.needed import ConfigError
-from workers.sources import SOURCES, keys
+from workers.sources import keys
+from workers.sources.registry import SOURCES
 from workers.vendors.highlevel import webhook
 
 ED = ed25519.Ed25519PrivateKey.generate()

@@ -136,7 +136,7 @@ def test_an_unknown_xml_encoding_is_refused_and_the_path_token_never_logged(web,
 def test_an_organization_written_in_15_or_18_characters_routes_one_sent_in_either(written, sent):
     from workers.config import crmmap
     from workers.config.stagemap import StageMap
-    from workers.sources import CRM_SOURCES
+    from workers.sources.registry import CRM_SOURCES
 
     doc = {"crm": {"salesforce": {"accounts": {written: "acme"}}}}
     accounts = crmmap.load(doc, CRM_SOURCES, StageMap(), {"default", "acme"})["salesforce"]["accounts"]

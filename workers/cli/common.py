@@ -153,7 +153,7 @@ DEAD_LETTER_REASONS = (policy.TRANSIENT, policy.THROTTLED, policy.AUTH, policy.I
 
 
 def _event_sources() -> tuple[str, ...]:
-    from workers.sources import EVENT_SOURCES
+    from workers.sources.registry import EVENT_SOURCES
 
     return EVENT_SOURCES
 

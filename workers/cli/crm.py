@@ -8,7 +8,7 @@ import sys
 import click
 
 from workers.cli.common import mapping_or_exit, settings_or_exit
-from workers.sources import READ_BACK
+from workers.sources.registry import READ_BACK
 
 
 @click.command("crm-stages", short_help="List a CRM's stage ids and what each is mapped to.")
@@ -18,7 +18,7 @@ def crm_stages(crm: str):
     PIPEDRIVE_API_TOKEN) and print each stage id, its name, and the event it is mapped to
     in [crm.<source>.stages] (or `unmapped`: recorded, never sent)."""
     from workers.common.policy import JobError, Paused
-    from workers.crmapi import CLIENTS
+    from workers.crmapi.clients import CLIENTS
 
     settings = settings_or_exit()
     table = mapping_or_exit(settings)["crm"][crm]["stages"]

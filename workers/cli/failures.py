@@ -181,7 +181,8 @@ def ignored(count: int, release: bool):
     Page, restart, then `--release` sends them."""
     from workers.cli.common import mapping_or_exit, settings_or_exit
     from workers.intake import receiver
-    from workers.sources import SOURCES, meta
+    from workers.sources import meta
+    from workers.sources.registry import SOURCES
 
     connection, q = running_queue()
     if release:

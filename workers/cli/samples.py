@@ -9,7 +9,7 @@ import click
 
 from workers.cli.common import LazyChoice, running_queue, settings_or_exit
 from workers.config import environment
-from workers.sources import CHAT_SOURCES, SOURCES
+from workers.sources.registry import CHAT_SOURCES, SOURCES
 
 
 def _failures() -> tuple[str, ...]:

@@ -28,7 +28,7 @@ import pycountry
 
 from workers.config.needed import ConfigError, Gather
 from workers.config.stagemap import StageMap
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 # Each source's stage ids that mean the same in every account (its module's DEFAULT_STAGES).

@@ -36,7 +36,7 @@ from workers.config import crmmap, ldu, routesfile
 from workers.config.needed import ConfigError, Gather
 from workers.config.stagemap import StageMap
 from workers.identity import matchkeys
-from workers.sources import CRM_SOURCES, FORM_SOURCES, LDU_SOURCES
+from workers.sources.registry import CRM_SOURCES, FORM_SOURCES, LDU_SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")

@@ -11,7 +11,7 @@ from typing import Mapping
 from workers.config import ldu
 from workers.config.needed import ConfigError, Gather
 from workers.config.routing import ANY_PAGE, DEFAULT, Client, Dataset, Page, Routes
-from workers.sources import CHAT, LEAD_ADS, SOURCES
+from workers.sources.registry import CHAT, LEAD_ADS, SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")

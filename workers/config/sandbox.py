@@ -18,7 +18,7 @@ from typing import Mapping
 
 from dotenv import dotenv_values
 
-from workers.sources import SECRET_SETTINGS, SOURCES
+from workers.sources.registry import SECRET_SETTINGS, SOURCES
 
 FILE = "sandbox.env"
 PREFIX = "sandbox-"  # every generated secret starts with it: none can pass for a real one

@@ -152,7 +152,7 @@ def load(
     Raises:
         ConfigError: naming every setting that is missing (for the role) or malformed.
     """
-    from workers.sources import CRM_SOURCES, SOURCES, UNSIGNED_ALLOWED  # loaded when settings are read
+    from workers.sources.registry import CRM_SOURCES, SOURCES, UNSIGNED_ALLOWED  # loaded when settings are read
 
     env = os.environ if env is None else env
     errors: list[ConfigError] = []

@@ -9,8 +9,8 @@ import requests
 from workers.common import logs
 from workers.common.policy import AUTH, INVALID, THROTTLED, TRANSIENT, JobError, Paused
 from workers.graphapi.pauses import Pauses, fingerprint
-from workers.sources import SOURCES
 from workers.sources.ids import unsigned
+from workers.sources.registry import SOURCES
 
 log = logs.get(__name__)
 

@@ -14,7 +14,7 @@ from workers.config.mappingfile import validate
 from workers.config.routing import Routes
 from workers.config.settings import Settings
 from workers.config.stagemap import StageMap
-from workers.crmapi import clients
+from workers.crmapi.clients import clients
 from workers.graphapi.graph import Graph
 from workers.graphapi.pauses import Pauses
 

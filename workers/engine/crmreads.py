@@ -27,7 +27,7 @@ from workers.engine.context import Context
 from workers.engine.inflight import Failed, Lead, failed
 from workers.identity import browserids
 from workers.intake import receiver, stageitems
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 log = logs.get(__name__)
 

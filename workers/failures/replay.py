@@ -13,7 +13,7 @@ from workers.events import conversions, ledger
 from workers.failures.deadletters import Filter, forget, record, select
 from workers.graphapi.pauses import Pauses
 from workers.intake import inbox
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 
 def sendable(entry: dict, now: float | None = None) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from workers.config import crmmap
 from workers.config.routing import Client, Routes
 from workers.identity import userdata
-from workers.sources import Source
+from workers.sources.registry import Source
 
 
 def jobs(

@@ -17,7 +17,7 @@ from workers.config.routing import Client, Routes, dataset_of
 from workers.config.settings import Settings
 from workers.events import accuracymarks, suppression
 from workers.intake import chats, crmitems, forms, inbox
-from workers.sources import CHAT, CRM_STAGES, FORM, LEAD_ADS, Source
+from workers.sources.registry import CHAT, CRM_STAGES, FORM, LEAD_ADS, Source
 
 if TYPE_CHECKING:
     from workers.intake.requestredis import RequestRedis

@@ -13,15 +13,13 @@ from workers.events import profiles, suppression
 from workers.identity import phones
 from workers.intake import stagereads
 from workers.privacy.walk import Marks
+from workers.sources.registry import FORM_SOURCES, SOURCES  # their person id is a submission key (form:token)
 
 GIVEN = ("email", "phone", "external_id", "lead_id", "person_id")  # what a caller may name a person by
 # Identifiers, never search words: a Lead Ads lead id is a Graph id of 10 to 20 digits (Meta's
 # are 15 to 17); a person id is `source:key`, the key as its source writes profile keys.
 LEAD_ID = re.compile(r"[1-9][0-9]{9,19}")
 PERSON_KEY = re.compile(r"[A-Za-z0-9_.@+-]{1,128}(?::[A-Za-z0-9_.@+-]{1,128}){0,3}")
-
-
-_FORMS = ("typeform", "tally")  # sources whose person id is a submission key (form:token)
 
 
 class NoIdentifier(ValueError):
@@ -44,7 +42,7 @@ class Person:
             hashes |= {h for k in suppression.KINDS for h in profile.get("user_data", {}).get(k, [])}
         # A form submission still in the inbox has no profile yet: its key (FORM:TOKEN, a token
         # of the form tool's own making) names it whole. A CRM's short id alone never does.
-        submissions = {key for source, _, key in (p.partition(":") for p in self.person_ids) if source in _FORMS}
+        submissions = {key for source, _, key in (p.partition(":") for p in self.person_ids) if source in FORM_SOURCES}
         return Marks(
             owned=owned,
             # A lead id or submission no profile holds (expired, or still in the inbox): theirs only in scope.
@@ -123,8 +121,6 @@ def resolve(
 
 def _check_ids(lead_ids: list[str], person_ids: list[str]) -> None:
     """Every id given is one, by its source's shape; else the whole request is refused."""
-    from workers.sources import SOURCES
-
     for lead_id in lead_ids:
         if not LEAD_ID.fullmatch(lead_id):
             raise NoIdentifier(f"lead_id {_shown(lead_id)} is not a Lead Ads lead id (10 to 20 digits)")

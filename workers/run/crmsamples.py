@@ -16,7 +16,7 @@ from workers.config.settings import Settings
 from workers.graphapi.graph import Graph
 from workers.run.sendtest import answer_of, signed
 from workers.run.sendtest import post as send
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 
 def crm_stages(settings: Settings, web: str, crm: str, leadgen_id: str, bodies_of, post=None) -> dict:

@@ -19,7 +19,7 @@ import requests
 from workers.config import sandbox
 from workers.config.settings import Settings
 from workers.graphapi.graph import Graph
-from workers.sources import SOURCES
+from workers.sources.registry import SOURCES
 
 FAILURES = ("auth", "invalid", "transient", "expired", "version_warning", "version_ended")
 # What each failure shows, and what to do next.

@@ -5,9 +5,9 @@ enqueueing of the leads no webhook brought (reconcile). Imports engine and below
 (workers/jobnames.py FORMER); it stays for one release.
 """
 
+from workers import jobnames
+
 
 def run_sweep(arguments: dict) -> dict:
-    """A sweep scheduled under its former path: the job at workers.jobs.run_sweep."""
-    from workers.jobs import run_sweep as job  # the job module sits above this package
-
-    return job(arguments)
+    """A sweep scheduled under its former path: the job it names now (jobnames.SWEEP)."""
+    return jobnames.resolve("workers.sweep.run_sweep")(arguments)

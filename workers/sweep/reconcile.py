@@ -11,7 +11,8 @@ from workers.common import times
 from workers.config.routing import ANY_PAGE, Routes
 from workers.graphapi.graph import Graph
 from workers.intake import receiver
-from workers.sources import SOURCES, meta
+from workers.sources import meta
+from workers.sources.registry import SOURCES
 
 PAGE_SIZE = 100
 # What a listing needs to tell a lead no webhook brought: no answer, no personal data.

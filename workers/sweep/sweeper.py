@@ -40,7 +40,8 @@ from workers.engine.context import Context
 from workers.events import accuracy, accuracymarks, conversions, leadevents
 from workers.graphapi.graph import LEAD_FIELDS
 from workers.intake import inbox, receiver
-from workers.sources import SOURCES, meta
+from workers.sources import meta
+from workers.sources.registry import SOURCES
 from workers.sweep.reconcile import as_change, lead_list, page_forms, pages_of
 
 CURSORS = redis_key("sweep", "cursors")  # form id -> creation time read up to

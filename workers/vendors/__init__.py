@@ -6,7 +6,7 @@ everything about that vendor in one place, by role, each role at its own layer:
     standin.py   its API as the sandbox's stand-in answers it (the standin layer)
     samples.py   the sandbox's `send-test <vendor>` deliveries (the run layer)
 
-A folder is found through its line in the registry (workers/sources/__init__.py), which
+A folder is found through its line in the registry (workers/sources/registry.py), which
 names these modules by dotted path; tests/feature/test_layout.py gives each role its layer,
 so a vendor's webhook parser never imports its API client. Its fixtures are in
 tests/fixtures/<vendor>/, its tests tests/vendors/test_<vendor>_<role>.py, its page docs/<vendor>.md.
