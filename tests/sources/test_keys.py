@@ -23,7 +23,8 @@ from workers.vendors.highlevel import webhook
 
 ED = ed25519.Ed25519PrivateKey.generate()
 RSA = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-# The Ed25519 key integrations cite from HighLevel's guide (../shared/spec/salesforce-ghl.md, B2).
+# The Ed25519 key integrations cite from HighLevel's Webhook Integration Guide
+# (https://github.com/GoHighLevel/highlevel-api-docs/blob/main/docs/oauth/WebhookAuthentication.md).
 PUBLISHED = "MCowBQYDK2VwAyEAi2HR1srL4o18O8BRa7gVJY7G7bupbN3H9AwJrHCDiOg="
 
 
