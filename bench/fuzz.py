@@ -244,7 +244,7 @@ def _privacy(client, connection, runs, answers: dict, unmeant: list) -> dict:
         if not meant or (response.get_json() or {}).get("error") == "unusable_request":
             unmeant.append((f"people/{action}", cases._body(doc)[:300], response.status_code))
 
-    runs(given(st.sampled_from(["forget", "export"]), bodies))(one_case)()
+    runs(given(st.sampled_from(["forget", "export"]), bodies)(one_case))()
     erased = before - kept()
     print(
         f"people    {sum(answers['people'].values()):>7} cases  answers {dict(sorted(answers['people'].items()))}; "
