@@ -8,11 +8,17 @@ every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
 - `ph`: digits only, with the country code, no leading zeros or `+`, and a *valid*
   number (phones.py says how a number without country code is read: the lead's own
   country first, then the form's region, then LEADRELAY_DEFAULT_REGION).
-- `fn`, `ln`, `ct`: lowercased (not case-folded: `Strauß` stays `strauß`, a final sigma
-  stays `ς`), NFC, letters and combining marks only: no punctuation, digits or spaces.
+- every key but `external_id` is first folded: NFKC (full-width and compatibility forms),
+  invisible format characters (a byte-order mark, zero-width spaces) removed.
+- `fn`, `ln`, `ct`: lowercased in the lead's language (not case-folded: `Strauß` stays
+  `strauß`, a final sigma stays `ς`; `I` is `ı` for a Turkish or Azerbaijani lead, `İ` is
+  `i` for everyone), NFC, letters and combining marks only: no punctuation, digits or
+  spaces. Initials (`J.`, `J.W.`) are no name.
 - `st`: for a lead in the US (or of unknown country), the two-letter state code (`ca`);
   elsewhere lowercase letters and digits only.
-- `zp`: lowercase, no spaces or dashes; a US ZIP keeps its first five digits.
+- `zp`: lowercase letters and digits only (a postal mark such as `〒` goes); a US ZIP keeps
+  its first five digits, and a US lead's postcode that is no ZIP (four digits that lost a
+  leading zero) is dropped, never padded.
 - `country`: ISO 3166-1 alpha-2, lowercase, from a code or any common name (places.py).
 - `db`: `YYYYMMDD` from any unambiguous way of writing a date (birthdates.py).
 - `ge`: `f` or `m`, from the words for female and male in 42 languages, each in its own
@@ -38,7 +44,6 @@ _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 EMPTY_MD5 = hashlib.md5(b"").hexdigest()
 _EMAIL = re.compile(r".*[^@\s]@[^@\s]+\.[^@\s]+")  # Meta's SDK: RFC 5322 allows quoted local parts
-_SPACES_AND_DASHES = re.compile(r"[\s\-]+")
 _US_ZIP = re.compile(r"(\d{5})(\d{4})?")
 _NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
 _NOT_ASCII_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
@@ -64,14 +69,48 @@ def _lower(value: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).lower())
 
 
+def _folded(value: str) -> str:
+    """NFKC (full-width and other compatibility forms to their plain letters and digits),
+    and the invisible format characters gone (a byte-order mark, zero-width spaces)."""
+    text = unicodedata.normalize("NFKC", value)
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+# Where the lead's language lowercases I differently (Unicode's SpecialCasing): Turkish and
+# Azerbaijani write I/ı and İ/i. Elsewhere İ is still i: `İ`.lower() would add a combining dot.
+_DOTLESS_I = frozenset({"tr", "az"})
+
+
+def _cased(value: str, lead: "_Lead | None") -> str:
+    if lead is not None and (lead.country or "").lower() in _DOTLESS_I:
+        return value.replace("I", "ı").replace("İ", "i")
+    return value.replace("İ", "i") if "İ" in value else value
+
+
 def _letters(value: str, lead: "_Lead | None" = None, keep_digits: bool = False) -> str:
-    """Letters (and marks; digits if asked) lowercased: `fn`, `ln`, `ct` as they are, so the
-    table below names this function itself (a call less per key: names are most of a lead)."""
+    """Letters (and marks; digits if asked) lowercased in the lead's language: `fn`, `ln`,
+    `ct` as they are, so the table below names this function itself (a call less per key)."""
+    value = _cased(value, lead)
     if value.isascii():  # no strip needed: spaces go with everything else that is not a letter
         return (_NOT_ASCII_LETTER_OR_DIGIT if keep_digits else _NOT_ASCII_LETTER).sub("", value.lower())
     lowered = _lower(value)
     keep = "LMN" if keep_digits else "LM"
-    return "".join(ch for ch in lowered if unicodedata.category(ch)[0] in keep)
+    return unicodedata.normalize("NFC", "".join(ch for ch in lowered if unicodedata.category(ch)[0] in keep))
+
+
+def _initials(value: str) -> bool:
+    """`J.`, `J.W.`, `J W`: cased letters standing alone (a Han given name of one character
+    is a name: its script has no case)."""
+    words = [w for w in re.split(r"[\s.]+", value.strip()) if w]
+    return 0 < len(words) <= 3 and all(len(w) == 1 and w.isalpha() and w != w.swapcase() for w in words)
+
+
+def _name(value: str, lead: "_Lead | None" = None) -> str:
+    """`fn`, `ln`: letters as `_letters` keeps them; initials are no name."""
+    out = _letters(value, lead)
+    if _initials(value) or _initials(out):
+        raise Unusable("initials")
+    return out
 
 
 def _email(value: str, lead: "_Lead") -> str:
@@ -100,10 +139,15 @@ def _state(value: str, lead: "_Lead") -> str:
 
 
 def _zip(value: str, lead: "_Lead") -> str:
-    squashed = _SPACES_AND_DASHES.sub("", _lower(value))
+    """Letters and digits only (a postal mark such as 〒, spaces and dashes go); a US ZIP is
+    five digits (or ZIP+4, of which the five): four digits lost a leading zero, and a
+    padded guess could be another town's, so it is dropped."""
+    squashed = "".join(ch for ch in _lower(value) if ch.isalnum())
     us_zip = _US_ZIP.fullmatch(squashed)
     if us_zip and lead.american:
         return us_zip.group(1)  # US: the first five digits only
+    if lead.country == "us" or (lead.american and squashed.isdigit() and len(squashed) < 5):
+        raise Unusable("not_a_us_zip")  # a US lead's postcode that is no ZIP, or one that lost a digit
     return squashed
 
 
@@ -135,8 +179,8 @@ def _external_id(value: str, lead: "_Lead") -> str:
 _NORMALISERS = {
     "em": _email,
     "ph": _phone,
-    "fn": _letters,
-    "ln": _letters,
+    "fn": _name,
+    "ln": _name,
     "db": _birth_date,
     "ge": _gender,
     "ct": _letters,
@@ -193,6 +237,8 @@ def _normalised(key: str, raw, lead: _Lead) -> str:
     # A lone surrogate, or where one was (jsonbody.py): not a value anyone typed; never ASCII.
     if not raw.isascii() and _BROKEN_TEXT.search(raw):
         raise Unusable("invalid_text")
+    if not raw.isascii() and key != "external_id":  # an external id is kept as other channels send it
+        raw = _folded(raw)
     out = _NORMALISERS[key](raw, lead)
     if not out:
         raise Unusable("empty_after_normalising")
