@@ -47,6 +47,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=20000, help="cases in all, shared among the endpoints")
     parser.add_argument("--stall", type=float, default=60, help="seconds without progress that count as a stall")
+    parser.add_argument(
+        "--privacy-cases", type=int, default=300, help="forget and export cases (each reads all of Redis: #60)"
+    )
     args = parser.parse_args()
     per_endpoint = max(args.cases // 9, 1)
     standin = GraphStandin(any_lead=True)
@@ -193,7 +196,7 @@ def main() -> int:
             else "waiting"
             for job_id, event_id in admitted.items()
         )
-        people = _privacy(client, connection, runs, answers, unmeant)
+        people = _privacy(client, connection, settings(runs, max_examples=args.privacy_cases), answers, unmeant)
         print(
             f"workers: {len(admitted)} admitted leads drained in {time.monotonic() - started:.0f} s; events at "
             f"the stand-in {len(delivered)}; dead letters {dict(dead)}; set aside {connection.llen(quarantine.KEPT)}"
