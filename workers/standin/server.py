@@ -354,6 +354,16 @@ class GraphStandin(LeadAds, CrmStandin):
         handler.wfile.write(payload)
 
 
+def _body(raw: bytes):
+    """A request's body: JSON, or a form (an OAuth token request), as a dict."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return dict(parse_qsl(raw.decode("utf-8", "replace")))
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8765)
@@ -371,13 +381,3 @@ if __name__ == "__main__":
             seen = len(standin.events)
     except KeyboardInterrupt:
         standin.stop()
-
-
-def _body(raw: bytes):
-    """A request's body: JSON, or a form (an OAuth token request), as a dict."""
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return dict(parse_qsl(raw.decode("utf-8", "replace")))
