@@ -52,6 +52,7 @@ def _form(where: str, raw) -> dict:
         _fail(where, "must be a table")
     allowed = set(matchkeys.SETTINGS) | {
         "consent",
+        "consent_option",
         "event_name",
         "value",
         "currency",
@@ -64,9 +65,11 @@ def _form(where: str, raw) -> dict:
     for name, value in raw.items():
         if name not in allowed:
             _fail(f"{where}.{name}", f"unknown setting (known: {', '.join(sorted(allowed))})")
-        if name in matchkeys.SETTINGS or name in ("consent", "event_name"):
+        if name in matchkeys.SETTINGS or name in ("consent", "consent_option", "event_name"):
             if not isinstance(value, str) or not value:
                 _fail(f"{where}.{name}", "must be a non-empty string")
+    if "consent_option" in raw and "consent" not in raw:
+        _fail(f"{where}.consent_option", "names an option of the `consent` question: set `consent` too")
     hidden = raw.get("hidden", {})
     if not isinstance(hidden, dict) or any(k not in HIDDEN_FIELDS or not isinstance(v, str) for k, v in hidden.items()):
         _fail(f"{where}.hidden", f"keys must be among {', '.join(HIDDEN_FIELDS)}, values strings")

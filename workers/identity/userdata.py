@@ -265,6 +265,26 @@ def _hashed(key: str, raw, lead: _Lead) -> str:
     return sha256(_normalised(key, raw, lead))
 
 
+# Meta's Lead Ads Testing Tool answers every question with a placeholder (brackets or not)
+# and its own dummy address, and a script can leave a template unfilled: no one's data,
+# never hashed (the lead itself still flows).
+_TEMPLATE_ANSWER = re.compile(
+    r"\s*(?:<?\s*test lead\s*:\s*dummy data for [^>]*>?|\{\{[^{}]*\}\}|test@meta\.com|test@fb\.com)\s*",
+    re.IGNORECASE,
+)
+
+
+def _without_templates(fields: Mapping[str, object]) -> tuple[Mapping[str, object], list[dict]]:
+    """The fields less the answers that are templates, and one dropped entry for each."""
+    found = {key: [v for v in _values(raw) if _TEMPLATE_ANSWER.fullmatch(v)] for key, raw in fields.items()}
+    if not any(found.values()):
+        return fields, []
+    kept = {key: [v for v in _values(raw) if v not in found[key]] for key, raw in fields.items()}
+    name = {matchkeys.FULL_NAME: "fn"}  # a full name's placeholder stands for both names
+    gone = [name.get(key, key) for key, values in found.items() for _ in values]
+    return kept, [{"key": key, "reason": "test_placeholder"} for key in gone]
+
+
 def _values(raw) -> Iterable[str]:
     if isinstance(raw, str):
         return [raw]
@@ -297,6 +317,7 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     """
     user_data: dict[str, list[str]] = {}
     dropped: list[dict] = []
+    fields, dropped = _without_templates(fields)
     country = lead_country(fields)
     unread = country is None and any(raw.strip() for raw in _values(fields.get("country")))
     if country is None and not unread:  # no country given: an international phone places the lead

@@ -24,9 +24,13 @@ def _slug(text) -> str:
 
 def _answer(answers: list[dict], ref: str):
     """By id or ref (Tally: key or label), never by position."""
+    return (_answered(answers, ref) or {}).get("value")
+
+
+def _answered(answers: list[dict], ref: str) -> dict | None:
     for answer in answers:
         if ref in (answer.get("id"), answer.get("ref")):
-            return answer.get("value")
+            return answer
     return None
 
 
@@ -42,12 +46,29 @@ def _default_answer(answers: list[dict], field: str):
     return None
 
 
-def _consented(value) -> bool:
+# Boxes where ticking is the act (Tally's checkboxes and multi-select, Typeform's multiple
+# choices): a ticked option consents, whatever its words. A single choice (a radio, a
+# dropdown: `Yes` or `No`) consents by its words, or when it is the option the mapping names.
+_TICKED = frozenset({"choices", "CHECKBOXES", "MULTI_SELECT"})
+_NO = re.compile(r"(no|non|nein|não|nee|nej|nei)\b")  # `No`, `No, thanks`: a ticked refusal
+
+
+def _consented(answer: dict | None, option: str | None) -> bool:
+    """Consent as the form tool means it: a boolean answer (Typeform's yes/no and legal, a
+    Tally checkbox) is itself; a ticked box consents, and when the mapping names the option
+    (`consent_option`), only that one; a single choice by its words or that option."""
+    if answer is None:
+        return False
+    value = answer.get("value")
     if isinstance(value, bool):
         return value
-    if isinstance(value, list):
-        return bool(value)
-    return str(value).strip().lower() in _TRUE
+    chosen = [v.strip().casefold() for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    chosen = [v for v in chosen if v]
+    if option:
+        return option.strip().casefold() in chosen
+    if answer.get("type") in _TICKED:  # a ticked box consents, unless what it says is no
+        return bool(chosen) and not all(_NO.match(v) for v in chosen)
+    return bool(chosen) and all(v in _TRUE for v in chosen)
 
 
 def _text(value) -> list[str]:
@@ -70,7 +91,7 @@ def prepare(
     """
     form = form or {}
     answers = submission["answers"]
-    if "consent" in form and not _consented(_answer(answers, form["consent"])):
+    if "consent" in form and not _consented(_answered(answers, form["consent"]), form.get("consent_option")):
         return None, "no_consent"
     raw: dict[str, list[str]] = {}
     for field in matchkeys.SETTINGS:
