@@ -33,7 +33,6 @@ class Person:
     person_ids: list[str]  # a profile's `source:key` (a CRM's, a form's submission, a chat's)
     datasets: list[str]  # the caller's
     profiles: list[dict] = field(default_factory=list)  # theirs, in those datasets
-    operator: bool = False  # the caller reaches every dataset
 
     def marks(self, routes: Routes) -> Marks:
         owned = {p["key"] for p in self.profiles} | {str(p.get("lead_id")) for p in self.profiles if p.get("lead_id")}
@@ -110,7 +109,7 @@ def resolve(
     for person_id in values["person_id"]:
         source, _, key = person_id.partition(":")
         _keep(found, profiles.load(connection, source, key), datasets)
-    person = Person(hashed, lead_ids, values["person_id"], sorted(datasets), operator=operator)
+    person = Person(hashed, lead_ids, values["person_id"], sorted(datasets))
     for dataset in datasets:
         for kind, hashes in hashed.items():
             for value in hashes:
