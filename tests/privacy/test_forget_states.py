@@ -170,24 +170,21 @@ def test_a_lead_on_the_wire_while_it_is_forgotten_leaves_nothing_behind(client, 
     assert _held(redis_conn) == []
 
 
-def test_a_lead_dead_lettered(client, graph, work, redis_conn):
+@pytest.mark.parametrize(
+    "answer, held_as",
+    [
+        ({"status": 400, "error": {"code": 100, "message": "Invalid parameter"}}, "leadrelay:dead"),  # dead letter
+        ({"status": 500, "error": {"code": 2, "message": "Service temporarily unavailable"}}, "rq:job:"),  # a retry
+    ],
+    ids=["dead-lettered", "waiting-for-its-retry"],
+)
+def test_a_lead_that_failed(client, graph, work, redis_conn, answer, held_as):
     _lead(graph)
-    graph.then({"status": 400, "error": {"code": 100, "message": "Invalid parameter"}}, on="events")
+    graph.then(answer, on="events")
     body = leadgen_body(LEAD, created_time=int(time.time()) - 600)
     client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
     work()
-    assert any(key.startswith("leadrelay:dead") for key in _held(redis_conn))
-    _forget(client)
-    assert _held(redis_conn) == []
-
-
-def test_a_lead_waiting_for_its_retry(client, graph, work, redis_conn):
-    _lead(graph)
-    graph.then({"status": 500, "error": {"code": 2, "message": "Service temporarily unavailable"}}, on="events")
-    body = leadgen_body(LEAD, created_time=int(time.time()) - 600)
-    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
-    work()
-    assert any(key.startswith("rq:job:") for key in _held(redis_conn))
+    assert any(key.startswith(held_as) for key in _held(redis_conn))
     _forget(client)
     assert _held(redis_conn) == []
     work()

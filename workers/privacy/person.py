@@ -122,17 +122,13 @@ def _check_ids(lead_ids: list[str], person_ids: list[str]) -> None:
     """Every id given is one, by its source's shape; else the whole request is refused."""
     for lead_id in lead_ids:
         if not LEAD_ID.fullmatch(lead_id):
-            raise NoIdentifier(f"lead_id {_shown(lead_id)} is not a Lead Ads lead id (10 to 20 digits)")
+            raise NoIdentifier("a lead_id given is not a Lead Ads lead id (10 to 20 digits)")
     for person_id in person_ids:
         source, _, key = person_id.partition(":")
         if source not in SOURCES or not PERSON_KEY.fullmatch(key):
             raise NoIdentifier(
-                f"person_id {_shown(person_id)} is not source:id with a known source (hubspot:512, typeform:FORM:TOKEN)"
+                "a person_id given is not source:id with a known source (hubspot:512, typeform:FORM:TOKEN)"
             )
-
-
-def _shown(value: str) -> str:
-    return repr(value[:40])
 
 
 def _keep(found: dict, profile: dict | None, datasets: list[str]) -> None:

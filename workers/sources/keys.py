@@ -28,10 +28,6 @@ def unquoted(text: str) -> str:
     return value.replace("\\r", "").replace("\\n", "\n")
 
 
-def is_seed(text: str) -> bool:
-    return unquoted(text).startswith(SEED_PREFIXES)
-
-
 def seed(text: str) -> ed25519.Ed25519PrivateKey:
     """The private key a seed names (sign with it; its public half verifies)."""
     value = unquoted(text)
