@@ -107,6 +107,30 @@ LANGUAGES: tuple[tuple[str, str, str, str], ...] = (
     ("Short forms", "ž fem", "masc", "en.wiktionary.org/wiki/masc."),
 )
 
+# One-letter answers (a drop-down's initials) mean what they abbreviate in the lead's
+# country's language; a letter not listed for the country is no answer. Spanish `M` is
+# Mujer as often as Masculino; Hungarian `F` is Férfi (male). Countries not listed read
+# the letters of the table above (`f`, `m`, `w`). Sources: each word in Wiktionary.
+LETTERS: tuple[tuple[str, str, str, str], ...] = (
+    ("es mx ar co cl pe ve ec bo py uy gt hn sv ni cr pa cu do pr gq", "f", "h v", "femenino, hombre, varón"),
+    ("pl", "k", "m", "kobieta, mężczyzna"),
+    ("nl sr", "v", "m", "vrouw, man"),
+    ("be", "v f", "m", "vrouw, femme, man, masculin"),
+    ("dk no se", "k", "m", "kvinde, kvinne, kvinna, mand, mann, man"),
+    ("fi", "n", "m", "nainen, mies"),
+    ("tr", "k", "e", "kadın, erkek"),
+    ("hu", "n", "f", "nő, férfi"),
+    ("de at ch li lu", "w f", "m", "weiblich, männlich"),
+    ("id my bn", "p w", "l", "perempuan, wanita, laki-laki"),
+    ("cz sk si hr rs ba me", "ž z", "m", "žena, muž, moški"),
+    ("ru ua by bg kz kg mk", "ж", "м", "женский, мужской"),
+)
+_LETTERS = {
+    country: {letter: code for code, letters in (("f", female), ("m", male)) for letter in letters.split()}
+    for countries, female, male, _words in LETTERS
+    for country in countries.split()
+}
+
 # Unmarked forms that are other answers: these words match only as written.
 _OTHER_ANSWERS = frozenset({"no"})
 
@@ -147,6 +171,10 @@ def _put(table: dict[str, str], key: str, code: str) -> None:
 WRITTEN, UNMARKED = _tables()
 
 
-def code_of(answer: str) -> str | None:
-    """`f`, `m`, or None for an answer that is not a listed word."""
-    return WRITTEN.get(_written(answer)) or UNMARKED.get(_unmarked(answer))
+def code_of(answer: str, country: str | None = None) -> str | None:
+    """`f`, `m`, or None for an answer that is not a listed word; one letter is read in
+    the language of `country` (alpha-2) where LETTERS lists it."""
+    written = _written(answer)
+    if len(written) == 1 and country in _LETTERS:
+        return _LETTERS[country].get(written)
+    return WRITTEN.get(written) or UNMARKED.get(_unmarked(answer))

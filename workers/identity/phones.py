@@ -31,6 +31,7 @@ _EXTENSION = re.compile(
     r"\s*(?:ext\.?|extension|x|#|anexo|poste|ramal|durchwahl|dw\.?|interno|int\.)\s*:?\s*\d{1,6}\s*$", re.IGNORECASE
 )
 _NOT_DIGIT = re.compile(r"\D+")
+_WORD_AFTER_DIGITS = re.compile(r"(?<=\d)\D*?[^\W\d_]")  # `... 89 wew. 21`, `... 25 локал 3`
 _LETTER_OR_HASH = re.compile(r"[^\W\d_]|#")  # only then can an extension be written (most numbers: never)
 _TYPES = (
     "mobile",
@@ -62,7 +63,11 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
     Raises:
         NotAPhone: no digits, or no valid number in any reading.
     """
-    text = _EXTENSION.sub("", value) if _LETTER_OR_HASH.search(value) else value
+    text = value
+    if _LETTER_OR_HASH.search(value):  # an extension, or any word after the number, ends it
+        text = _EXTENSION.sub("", value)
+        after = _WORD_AFTER_DIGITS.search(text)
+        text = text[: after.start()] if after else text
     digits = _NOT_DIGIT.sub("", text)
     if not digits.isascii():  # Arabic-Indic, Persian, fullwidth digits: their values
         digits = "".join(str(unicodedata.digit(ch)) for ch in digits)

@@ -184,10 +184,17 @@ _ALPHA_2 = frozenset(entry.alpha_2.lower() for entry in pycountry.countries)
 _ALPHA_3 = {entry.alpha_3.lower(): entry.alpha_2.lower() for entry in pycountry.countries}
 
 
+# Short names two countries share: "Congo" is said of the Republic of the Congo and of the
+# Democratic Republic of the Congo alike (https://en.wikipedia.org/wiki/Congo): neither.
+SHARED_NAMES = frozenset({"congo"})
+
+
 @functools.lru_cache(maxsize=4096)  # a form's leads name a handful of countries, over and over
 def country(text: str) -> str | None:
     """ISO 3166-1 alpha-2, lowercase, or None when no country goes by that name."""
     name = squash(text)
+    if name in SHARED_NAMES:
+        return None
     if len(name) == 2 and name.isascii():
         return name if name in _ALPHA_2 else COUNTRY_NAMES.get(name)
     if len(name) == 3 and name.isascii() and name not in COUNTRY_NAMES:

@@ -4,7 +4,7 @@ The rules, one per key (check them against Meta's "Customer information paramete
 developers.facebook.com/docs/marketing-api/conversions-api/parameters/customer-information-parameters);
 every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
 
-- `em`: trimmed and lowercased; must be `local@domain.tld`.
+- `em`: exactly one address, valid as email-validator reads it, in one script; lowercased.
 - `ph`: digits only, with the country code, no leading zeros or `+`, and a *valid*
   number (phones.py says how a number without country code is read: the lead's own
   country first, then the form's region, then LEADRELAY_DEFAULT_REGION).
@@ -12,8 +12,9 @@ every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
   invisible format characters (a byte-order mark, zero-width spaces) removed.
 - `fn`, `ln`, `ct`: lowercased in the lead's language (not case-folded: `Strauß` stays
   `strauß`, a final sigma stays `ς`; `I` is `ı` for a Turkish or Azerbaijani lead, `İ` is
-  `i` for everyone), NFC, letters and combining marks only: no punctuation, digits or
-  spaces. Initials (`J.`, `J.W.`) are no name.
+  `i` for everyone), NFC, letters and combining marks only: no punctuation or digits;
+  `fn` and `ln` keep one space between words, `ct` none. Initials (`J.`, `J.W.`) are no
+  name; a full name is split by the lead's naming convention (names.py).
 - `st`: for a lead in the US (or of unknown country), the two-letter state code (`ca`);
   elsewhere lowercase letters and digits only.
 - `zp`: lowercase letters and digits only (a postal mark such as `〒` goes); a US ZIP keeps
@@ -35,15 +36,18 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from email.utils import getaddresses
 from typing import Iterable, Mapping, NamedTuple
 
-from workers.identity import birthdates, genders, matchkeys, phones, places
+from email_validator import EmailNotValidError, validate_email
+
+from workers.identity import birthdates, genders, matchkeys, names, phones, places, postcodes
 from workers.identity.matchkeys import HASHED
 
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 EMPTY_MD5 = hashlib.md5(b"").hexdigest()
-_EMAIL = re.compile(r".*[^@\s]@[^@\s]+\.[^@\s]+")  # Meta's SDK: RFC 5322 allows quoted local parts
+_LIST = re.compile(r"[,;]")  # what separates two addresses in one answer
 _US_ZIP = re.compile(r"(\d{5})(\d{4})?")
 _NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
 _NOT_ASCII_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
@@ -105,19 +109,54 @@ def _initials(value: str) -> bool:
     return 0 < len(words) <= 3 and all(len(w) == 1 and w.isalpha() and w != w.swapcase() for w in words)
 
 
+_BRACKETED = re.compile(r"\([^)]*\)|\[[^\]]*\]")  # `Anna (Ann)`: a nickname beside the name
+
+
 def _name(value: str, lead: "_Lead | None" = None) -> str:
-    """`fn`, `ln`: letters as `_letters` keeps them; initials are no name."""
-    out = _letters(value, lead)
-    if _initials(value) or _initials(out):
-        raise Unusable("initials")
-    return out
+    """`fn`, `ln`: each word as `_letters` keeps it, one space between words (Meta's SDK
+    keeps them: `mary ann`, `van der berg`). Titles, suffixes, initials and a bracketed
+    nickname are no name."""
+    words = names.without_titles(_BRACKETED.sub(" ", value).split())
+    while len(words) > 1 and words[-1].casefold().strip(".") in names.SUFFIXES:
+        words = words[:-1]
+    if len(words) == 1 and names.is_title(words[0]):
+        raise Unusable("title_only")
+    pairs = [(word, _letters(word, lead)) for word in words]
+    kept = [(word, out) for word, out in pairs if any(_is_letter(ch) for ch in out)]
+    full = [out for word, out in kept if not (_initials(word) or _initials(out))]  # `Mary J.`: the initial goes
+    if not full:
+        raise Unusable("initials" if kept else "empty_after_normalising")
+    return " ".join(full)
+
+
+def _is_letter(ch: str) -> bool:
+    return unicodedata.category(ch)[0] == "L"
 
 
 def _email(value: str, lead: "_Lead") -> str:
-    value = _lower(value)
-    if not _EMAIL.fullmatch(value):
-        raise Unusable("not_an_email")
-    return value
+    """Exactly one address (`Name <address>` gives its address; two give none), its syntax
+    as email-validator reads RFC 5322 and 6531, in one script (`оlga@gmail.com` with a
+    Cyrillic `о` is a keyboard's slip, no one's address)."""
+    found = [value.strip()]
+    if "<" in value or (value.count("@") > 1 and _LIST.search(value)):
+        found = [address for _, address in getaddresses([_LIST.sub(",", value)]) if address]
+    if len(found) != 1:
+        raise Unusable("not_one_email" if found else "not_an_email")
+    try:
+        address = validate_email(found[0], check_deliverability=False, allow_quoted_local=True).original
+    except EmailNotValidError:
+        raise Unusable("not_an_email") from None
+    if not address.isascii() and any(_scripts(part) > 1 for part in re.split(r"[@.]", address)):
+        raise Unusable("mixed_scripts")
+    return _lower(address)
+
+
+_SCRIPT_GROUP = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}  # Japanese and Korean mix Han in
+
+
+def _scripts(text: str) -> int:
+    """How many scripts the letters of one part of an address are written in."""
+    return len({_SCRIPT_GROUP.get(name, name) for name in (unicodedata.name(ch, "?").split()[0] for ch in text if ch.isalpha())})
 
 
 def _phone(value: str, lead: "_Lead") -> str:
@@ -142,11 +181,17 @@ def _zip(value: str, lead: "_Lead") -> str:
     """Letters and digits only (a postal mark such as 〒, spaces and dashes go); a US ZIP is
     five digits (or ZIP+4, of which the five): four digits lost a leading zero, and a
     padded guess could be another town's, so it is dropped."""
+    try:
+        numeric = postcodes.read(value, None if lead.american else (lead.country or lead.decider))
+    except postcodes.NotAPostcode as err:
+        raise Unusable(str(err)) from None
+    if numeric:
+        return numeric  # `〒150-0002`, `SI-1000`, `P.C. 112`, `Dhaka-1207`: the code alone
     squashed = "".join(ch for ch in _lower(value) if ch.isalnum())
     us_zip = _US_ZIP.fullmatch(squashed)
     if us_zip and lead.american:
         return us_zip.group(1)  # US: the first five digits only
-    if lead.country == "us" or (lead.american and squashed.isdigit() and len(squashed) < 5):
+    if lead.country in _USPS or (lead.american and squashed.isdigit() and len(squashed) < 5):
         raise Unusable("not_a_us_zip")  # a US lead's postcode that is no ZIP, or one that lost a digit
     return squashed
 
@@ -158,7 +203,14 @@ def _country(value: str, lead: "_Lead") -> str:
     return code
 
 
+# Countries whose everyday calendar is not the Gregorian one and whose years overlap it
+# (Ethiopia's runs 7-8 years behind): a date in digits alone names no calendar.
+_OWN_CALENDAR = frozenset({"et", "er"})
+
+
 def _birth_date(value: str, lead: "_Lead") -> str:
+    if lead.decider in _OWN_CALENDAR and not any(ch.isalpha() for ch in value):
+        raise Unusable("calendar_undecided")
     try:
         return birthdates.parse(value, country=lead.decider)
     except birthdates.NotADate as err:
@@ -166,7 +218,7 @@ def _birth_date(value: str, lead: "_Lead") -> str:
 
 
 def _gender(value: str, lead: "_Lead") -> str:
-    code = genders.code_of(value)
+    code = genders.code_of(value, lead.decider)
     if code is None:
         raise Unusable("unknown_gender")
     return code
@@ -191,6 +243,9 @@ _NORMALISERS = {
 }
 
 
+_USPS = frozenset({"us", "pr", "gu", "vi", "as", "mp"})  # the US and the territories with ZIP codes
+
+
 class _Lead(NamedTuple):
     """What a lead's other answers tell about one value: its country, where to read phones,
     and whether US rules apply to its state and postcode."""
@@ -212,7 +267,7 @@ class _Lead(NamedTuple):
         """A US lead: it said so, or said no country where the form's or default region is the
         US. One that named a country no table knows is not assumed to be one."""
         if self.country is not None:
-            return self.country == "us"
+            return self.country in _USPS  # Puerto Rico, Guam...: USPS ZIP codes
         return not self.country_unread and self.regions[:1] in ((), ("US",))
 
 
@@ -326,7 +381,7 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     full_names = _values(fields.get(matchkeys.FULL_NAME))
     if full_names:  # split here, where the lead's country is known: it can decide the order
         fields = dict(fields)
-        dropped += matchkeys.split_full_name(fields, full_names, country)
+        dropped += names.split_full_name(fields, full_names, lead.decider)
     for key in HASHED:
         given = fields.get(key)
         for raw in (given,) if isinstance(given, str) else _values(given):
