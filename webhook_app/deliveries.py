@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 
+from workers.intake.unusable import UNUSABLE_REASONS
 from workers.common import logs
 
 from . import greenlets, webmetrics
@@ -53,6 +54,7 @@ def note(source: str, request_id: str, counts: dict, skipped: list[dict], elapse
         "accepted": counts["accepted"],
         "duplicates": counts["duplicates"],
         "skipped": len(skipped),
+        "unusable": sum(1 for s in skipped if s["reason"] in UNUSABLE_REASONS),  # a body we could not read
         "job_ids": counts["job_ids"],
         "skip_reasons": sorted({s["reason"] for s in skipped}),
         "elapsed_ms": round(elapsed * 1000, 2),
@@ -94,7 +96,13 @@ def _hand_on_every_second(tally: _Tally) -> None:
 def _count(deliveries: list[dict]) -> None:
     totals: dict[tuple[str, str], int] = {}
     for d in deliveries:
-        for outcome, number in (("accepted", d["accepted"]), ("duplicate", d["duplicates"]), ("ignored", d["skipped"])):
+        counted = (
+            ("accepted", d["accepted"]),
+            ("duplicate", d["duplicates"]),
+            ("ignored", d["skipped"] - d["unusable"]),
+            ("malformed", d["unusable"]),  # authenticated, acknowledged, unreadable: alerted on
+        )
+        for outcome, number in counted:
             if number:
                 totals[d["source"], outcome] = totals.get((d["source"], outcome), 0) + number
         webmetrics.webhook_seconds(d["source"]).observe(d["elapsed_ms"] / 1000)

@@ -122,10 +122,10 @@ def test_sha1_only_signature_returns_401(client):
     assert answer.json["error"] == "missing_signature"
 
 
-def test_malformed_json_returns_400(post_meta):
+def test_signed_malformed_json_is_acknowledged_and_recorded(post_meta):
     answer = post_meta(b'{"object": "page", "entry": [')
-    assert answer.status_code == 400
-    assert answer.json["error"] == "malformed_json"
+    assert answer.status_code == 200  # authenticated: never refused (Meta disables failing webhooks)
+    assert answer.json["accepted"] == 0 and answer.json["skipped"][0]["reason"] == "malformed_json"
 
 
 def test_oversized_body_returns_413(env, monkeypatch, redis_conn):

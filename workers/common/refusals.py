@@ -3,7 +3,8 @@ the intake and the stage API raise, each error with a machine-readable reason.
 
     ReceiverError (reason, status)
     ├── BadSignature      401  missing_signature | bad_signature | source_disabled
-    ├── MalformedBody     400  malformed_json | unexpected_shape
+    ├── MalformedBody     400  malformed_json | unexpected_shape (a signed webhook's is
+    │                          acknowledged 2xx and recorded instead: intake/unusable.py)
     ├── BodyTooLarge      413  body_too_large | too_many_items
     └── QueueUnavailable  503  queue_unavailable (Meta retries on any non-2xx)
 

@@ -12,11 +12,12 @@ from rq import Queue
 
 from workers.common import counters, logs, replication
 from workers.common.queues import job_id, redis_key
-from workers.common.refusals import BadSignature, QueueUnavailable
+from workers.common.refusals import BadSignature, MalformedBody, QueueUnavailable
 from workers.config.routing import Client, Routes, dataset_of
 from workers.config.settings import Settings
 from workers.events import accuracymarks, suppression
 from workers.intake import chats, crmitems, forms, inbox
+from workers.intake.unusable import item as unusable_item
 from workers.sources.registry import CHAT, CRM_STAGES, FORM, LEAD_ADS, Source
 
 if TYPE_CHECKING:
@@ -48,12 +49,17 @@ def receive(
     address (Source.verify says which sources read them).
 
     Raises:
-        BadSignature, MalformedBody: see the source's verify and parse; `source_disabled`
-            when it has no secret and unsigned delivery is not allowed for it.
+        BadSignature: see the source's verify; `source_disabled` when it has no secret and
+            unsigned delivery is not allowed for it. A body that authenticates is never
+            refused: what parse cannot read is recorded (unusable.py) and answered.
         QueueUnavailable: Redis could not be reached or refused the write.
     """
     owner = _verify(source, body, headers, settings, mapping["routes"], url, peer)
-    parsed = source.parse(body, headers)
+    try:
+        parsed = source.parse(body, headers)
+    except MalformedBody as err:  # authenticated: acknowledged and recorded, never refused
+        record_ignored(queue.connection, source.name, [unusable_item(err.reason, body)])
+        return {"accepted": 0, "duplicates": 0, "job_ids": [], "skipped": [unusable_item(err.reason, body)]}
     if source.kind == CHAT:
         return _chats(source, parsed, settings, mapping["routes"], queue.connection)
     processing = mapping["processing"].get(source.name)

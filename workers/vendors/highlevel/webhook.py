@@ -91,7 +91,7 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now:
     try:
         doc = jsonbody.load(body)
     except MalformedBody:
-        return  # signed, but not JSON: parse answers 400 for it
+        return  # signed, but not JSON: acknowledged and recorded as unusable
     stamp = unix_time(doc.get("timestamp")) if isinstance(doc, dict) else None
     now = time.time() if now is None else now
     if isinstance(doc, dict) and (stamp is None or abs(now - stamp) > WINDOW_SECONDS):
