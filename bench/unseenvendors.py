@@ -66,8 +66,12 @@ def _answer(client, case: dict) -> int:
     name = SOURCE_OF.get(case["vendor"], case["vendor"])
     body, query = _body(case), case["request"].get("query") or ""
     path = f"/webhooks/{name}" + (f"?{query.lstrip('?')}" if query else "")
-    headers = SOURCES[name].sign(os.environ[SOURCES[name].secret_setting].split(",")[0], body, f"http://localhost{path}")
-    extra = {k: v for k, v in (case["request"].get("headers") or {}).items() if k.lower() not in {h.lower() for h in headers}}
+    headers = SOURCES[name].sign(
+        os.environ[SOURCES[name].secret_setting].split(",")[0], body, f"http://localhost{path}"
+    )
+    extra = {
+        k: v for k, v in (case["request"].get("headers") or {}).items() if k.lower() not in {h.lower() for h in headers}
+    }
     return client.post(path, data=body, headers={"Content-Type": "application/json", **extra, **headers}).status_code
 
 

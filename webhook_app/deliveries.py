@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import os
 
-from workers.intake.unusable import UNUSABLE_REASONS
 from workers.common import logs
+from workers.intake.unusable import UNUSABLE_REASONS
 
 from . import greenlets, webmetrics
 

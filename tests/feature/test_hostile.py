@@ -380,7 +380,9 @@ def test_ten_thousand_nested_brackets_are_unusable(deliver, stage_api, endpoint)
         answer = deliver(endpoint, NESTED)
         said = answer.get_json(silent=True)  # Salesforce's SOAP Ack: the counts in a header
         assert answer.status_code == 200
-        assert said["skipped"][0]["reason"] == "malformed_json" if said else answer.headers["X-Leadrelay-Accepted"] == "0"
+        assert (
+            said["skipped"][0]["reason"] == "malformed_json" if said else answer.headers["X-Leadrelay-Accepted"] == "0"
+        )
 
 
 def test_a_poison_lead_in_a_batch_costs_no_other_lead(deliver, redis_conn):

@@ -31,7 +31,14 @@ def test_no_title_or_honorific_is_ever_a_first_name(title, first, last, dot):
     assert split == {"fn": [first], "ln": [last]}
 
 
-@given(words=st.lists(NAMES | st.sampled_from(["J.", "A.B.", "Dr.", "van", "de", "bin", "Al", "Abdul", "y", "Jr"]), min_size=1, max_size=6), country=COUNTRIES)
+@given(
+    words=st.lists(
+        NAMES | st.sampled_from(["J.", "A.B.", "Dr.", "van", "de", "bin", "Al", "Abdul", "y", "Jr"]),
+        min_size=1,
+        max_size=6,
+    ),
+    country=COUNTRIES,
+)
 def test_what_is_sent_is_a_run_of_the_words_given_never_a_title_or_initial(words, country):
     """The grammar of a split: each part is a contiguous run of the name's own words, the
     two never overlap, and neither holds a title, an initial or a suffix."""

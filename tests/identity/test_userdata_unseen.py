@@ -16,7 +16,9 @@ DECIDED = {
     "(ISO 3166); a phone from American Samoa does not change the country the lead named.",
 }
 SETS = sorted((Path(__file__).parents[1] / "fixtures" / "userdata" / "unseen").glob("*.jsonl"))
-CASES = [(path.name, json.loads(line)) for path in SETS for line in path.read_text("utf-8").splitlines() if line.strip()]
+CASES = [
+    (path.name, json.loads(line)) for path in SETS for line in path.read_text("utf-8").splitlines() if line.strip()
+]
 
 
 @pytest.mark.parametrize("case", [c for _, c in CASES], ids=[f"{name}:{c['id']}" for name, c in CASES])

@@ -172,7 +172,9 @@ def _with_initials(words: list[str], convention: str):
     """`J. Smith`: the surname, no first name; `John F. Kennedy`: the middle initial goes."""
     if convention == INITIAL_FIRST:  # R. Karthik: the initial is the father's name
         return None, None, "initials"
-    if convention == MONGOLIAN and _initial(words[0]) and len(words) == 2:  # Ts. Elbegdorj: father's initial, given name
+    if (
+        convention == MONGOLIAN and _initial(words[0]) and len(words) == 2
+    ):  # Ts. Elbegdorj: father's initial, given name
         return words[1], None, "no_family_name"
     names = [w for w in words if not _initial(w)]
     if not names:

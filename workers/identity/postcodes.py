@@ -12,7 +12,8 @@ import re
 _DIGITS = {
     3: "is fo om ls",
     4: "at be bg ch cy dk hu lu no nz ph si za au am af bd et li md al ge lv mk tn ve py bh",
-    5: "de fr it es fi ee hr me rs ba tr my id th mx cr do eg kw ma dz sa iq jo lk np pk sn ke zm uy gr cz sk se pl lt ua kr mc sm va",
+    5: "de fr it es fi ee hr me rs ba tr my id th mx cr do eg kw ma dz sa iq jo lk np pk sn ke zm uy gr cz sk se pl "
+    "lt ua kr mc sm va",
     6: "cn in ru by sg ec co ro kg tj tm uz",
     7: "jp pt il",
     8: "br cl",

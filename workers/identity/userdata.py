@@ -156,7 +156,12 @@ _SCRIPT_GROUP = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}  # Japan
 
 def _scripts(text: str) -> int:
     """How many scripts the letters of one part of an address are written in."""
-    return len({_SCRIPT_GROUP.get(name, name) for name in (unicodedata.name(ch, "?").split()[0] for ch in text if ch.isalpha())})
+    return len(
+        {
+            _SCRIPT_GROUP.get(name, name)
+            for name in (unicodedata.name(ch, "?").split()[0] for ch in text if ch.isalpha())
+        }
+    )
 
 
 def _phone(value: str, lead: "_Lead") -> str:

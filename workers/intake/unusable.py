@@ -31,7 +31,11 @@ def _shape(value, depth: int) -> str:
 
 def _key(key: str) -> str:
     """A key as written when it is a plain name; anything else (an email used as a key) hidden."""
-    return key if len(key) <= 40 and key.replace("_", "").replace("-", "").replace(".", "").isalnum() and "@" not in key else "?"
+    return (
+        key
+        if len(key) <= 40 and key.replace("_", "").replace("-", "").replace(".", "").isalnum() and "@" not in key
+        else "?"
+    )
 
 
 def item(reason: str, body: bytes) -> dict:
