@@ -36,18 +36,14 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from email.utils import getaddresses
 from typing import Iterable, Mapping, NamedTuple
 
-from email_validator import EmailNotValidError, validate_email
-
-from workers.identity import birthdates, genders, matchkeys, names, phones, places, postcodes
+from workers.identity import birthdates, emails, genders, matchkeys, names, phones, places, postcodes
 from workers.identity.matchkeys import HASHED
 
 _ALREADY_HASHED = re.compile(r"[0-9a-fA-F]{64}|[0-9a-fA-F]{32}")  # SHA-256, or MD5 (Meta's SDK passes both)
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 EMPTY_MD5 = hashlib.md5(b"").hexdigest()
-_LIST = re.compile(r"[,;]")  # what separates two addresses in one answer
 _US_ZIP = re.compile(r"(\d{5})(\d{4})?")
 _NOT_ASCII_LETTER = re.compile(r"[^a-z]+")
 _NOT_ASCII_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
@@ -134,34 +130,11 @@ def _is_letter(ch: str) -> bool:
 
 
 def _email(value: str, lead: "_Lead") -> str:
-    """Exactly one address (`Name <address>` gives its address; two give none), its syntax
-    as email-validator reads RFC 5322 and 6531, in one script (`оlga@gmail.com` with a
-    Cyrillic `о` is a keyboard's slip, no one's address)."""
-    found = [value.strip()]
-    if "<" in value or (value.count("@") > 1 and _LIST.search(value)):
-        found = [address for _, address in getaddresses([_LIST.sub(",", value)]) if address]
-    if len(found) != 1:
-        raise Unusable("not_one_email" if found else "not_an_email")
+    """Exactly one address, read by email-validator's grammar (emails.py), lowercased."""
     try:
-        address = validate_email(found[0], check_deliverability=False, allow_quoted_local=True).original
-    except EmailNotValidError:
-        raise Unusable("not_an_email") from None
-    if not address.isascii() and any(_scripts(part) > 1 for part in re.split(r"[@.]", address)):
-        raise Unusable("mixed_scripts")
-    return _lower(address)
-
-
-_SCRIPT_GROUP = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}  # Japanese and Korean mix Han in
-
-
-def _scripts(text: str) -> int:
-    """How many scripts the letters of one part of an address are written in."""
-    return len(
-        {
-            _SCRIPT_GROUP.get(name, name)
-            for name in (unicodedata.name(ch, "?").split()[0] for ch in text if ch.isalpha())
-        }
-    )
+        return _lower(emails.address(value))
+    except emails.NotAnEmail as err:
+        raise Unusable(err.reason) from None
 
 
 def _phone(value: str, lead: "_Lead") -> str:
