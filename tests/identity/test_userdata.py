@@ -223,7 +223,7 @@ def test_gender_is_never_guessed_from_a_first_letter(first, rest):
             "{d} {abbr} {y}",
             "{d}-{abbr}-{y}",
             "{d}th of {name} {y}",
-            "{y}-{m:02d}-{d:02d}T10:00:00Z",
+            "{y}-{m:02d}-{d:02d}T10:00:00",  # no zone: as written (a UTC instant: tests/fixtures/userdata/db.tsv)
         ]
     ),
 )

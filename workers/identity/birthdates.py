@@ -4,7 +4,8 @@ A tokeniser instead of a list of `strptime` formats: the text is cut into number
 words, and any shape whose reading is certain is accepted, in any order and with any
 separators: a 4-digit year, a part above 12, or a month name (in the languages of the
 month table below) settles it. `1997/02/16`, `16-Feb-1997`, `19th April 1987`,
-`19 de abril de 1987` and `1997-02-16T00:00:00Z` all work. A number followed by a word
+`19 de abril de 1987` and `1997-02-16T00:00:00` all work; a UTC instant (`...T23:00:00Z`,
+what date pickers send) is the day it is in the lead's country, when its zones agree. A number followed by a word
 CLDR writes after a month's number (`7月`, `7월`, Mongolian `7 сарын`) is the month. Years of
 the Solar Hijri and Umm al-Qura calendars are read for leads of the countries that write
 dates in them (calendars.py).
@@ -24,12 +25,32 @@ future).
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
+
+from babel.core import get_global
 
 from workers.identity import calendars, calendarwords
 
 _ISO_DATE = re.compile(r"((?:19|20)\d\d)-?(\d\d)-?(\d\d)")
 _ISO_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}")
+# A date picker's instant in UTC: `1990-01-20T23:00:00.000Z` is 21 January in Vienna.
+_UTC_INSTANT = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]00:?00)", re.IGNORECASE)
+
+
+def _local_day(day: str, clock: str, country: str | None) -> str:
+    """The day a UTC instant falls on in the lead's country, when all its time zones agree
+    (CLDR's zones per territory).
+
+    Raises:
+        NotADate: `ambiguous_date`: no country, or zones on either side of midnight.
+    """
+    zones = get_global("territory_zones").get((country or "").upper()) or []
+    instant = datetime.fromisoformat(f"{day}T{clock}").replace(tzinfo=timezone.utc)
+    days = {instant.astimezone(ZoneInfo(zone)).date().isoformat() for zone in zones}
+    if len(days) != 1:
+        raise NotADate("ambiguous_date")
+    return days.pop()
 
 
 class NotADate(ValueError):
@@ -53,9 +74,13 @@ def parse(text: str, today: date | None = None, country: str | None = None) -> s
     plain = _ISO_DATE.fullmatch(text)  # 1997-02-16 and 19970216, the shapes date inputs send
     if plain:
         return _checked(int(plain.group(1)), int(plain.group(2)), int(plain.group(3)), today)
+    instant = _UTC_INSTANT.fullmatch(text)
+    if instant:
+        text = _local_day(instant.group(1), instant.group(2), country)
     iso = _ISO_DATETIME.match(text)
     if iso:
         text = "-".join(iso.groups())
+    text = calendarwords.FIRST_YEAR.sub(r"\g<1>1年", text).replace(calendarwords.CHRISTIAN_ERA, " ")
     buddhist = calendarwords.BUDDHIST_ERA in text.replace(" ", "")  # พ.ศ. 2535: the Thai solar calendar's year
     if buddhist:
         text = text.replace(calendarwords.BUDDHIST_ERA, " ")
@@ -71,6 +96,12 @@ def parse(text: str, today: date | None = None, country: str | None = None) -> s
             numbers.append(str(number).zfill(len(token) if number < 1000 else 4))  # any script's digits, as ASCII
             continue
         word = calendarwords.plain(token)
+        if token in calendarwords.ROMAN_MONTHS and month is None and numbers:
+            month = calendarwords.ROMAN_MONTHS[token]  # 20.V.1992
+            continue
+        if country == "jp" and word in calendarwords.JAPANESE_ERA_INITIALS and era is None and not numbers:
+            era = calendarwords.JAPANESE_ERA_INITIALS[word]  # H4.5.20
+            continue
         if country and word in calendarwords.locale_weekdays(country.upper()):
             continue  # the lead's own language says it is a weekday (Tok Pisin `Fra`, February elsewhere)
         if was_number and month is None and word in calendarwords.month_markers() and len(numbers[-1]) <= 2:
@@ -88,6 +119,8 @@ def parse(text: str, today: date | None = None, country: str | None = None) -> s
         numbers = (
             [whole[:4], whole[4:6], whole[6:]] if whole[:2] in ("19", "20") else [whole[:2], whole[2:4], whole[4:]]
         )
+    if country in _OWN_YEARS and any(len(n) == 2 for n in numbers) and not any(len(n) == 4 for n in numbers):
+        raise NotADate("ambiguous_year")  # 79/08/11 from Taiwan: 1979, or the Republic's 79th (1990)
     numbers = _with_century(numbers, today or date.today())
     year, month, day = _year_month_day(numbers, month, calendarwords.order_of(country))
     if year < 1900:  # 1370/05/12 from Iran: a Solar Hijri year (calendars.py)
@@ -102,6 +135,8 @@ def _other_calendar(country: str | None, year: int, month: int, day: int, today:
         raise NotADate("implausible_birth_date") from None
     return (found.year, found.month, found.day) if found else (year, month, day)
 
+
+_OWN_YEARS = frozenset({"tw"})  # two-digit years are as often the Republic of China's
 
 MAJORITY = 0.9  # of the languages that use a month word, how many must mean one month by it
 

@@ -86,9 +86,19 @@ ERAS = {
         "令和": 2018,
         "民國": 1911,
         "民国": 1911,
+        "中華民國": 1911,
+        "中华民国": 1911,
     }.items()
 }
 
+
+# Japan's era initials (`H4.5.20`: Heisei 4), read for Japanese leads only: elsewhere a
+# letter before a number is no era. https://en.wikipedia.org/wiki/Japanese_era_name
+JAPANESE_ERA_INITIALS = {"m": 1867, "t": 1911, "s": 1925, "h": 1988, "r": 2018}
+FIRST_YEAR = re.compile("(明治|大正|昭和|平成|令和)元年")  # 元年: an era's first year
+# Roman-numeral months (`20.V.1992`, Poland, Italy, the Balkans), in capitals only.
+ROMAN_MONTHS = {numeral: n for n, numeral in enumerate("I II III IV V VI VII VIII IX X XI XII".split(), 1)}
+CHRISTIAN_ERA = "ค.ศ."  # Thai: the Gregorian year, said so
 
 BUDDHIST_ERA = "พ.ศ."
 
