@@ -35,7 +35,9 @@ from workers.identity import calendars, calendarwords
 _ISO_DATE = re.compile(r"((?:19|20)\d\d)-?(\d\d)-?(\d\d)")
 _ISO_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}")
 # A date picker's instant in UTC: `1990-01-20T23:00:00.000Z` is 21 January in Vienna.
-_UTC_INSTANT = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]00:?00)", re.IGNORECASE)
+_UTC_INSTANT = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]00:?00)", re.IGNORECASE
+)
 
 
 def _local_day(day: str, clock: str, country: str | None) -> str:

@@ -22,8 +22,9 @@ every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
   leading zero) is dropped, never padded.
 - `country`: ISO 3166-1 alpha-2, lowercase, from a code or any common name (places.py).
 - `db`: `YYYYMMDD` from any unambiguous way of writing a date (birthdates.py).
-- `ge`: `f` or `m`, from the words for female and male in 77 languages (a one-letter answer in the lead's language), each in its own
-  script (genders.py); anything else is dropped, never guessed from a first letter.
+- `ge`: `f` or `m`, from the words for female and male in 77 languages, each in its own
+  script, and one-letter answers in the lead's language (genders.py); anything else is
+  dropped, never guessed from a first letter.
 - `external_id`: trimmed, otherwise as given: it must match what other channels send.
 
 A value that already is 64 (SHA-256) or 32 (MD5, as Meta's SDK allows) hex characters is
