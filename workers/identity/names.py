@@ -110,7 +110,7 @@ def split(full: str, country: str | None = None) -> tuple[str | None, str | None
     if marked:
         return _by_capitals(words, marked, convention)
     units = _units(words)
-    if any(u.casefold() in _NASAB for u in units):
+    if convention not in (FAMILY_FIRST, VIETNAMESE) and any(u.casefold() in _NASAB for u in units):
         return _nasab(units)
     return _by_convention(units, words, convention, full)
 

@@ -94,9 +94,15 @@ def _letters(value: str, lead: "_Lead | None" = None, keep_digits: bool = False)
     value = _cased(value, lead)
     if value.isascii():  # no strip needed: spaces go with everything else that is not a letter
         return (_NOT_ASCII_LETTER_OR_DIGIT if keep_digits else _NOT_ASCII_LETTER).sub("", value.lower())
-    lowered = _lower(value)
-    keep = "LMN" if keep_digits else "LM"
-    return unicodedata.normalize("NFC", "".join(ch for ch in lowered if unicodedata.category(ch)[0] in keep))
+    kept, previous = [], ""
+    for ch in _lower(value):
+        kind = unicodedata.category(ch)[0]
+        if kind == "L" or (kind == "N" and keep_digits) or (kind == "M" and previous in "LM" and previous):
+            kept.append(ch)  # a mark only on a letter: `0̄` is no letter
+            previous = kind
+        else:
+            previous = ""
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def _initials(value: str) -> bool:
@@ -274,7 +280,7 @@ def _normalised(key: str, raw, lead: _Lead) -> str:
     if not raw.isascii() and key != "external_id":  # an external id is kept as other channels send it
         raw = _folded(raw)
     out = _NORMALISERS[key](raw, lead)
-    if not out:
+    if not out or (key != "external_id" and not any(ch.isalnum() for ch in out)):  # `¯`: a lone mark
         raise Unusable("empty_after_normalising")
     return out
 
