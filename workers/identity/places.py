@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import gettext
+import os
 import re
 import unicodedata
 
@@ -184,6 +185,34 @@ _ALPHA_2 = frozenset(entry.alpha_2.lower() for entry in pycountry.countries)
 _ALPHA_3 = {entry.alpha_3.lower(): entry.alpha_2.lower() for entry in pycountry.countries}
 
 
+# Endonyms in the Latin letters people type them in, where CLDR's name in the country's
+# own language differs (https://en.wikipedia.org/wiki/List_of_countries_and_dependencies_and_their_capitals_in_native_languages).
+# Wales names the United Kingdom here as `wales` does above.
+ENDONYMS = {
+    squash(name): code
+    for name, code in {
+        "Shqipëria": "al",
+        "Shqiperia": "al",
+        "Cymru": "gb",
+        "Sakartvelo": "ge",
+        "Hayastan": "am",
+        "Bharat": "in",
+        "Nippon": "jp",
+        "Nihon": "jp",
+        "Zhongguo": "cn",
+        "Hanguk": "kr",
+        "Daehan Minguk": "kr",
+        "Makedonija": "mk",
+        "Severna Makedonija": "mk",
+        "Al-Maghrib": "ma",
+        "Tounes": "tn",
+        "Misr": "eg",
+        "Prathet Thai": "th",
+    }.items()
+}
+COUNTRY_NAMES.update(ENDONYMS)
+
+
 # Short names two countries share: "Congo" is said of the Republic of the Congo and of the
 # Democratic Republic of the Congo alike (https://en.wikipedia.org/wiki/Congo): neither.
 SHARED_NAMES = frozenset({"congo"})
@@ -318,4 +347,22 @@ def us_state(text: str) -> str | None:
     if len(words) > 1 and words[0].casefold() in _DIRECTIONS:
         return _US_STATES.get(squash(" ".join([_DIRECTIONS[words[0].casefold()], *words[1:]])))
     bare = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
-    return _US_STATES.get(squash(bare)) if bare != text else None  # Flórida, as a Portuguese form writes it
+    if bare != text and squash(bare) in _US_STATES:
+        return _US_STATES[squash(bare)]  # Flórida, as a Portuguese form writes it
+    return _state_exonyms().get(squash(text))  # Kalifornien, Californie, カリフォルニア
+
+
+@functools.cache
+def _state_exonyms() -> dict[str, str]:
+    """US state names in every language pycountry's ISO 3166-2 translations carry (built on
+    the first name the tables above miss); a name two states would share is left out."""
+    found: dict[str, set[str]] = {}
+    states = [(sub.name, sub.code.split("-")[1].lower()) for sub in pycountry.subdivisions.get(country_code="US")]
+    for language in sorted(os.listdir(pycountry.LOCALES_DIR)):
+        try:
+            translate = gettext.translation("iso3166-2", pycountry.LOCALES_DIR, languages=[language]).gettext
+        except OSError:
+            continue
+        for name, code in states:
+            found.setdefault(squash(translate(name)), set()).add(code)
+    return {name: codes.pop() for name, codes in found.items() if len(codes) == 1 and name}
