@@ -64,9 +64,11 @@ def parse(body: bytes) -> dict:
     Raises:
         MalformedBody: not JSON, or no `meta` and `data` objects.
     """
-    doc = jsonbody.load(body)
+    doc = _as_v2(jsonbody.load(body))
     meta = doc.get("meta") if isinstance(doc, dict) else None
     data = doc.get("data") if isinstance(doc, dict) else None
+    if isinstance(meta, dict) and meta.get("action") == "delete" and data is None:
+        return {"items": [], "skipped": [{"reason": "deleted", "event_type": _kind(meta)}]}  # data null
     if not isinstance(meta, dict) or not isinstance(data, dict):
         raise MalformedBody("expected meta and data objects (Webhooks v2)", reason="unexpected_shape")
     previous = doc.get("previous") if isinstance(doc.get("previous"), dict) else {}
@@ -104,6 +106,31 @@ def parse(body: bytes) -> dict:
             }
         ],
         "skipped": [],
+    }
+
+
+# Webhooks v1 (still sent beside v2): `current`/`previous` whole, `meta.action` added,
+# updated, deleted, merged, `meta.object`; `meta.id` is the object's id, not an event's, so
+# a delivery is known by the object and its timestamp (a retry carries both again).
+_V1_ACTIONS = {"added": "create", "updated": "change", "deleted": "delete", "merged": "change"}
+
+
+def _as_v2(doc):
+    """A v1 body read as its v2 counterpart; a v2 body (or anything else) as it is."""
+    meta = doc.get("meta") if isinstance(doc, dict) else None
+    if not isinstance(meta, dict) or not (doc.get("v") == 1 or meta.get("v") == 1 or "current" in doc):
+        return doc
+    stamp = meta.get("timestamp_micro") or meta.get("timestamp")
+    return {
+        "meta": {
+            "action": _V1_ACTIONS.get(meta.get("action"), meta.get("action")),
+            "entity": meta.get("object"),
+            "id": f"v1-{meta.get('id')}-{stamp}" if meta.get("id") is not None and stamp else None,
+            "company_id": meta.get("company_id"),
+            "timestamp": meta.get("timestamp"),
+        },
+        "data": doc.get("current"),
+        "previous": doc.get("previous"),
     }
 
 
