@@ -35,10 +35,10 @@ def test_the_signature_is_hubspots_recipe():
     assert hubspot.signature(SECRET, "POST", URL, body, stamp) == expected
 
 
-def test_the_url_is_signed_with_its_escapes_decoded():
+def test_the_url_is_signed_with_its_listed_escapes_decoded_and_the_rest_kept():
     body = b"[]"
-    headers = hubspot.sign(SECRET, body, "https://leads.example.com/webhooks/hubspot?a=b c")
-    hubspot.verify(body, headers, [SECRET], url="https://leads.example.com/webhooks/hubspot?a=b%20c")
+    headers = hubspot.sign(SECRET, body, "https://leads.example.com/webhooks/hubspot?a=b:c&d=e%20f%2Bg")
+    hubspot.verify(body, headers, [SECRET], url="https://leads.example.com/webhooks/hubspot?a=b%3Ac&d=e%20f%2Bg")
 
 
 @pytest.mark.parametrize(
@@ -121,3 +121,12 @@ def test_the_idempotency_key_keeps_a_retry_and_parts_changes_that_share_an_event
     for change in ({"objectId": 1}, {"subscriptionId": 1}, {"propertyValue": "qualifiedtobuy"}, {"occurredAt": 1}):
         assert key({**event, **change}) != key(event), change
     assert len(key({**event, "eventId": 10**19, "objectId": 10**19})) <= 64
+
+
+@pytest.mark.parametrize(
+    "case", json.loads(fixture_bytes("hubspot", "v3_signatures.json")), ids=lambda c: c["uri"][-24:]
+)
+def test_the_v3_signature_decodes_only_the_twelve_escapes_hubspot_lists(case):
+    """`%3A %2F %3F %40 %21 %24 %27 %28 %29 %2A %2C %3B` are decoded; `%20`, `%3D`, `%26` stay."""
+    got = hubspot.signature(case["secret"], case["method"], case["uri"], case["body"].encode(), case["timestamp"])
+    assert got == case["expected_signature"]

@@ -1,6 +1,7 @@
 """The receiver end to end through Flask, against a real Redis."""
 
 import json
+import os
 
 import pytest
 from rq import Queue
@@ -166,3 +167,15 @@ def test_redelivery_after_the_job_ran_is_still_a_duplicate(post_meta, graph, wor
 
 def test_readyz_ok_with_redis(client):
     assert client.get("/readyz").json == {"status": "ok"}
+
+
+def test_a_hubspot_delivery_to_a_url_with_escapes_in_its_query_verifies(client):
+    """HubSpot signs the URL it called with twelve escapes decoded and the rest as sent:
+    `%20` and `%2B` in the query reach the check as HubSpot wrote them."""
+    from workers.vendors.hubspot import webhook as hubspot
+
+    secret = os.environ["HUBSPOT_CLIENT_SECRET"].split(",")[0]
+    signed_as = "http://localhost/webhooks/hubspot?label=Q3%20(EMEA)&k=a%2Bb"
+    headers = hubspot.sign(secret, b"[]", signed_as)
+    answer = client.post("/webhooks/hubspot?label=Q3%20%28EMEA%29&k=a%2Bb", data=b"[]", headers=headers)
+    assert answer.status_code == 200, answer.get_data(as_text=True)
