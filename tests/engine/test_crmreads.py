@@ -262,3 +262,14 @@ def test_a_signed_stage_naming_a_delivered_leads_leadgen_id_is_sent_not_taken_fo
     [qualified] = stage_events(graph)
     assert qualified["event_name"] == "QualifiedLead" and str(qualified["user_data"]["lead_id"]) == LEAD
     assert qualified["custom_data"]["lead_event_source"] != "meta"
+
+
+def test_a_merged_hubspot_contact_is_matched_by_its_additional_email(graph, lead, post_crm, work):
+    """A merge keeps the lead's address in `hs_additional_emails` and the survivor's work
+    address in `email`: the stage still reaches the lead, with its lead_id."""
+    contact = graph.crm_vendors["hubspot"].contacts[lead["contact_id"]]
+    contact.update({"email": "joe.work@acme.example", "hs_additional_emails": "joe@example.com;j@acme.example"})
+    assert post_crm("hubspot", _hubspot_batch(lead["deal_id"], ["qualifiedtobuy"])).get_json()["accepted"] == 1
+    work()
+    [event] = stage_events(graph)
+    assert str(event["user_data"]["lead_id"]) == LEAD

@@ -10,7 +10,9 @@ from workers.crmapi.http import CrmClient
 BATCH_LIMIT = 100  # HubSpot's batch read takes up to 100 ids
 DEAL_PROPERTIES = ["amount", "deal_currency_code", "dealstage", "pipeline"]
 # `country` places a phone written in national form ("030 12345678" from Germany).
-CONTACT_PROPERTIES = ["email", "phone", "mobilephone", "firstname", "lastname", "country"]
+# `hs_additional_emails`: the addresses a contact holds besides `email`, `;`-separated (a
+# merged contact keeps the other's there): https://knowledge.hubspot.com/records/merge-records
+CONTACT_PROPERTIES = ["email", "hs_additional_emails", "phone", "mobilephone", "firstname", "lastname", "country"]
 
 
 class HubSpot(CrmClient):
@@ -108,8 +110,10 @@ def _person(contact: dict, deal: dict | None) -> dict:
     except (TypeError, ValueError):
         value = None
     phones = [p for p in (contact.get("phone"), contact.get("mobilephone")) if p]
+    extra = contact.get("hs_additional_emails") if isinstance(contact.get("hs_additional_emails"), str) else ""
+    emails = [e.strip() for e in [contact.get("email") or "", *extra.split(";")] if isinstance(e, str) and e.strip()]
     return {
-        "email": [contact["email"]] if contact.get("email") else [],
+        "email": list(dict.fromkeys(emails)),
         "phone": phones,
         "first_name": contact.get("firstname"),
         "last_name": contact.get("lastname"),
