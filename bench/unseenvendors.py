@@ -90,11 +90,12 @@ def _read(case: dict) -> list[dict]:
 def _matches(event: dict, item: dict) -> bool:
     said = json.dumps(item, default=str).casefold()
     for field in ("record", "stage", "ad_click_id", "currency"):
-        if event.get(field) not in (None, "") and str(event[field]).casefold() not in said:
+        stated = str(event.get(field) or "").rstrip("/").rsplit("/", 1)[-1]  # a URI's last segment: its id
+        if stated and stated.casefold() not in said:
             return False
-    if event.get("value") is not None and item.get("value") is not None:
-        if abs(float(item["value"]) - float(event["value"])) > 0.005:
-            return False
+    value = item.get("value") if item.get("value") is not None else (item.get("person") or {}).get("value")
+    if event.get("value") is not None and value is not None and abs(float(value) - float(event["value"])) > 0.005:
+        return False
     if event.get("kind") == "chat_from_ad" and event.get("ids"):
         if not any(str(i).casefold() in said for i in event["ids"]):
             return False

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from babel import numbers
-
 from workers.common import jsonbody
 from workers.common.refusals import MalformedBody
 from workers.common.times import unix_time
@@ -58,19 +56,45 @@ def _organizer(payload: dict) -> str:
     return (plain(organizer.get("email")) or plain(organizer.get("id")) or "calcom")[:100]
 
 
+# Cal.com takes payments through Stripe and keeps `price` in Stripe's units: the smallest
+# unit, except Stripe's zero-decimal currencies (as they are) and its three-decimal ones
+# (thousandths). ISK, HUF, TWD are two-decimal to Stripe whatever ISO 4217 says.
+# https://docs.stripe.com/currencies#zero-decimal, https://docs.stripe.com/currencies#three-decimal
+STRIPE_ZERO_DECIMAL = frozenset("BIF CLP DJF GNF JPY KMF KRW MGA PYG RWF UGX VND VUV XAF XOF XPF".split())
+STRIPE_THREE_DECIMAL = frozenset("BHD JOD KWD OMR TND".split())
+
+
 def _price(payload: dict) -> dict:
-    """A paid event type's price as the Schedule's value. Cal.com sends `price` in the
-    currency's minor unit, as its payments provider takes it (1000 is 10.00 USD; yen have
-    none): divided by the currency's precision from CLDR. No price, or 0: no value.
-    Cal.com's sender spreads the event type's `price` and `currency` into the payload."""
+    """A paid event type's price (spread into the payload by Cal.com's sender) as the
+    Schedule's value, in the currency's major unit. No price, or 0: no value."""
     price, currency = payload.get("price"), plain(payload.get("currency"))
     if isinstance(price, bool) or not isinstance(price, (int, float)) or price <= 0 or not currency:
         return {}
-    try:
-        digits = numbers.get_currency_precision(currency.upper())
-    except (KeyError, ValueError):
+    code = currency.upper()
+    if len(code) != 3 or not code.isalpha():
         return {}
-    return {"value": round(price / 10**digits, digits), "currency": currency.upper()}
+    digits = 0 if code in STRIPE_ZERO_DECIMAL else 3 if code in STRIPE_THREE_DECIMAL else 2
+    return {"value": round(price / 10**digits, digits), "currency": code}
+
+
+def _booker(payload: dict, responses: dict) -> tuple[dict, str | None]:
+    """Who booked: on a seated event, the attendee holding the new seat (`attendeeSeatId`:
+    every seat shares the booking's uid, and the list holds earlier seats too); else the
+    booking form's answers, then the first attendee. Returns (attendee, seat id)."""
+    listed = payload.get("attendees")
+    attendees = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
+    seat = tool_id(payload.get("attendeeSeatId"))
+    if seat:
+        for attendee in attendees:
+            held = attendee.get("bookingSeat") if isinstance(attendee.get("bookingSeat"), dict) else {}
+            if held.get("referenceUid") == payload.get("attendeeSeatId"):
+                return attendee, seat
+        return {}, seat  # the form's answers are the new seat's person
+    email = _answer(responses, "email")
+    for attendee in attendees:
+        if email and plain(attendee.get("email")) and plain(attendee.get("email")).lower() == email.lower():
+            return attendee, None
+    return (attendees[0] if attendees and not email else {}), None
 
 
 def parse(body: bytes) -> dict:
@@ -89,23 +113,21 @@ def parse(body: bytes) -> dict:
         return {"items": [], "skipped": [{"reason": "booking_canceled", "event_key": str(uid)}]}
     if trigger not in BOOKED:
         return {"items": [], "skipped": [{"reason": "not_a_booking", "event_type": trigger[:64]}]}
-    listed = payload.get("attendees")
-    attendees = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
     responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
-    email = plain(attendees[0].get("email")) if attendees else None
-    email = email or _answer(responses, "email")
+    booker, seat = _booker(payload, responses)
+    email = plain(booker.get("email")) or _answer(responses, "email")
     if uid is None or not email:
         raise MalformedBody("payload.uid and an attendee's email are required", reason="bad_id")
-    name = (plain(attendees[0].get("name")) if attendees else None) or _answer(responses, "name") or ""
+    name = plain(booker.get("name")) or _answer(responses, "name") or ""
     first, _, last = name.partition(" ")
     phone = _answer(responses, "attendeePhoneNumber", "phone", "location_phone")
     return {
         "items": [
             {
                 "crm": NAME,
-                "event_key": f"{uid}:{trigger.lower()}",
-                "object": "booking",
-                "object_id": uid,
+                "event_key": f"{uid}:{seat}:{trigger.lower()}" if seat else f"{uid}:{trigger.lower()}",
+                "object": "seat" if seat else "booking",
+                "object_id": seat or uid,
                 "account": _organizer(payload),  # [crm.calcom.accounts] routes an organizer's bookings
                 "stage_id": trigger,
                 "occurred_at": unix_time(doc.get("createdAt")),
