@@ -228,3 +228,21 @@ def _raw(redis_conn, key) -> bytes:
     if kind == "hash":
         return b" ".join(k + b" " + v for k, v in redis_conn.hgetall(key).items())
     return b""
+
+
+def test_a_whatsapp_user_known_by_a_username_alone_gets_its_stage(env, monkeypatch, graph, work):
+    """No phone shared: the chat is kept by the business-scoped user id, and a stage naming it
+    (`whatsapp:<WABA>:<id>`, as docs/whatsapp.md says) goes back with the ad's click."""
+    from webhook_app import create_app
+
+    monkeypatch.setenv("LEADRELAY_API_TOKEN", TOKEN)
+    client = create_app().test_client()
+    assert (
+        post_signed(client, "whatsapp", _now("whatsapp", "messages_image__username_no_phone.json"), env).status_code
+        == 200
+    )
+    answer = _stages(client, {"conversation": f"whatsapp:{WABA}:US.13491208655302741918", "stage": "QualifiedLead"})
+    assert answer["accepted"] == 1, answer
+    work()
+    [event] = _chats(graph)
+    assert event["user_data"]["ctwa_clid"].startswith("AfhQ7Gx9vC2Lq")

@@ -64,3 +64,23 @@ def test_any_json_in_an_entry_is_parsed_or_skipped_never_a_crash(value):
         doc = {"object": kind, "entry": [value, {"id": "1", "changes": changes, "messaging": [value]}]}
         parsed = webhook.parse(json.dumps(doc).encode())
         assert all(chat["account"] and chat["user"] for chat in parsed["leads"])
+
+
+def test_a_whatsapp_chat_is_known_by_its_business_scoped_user_id():
+    """Meta sends the business-scoped user id in `messages[].from_user_id` and `contacts[].user_id`."""
+    [chat] = webhook.parse(fixture_bytes("whatsapp", "messages_text__ad_referral_bsuid.json"))["leads"]
+    assert (chat["user"], chat["bsuid"], chat["phone"]) == ("IS.1502576394655843", "IS.1502576394655843", "3546991234")
+    assert webhook.lead_key(chat) == "whatsapp:102290129340398:IS.1502576394655843"
+
+
+def test_a_whatsapp_user_who_shares_no_phone_is_kept_by_that_id():
+    """A username and no phone: no `wa_id`, no `from`; the ad's click is kept all the same."""
+    [chat] = webhook.parse(fixture_bytes("whatsapp", "messages_image__username_no_phone.json"))["leads"]
+    assert (chat["user"], chat["phone"]) == ("US.13491208655302741918", None) and chat["click"]
+
+
+def test_standby_deliveries_are_read_as_the_primary_s_would_be():
+    [whatsapp] = webhook.parse(fixture_bytes("whatsapp", "standby_text__ad_referral.json"))["leads"]
+    assert whatsapp["bsuid"] == "ES.7712001199887766" and whatsapp["click"]
+    [messenger] = webhook.parse(fixture_bytes("messenger", "standby_postback__ad_referral.json"))["leads"]
+    assert (messenger["user"], messenger["ad_id"]) == ("8812003355779911", "120210000000000104")

@@ -71,23 +71,33 @@ def _whatsapp(entry: dict) -> list[dict]:
     out = []
     for change in _list(entry.get("changes")):
         value = change.get("value") if isinstance(change, dict) else None
-        if not isinstance(value, dict) or change.get("field") != "messages":
+        # `standby`: while Meta's business agent handles the conversation, the messages come
+        # here instead, in the same shape (the ad's click included).
+        if not isinstance(value, dict) or change.get("field") not in ("messages", "standby"):
             out.append({"reason": "not_messages"})
             continue
+        contacts = [c for c in _list(value.get("contacts")) if isinstance(c, dict)]
         for message in _list(value.get("messages")):
             if isinstance(message, dict):
-                out.append(_whatsapp_message(waba, message))
+                out.append(_whatsapp_message(waba, message, contacts))
         if value.get("statuses"):
             out.append({"reason": "status_update"})
     return out
 
 
-def _whatsapp_message(waba: str | None, message: dict) -> dict:
+def _whatsapp_message(waba: str | None, message: dict, contacts: list[dict]) -> dict:
+    """The person is their business-scoped user id (`from_user_id`, `contacts[].user_id`),
+    else their phone (`from`): a user with a username may share no phone at all.
+    https://developers.facebook.com/documentation/business-messaging/whatsapp/business-scoped-user-ids/"""
     referral = message.get("referral")
     if not isinstance(referral, dict):
         return {"reason": "not_from_an_ad"}
     phone = str(message.get("from") or "")
-    user = _plain(_USER, message.get("user_id")) or (phone if phone.isdigit() and 6 <= len(phone) <= 15 else None)
+    bsuid = _plain(_USER, message.get("from_user_id")) or _plain(_USER, message.get("user_id"))
+    if bsuid is None:
+        mine = [c for c in contacts if c.get("wa_id") == phone] if phone else contacts[:1] if len(contacts) == 1 else []
+        bsuid = _plain(_USER, mine[0].get("user_id")) if mine else None
+    user = bsuid or (phone if phone.isdigit() and 6 <= len(phone) <= 15 else None)
     if waba is None or user is None:
         return {"reason": "chat_without_ids"}
     click = _plain(_CLICK, referral.get("ctwa_clid"))
@@ -102,7 +112,7 @@ def _whatsapp_message(waba: str | None, message: dict) -> dict:
         "time": unix_time(str(message.get("timestamp") or "")),
         "message_id": _plain(_CLICK, message.get("id")),
         "phone": phone if phone.isdigit() else None,
-        "bsuid": _plain(_USER, message.get("user_id")),
+        "bsuid": bsuid,
     }
 
 
@@ -110,7 +120,8 @@ def _messaging(entry: dict, channel: str) -> list[dict]:
     """Messenger and Instagram: a referral on a postback (a new thread), on its own (a
     thread reopened from an ad) or on a message (Instagram's Click to Direct)."""
     out = []
-    for event in _list(entry.get("messaging")):
+    # `standby`: another app owns the thread; the ad's referral still comes, read the same way.
+    for event in [*_list(entry.get("messaging")), *_list(entry.get("standby"))]:
         if not isinstance(event, dict):
             continue
         referral = _referral(event)
