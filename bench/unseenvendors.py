@@ -9,6 +9,8 @@ A case: {"id", "vendor", "url", "request": {"headers", "body" | "body_text"}, "e
 "currency", "ad_click_id"}]}}. Right when the answer is 2xx and what the parser reads
 matches every field the case states (kinds: stage, won, lost, booking, reschedule and
 chat_from_ad are read; cancellation and deleted are acknowledged and recorded, not sent).
+What a vendor reads back later (HubSpot's amount and currency, a person's emails) and what
+the mapping file decides (a Standard Webhooks event type) are outside this parse-level score.
 """
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ def _read(case: dict) -> list[dict]:
 
 def _matches(event: dict, item: dict) -> bool:
     said = json.dumps(item, default=str).casefold()
-    for field in ("record", "stage", "ad_click_id", "currency"):
+    person = item.get("person") or {}
+    read_back = item.get("currency") is None and person.get("currency") is None  # HubSpot: read with the deal
+    for field in ("record", "stage", "ad_click_id") + (() if read_back else ("currency",)):
         stated = str(event.get(field) or "").rstrip("/").rsplit("/", 1)[-1]  # a URI's last segment: its id
         if stated and stated.casefold() not in said:
             return False
