@@ -99,8 +99,8 @@ def _count(deliveries: list[dict]) -> None:
         counted = (
             ("accepted", d["accepted"]),
             ("duplicate", d["duplicates"]),
-            ("ignored", d["skipped"] - d["unusable"]),
-            ("malformed", d["unusable"]),  # authenticated, acknowledged, unreadable: alerted on
+            ("ignored", d["skipped"] - d.get("unusable", 0)),
+            ("malformed", d.get("unusable", 0)),  # authenticated, acknowledged, unreadable: alerted on
         )
         for outcome, number in counted:
             if number:

@@ -88,8 +88,8 @@ def receive(name: str, path_token: dict | None = None):
             request.remote_addr or "",
         )
     except ReceiverError as err:
-        if isinstance(err, QueueUnavailable) and getattr(source.module, "UNAVAILABLE_STATUS", None):
-            err.status = source.module.UNAVAILABLE_STATUS  # a sender that retries only this (HighLevel: 429)
+        if isinstance(err, QueueUnavailable) and source.traits.unavailable_status:
+            err.status = source.traits.unavailable_status  # a sender that retries only this (HighLevel: 429)
         webmetrics.webhooks(name, err.outcome).inc()
         webmetrics.webhook_seconds(name).observe(time.perf_counter() - started)
         log.warning(
@@ -104,8 +104,8 @@ def receive(name: str, path_token: dict | None = None):
         raise
     skipped = counts["skipped"]
     deliveries.note(name, request_id, counts, skipped, time.perf_counter() - started)
-    if hasattr(source.module, "acknowledge"):  # a sender that waits for its own answer (Salesforce's SOAP Ack)
-        answer, mimetype = source.module.acknowledge(counts)
+    if source.traits.acknowledge:  # a sender that waits for its own answer (Salesforce's SOAP Ack)
+        answer, mimetype = source.traits.acknowledge(counts)
         said = {"X-Leadrelay-Accepted": str(counts["accepted"]), "X-Leadrelay-Duplicates": str(counts["duplicates"])}
         return Response(answer, status=200, mimetype=mimetype, headers=said)  # the counts, for people and tests
     return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200

@@ -136,11 +136,12 @@ def test_a_source_authenticates_as_its_vendor_does_not_only_by_a_header():
     def sign_body(secret, body, url=""):
         return json.dumps({**json.loads(body), "token": secret}).encode(), {}
 
+    PARSE = {"parse": lambda body: {"items": [], "skipped": []}, "lead_key": lambda item: ""}
     in_body = Source(
         "bodytoken",
         CRM_STAGES,
         "X",
-        SimpleNamespace(verify=body_token_verify, sign=lambda *a: {}, sign_body=sign_body),
+        SimpleNamespace(NAME="bodytoken", verify=body_token_verify, sign=lambda *a: {}, sign_body=sign_body, **PARSE),
         "job",
         "Body token",
     )
@@ -154,7 +155,8 @@ def test_a_source_authenticates_as_its_vendor_does_not_only_by_a_header():
         if peer not in secrets:  # the secrets are the addresses it may post from
             raise BadSignature(f"{peer} is not allowed", reason="bad_signature")
 
-    by_address = Source("listed", CRM_STAGES, "X", SimpleNamespace(verify=allowlisted, sign=None), "job", "Listed")
+    module = SimpleNamespace(NAME="listed", verify=allowlisted, sign=lambda *a: {}, **PARSE)
+    by_address = Source("listed", CRM_STAGES, "X", module, "job", "Listed")
     by_address.verify(b"{}", {}, ["203.0.113.7"], url="https://x/", peer="203.0.113.7")
     with pytest.raises(BadSignature):
         by_address.verify(b"{}", {}, ["203.0.113.7"], peer="198.51.100.1")

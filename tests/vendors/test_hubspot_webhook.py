@@ -124,7 +124,7 @@ def test_the_idempotency_key_keeps_a_retry_and_parts_changes_that_share_an_event
 
 
 @pytest.mark.parametrize(
-    "case", json.loads(fixture_bytes("hubspot", "v3_signatures.json")), ids=lambda c: c["uri"][-24:]
+    "case", json.loads(fixture_bytes("hubspot", "signing/v3_signatures.json")), ids=lambda c: c["uri"][-24:]
 )
 def test_the_v3_signature_decodes_only_the_twelve_escapes_hubspot_lists(case):
     """`%3A %2F %3F %40 %21 %24 %27 %28 %29 %2A %2C %3B` are decoded; `%20`, `%3D`, `%26` stay."""

@@ -82,12 +82,12 @@ def test_any_deal_change_parses_or_is_refused_as_malformed(data, previous):
 def test_a_v1_updated_deal_is_a_stage_change_known_by_its_deal_and_time():
     """Pipedrive sends v1 and v2 webhooks side by side: a v1 `updated.deal` with `current`
     and `previous` is the same stage change a v2 `change` is."""
-    [item] = pipedrive.parse(fixture_bytes("pipedrive", "v1_updated_deal__stage.json"))["items"]
-    assert (item["object_id"], item["stage_id"], item["person_id"], item["value"]) == ("4718", "4", "2102", 800)
+    [item] = pipedrive.parse(fixture_bytes("pipedrive", "updated_deal__v1_stage.json"))["items"]
+    assert (item["object_id"], item["stage_id"], item["person_id"], item["value"]) == ("4718", "3", "2102", 800)
     assert pipedrive.lead_key(item) == "v1-4718-1791295202123456"  # meta.id is the deal's: the time tells retries
 
 
-@pytest.mark.parametrize("name", ["delete_deal__data_null.json", "v1_deleted_deal.json"])
+@pytest.mark.parametrize("name", ["delete_deal__ignored.json", "deleted_deal__v1__ignored.json"])
 def test_a_deleted_deal_is_acknowledged_and_skipped(name):
     parsed = pipedrive.parse(fixture_bytes("pipedrive", name))
     assert parsed["items"] == [] and parsed["skipped"][0]["reason"] in ("deleted", "not_a_deal_change")

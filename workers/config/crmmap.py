@@ -32,18 +32,14 @@ from workers.sources.registry import SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 # Each source's stage ids that mean the same in every account (its module's DEFAULT_STAGES).
-DEFAULTS = {
-    name: source.module.DEFAULT_STAGES
-    for name, source in SOURCES.items()
-    if getattr(source.module, "DEFAULT_STAGES", None)
-}
+DEFAULTS = {name: source.traits.default_stages for name, source in SOURCES.items() if source.traits.default_stages}
 # Where a Standard Webhooks body holds each part of a stage change (dotted paths): by
 # default the stage API's own item, so a sender that posts that shape needs no table.
 FIELDS = ("email", "phone", "stage", "occurred_at", "value", "currency", "leadgen_id")
 DEFAULT_FIELDS = {name: name for name in FIELDS}
 # The sandbox's stand-in pipelines (a vendor module's SANDBOX_STAGES): mapped with no table.
-SANDBOX = {name: s.module.SANDBOX_STAGES for name, s in SOURCES.items() if getattr(s.module, "SANDBOX_STAGES", None)}
-SANDBOX_CURRENCY = {name: "USD" for name, s in SOURCES.items() if getattr(s.module, "NAMES_NO_CURRENCY", False)}
+SANDBOX = {name: s.traits.sandbox_stages for name, s in SOURCES.items() if s.traits.sandbox_stages}
+SANDBOX_CURRENCY = {name: "USD" for name, s in SOURCES.items() if s.traits.names_no_currency}
 
 
 def load(

@@ -71,7 +71,7 @@ def _free_port() -> int:
 
 
 # Secrets that are Basic credentials (Pipedrive's webhook): generated as user:password.
-_USER_PASSWORD = {s.secret_setting for s in SOURCES.values() if getattr(s.module, "SECRET_SHAPE", "") == "user:pass"}
+_USER_PASSWORD = {s.secret_setting for s in SOURCES.values() if s.traits.secret_shape == "user:pass"}
 
 
 def _generated(name: str) -> str:

@@ -278,7 +278,7 @@ def load(
         crm_oauth={
             name: (_text(env, f"{name.upper()}_OAUTH_CLIENT_ID"), _text(env, f"{name.upper()}_OAUTH_CLIENT_SECRET"))
             for name in CRM_SOURCES
-            if getattr(SOURCES[name].module, "OAUTH_TOKEN_PATH", "")
+            if SOURCES[name].traits.oauth_token_path
         },
         public_url=checked(public_url),
         token_warn_days=number("LEADRELAY_TOKEN_WARN_DAYS", 7, minimum=0),

@@ -19,6 +19,7 @@ from typing import Callable
 from workers import jobnames
 from workers.sources import keys as signing_keys
 from workers.sources import meta, signed, tally, typeform
+from workers.sources.contract import Traits, Vendor
 from workers.vendors.calcom import webhook as calcom
 from workers.vendors.calendly import webhook as calendly
 from workers.vendors.highlevel import webhook as highlevel
@@ -96,17 +97,35 @@ class Source:
     def signed(self, secret: str, body: bytes, url: str = "") -> tuple[bytes, dict[str, str]]:
         """The body and headers a sender posts: a vendor that puts its token in the body
         gives `sign_body(secret, body, url)`; the others sign in headers alone."""
-        if hasattr(self.module, "sign_body"):
-            return self.module.sign_body(secret, body, url)
+        if self.traits.sign_body:
+            return self.traits.sign_body(secret, body, url)
         return body, self.sign(secret, body, url)
 
     def parse(self, body: bytes, headers=None) -> dict:
-        if getattr(self.module, "PARSES_HEADERS", False):  # its idempotency key is a header
+        if self.traits.parses_headers:  # its idempotency key is a header
             return self.module.parse(body, headers or {})
         return self.module.parse(body)
 
+    @property
+    def traits(self) -> Traits:
+        """What its module declares beyond the contract (contract.py)."""
+        return _traits(self.module)
+
     def lead_key(self, item: dict) -> str:
         return self.module.lead_key(item)
+
+
+_TRAITS: dict[int, Traits] = {}  # by the module's id: read once per module
+
+
+def _traits(module: ModuleType) -> Traits:
+    found = _TRAITS.get(id(module))
+    if found is None:
+        if not isinstance(module, Vendor):
+            name = getattr(module, "__name__", module)
+            raise TypeError(f"{name} does not keep the vendor contract (workers/sources/contract.py)")
+        found = _TRAITS[id(module)] = Traits.of(module)
+    return found
 
 
 @functools.cache

@@ -25,6 +25,7 @@ from workers.common.times import unix_time
 from workers.sources.ids import graph_id
 from workers.sources.meta import SIGNATURE_HEADER, sign, verify  # noqa: F401 (the source's surface)
 
+NAME = "messaging"  # the module's; the registry names a source after each channel below
 # Meta's `messaging_channel` values; the registry names a source after each.
 WHATSAPP = "whatsapp"
 MESSENGER = "messenger"
