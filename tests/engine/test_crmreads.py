@@ -273,3 +273,17 @@ def test_a_merged_hubspot_contact_is_matched_by_its_additional_email(graph, lead
     work()
     [event] = stage_events(graph)
     assert str(event["user_data"]["lead_id"]) == LEAD
+
+
+def test_a_hubspot_lead_object_moving_stage_reaches_the_lead_through_its_contact(graph, lead, post_crm, work):
+    """HubSpot's Lead object (`objectTypeId` 0-136, `hs_pipeline_stage`), sent by a generic
+    subscription: its person is the contact associated with it."""
+    graph.crm_vendors["hubspot"].deal_contacts["3301"] = [lead["contact_id"]]
+    event = hubspot_deal_event("3301", "qualifiedtobuy", subscriptionType="object.propertyChange")
+    event |= {"objectTypeId": "0-136", "propertyName": "hs_pipeline_stage"}
+    assert post_crm("hubspot", json.dumps([event]).encode()).get_json()["accepted"] == 1
+    work()
+    [sent] = stage_events(graph)
+    assert sent["event_name"] == "QualifiedLead" and str(sent["user_data"]["lead_id"]) == LEAD
+    [read] = graph.calls("association_read")
+    assert read["path"].endswith("/leads/contacts/batch/read")

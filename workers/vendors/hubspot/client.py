@@ -31,15 +31,17 @@ class HubSpot(CrmClient):
 
     def _read(self, items: list[dict]) -> dict[str, dict | Exception]:
         deals = sorted({i["object_id"] for i in items if i["object"] == "deal"})
+        leads = sorted({i["object_id"] for i in items if i["object"] == "lead"})
         found_deals = self._objects("deals", deals, DEAL_PROPERTIES) if deals else {}
-        contacts_of = self._contacts_of(deals) if deals else {}
+        contacts_of = self._contacts_of("deals", deals) if deals else {}
+        contacts_of |= self._contacts_of("leads", leads) if leads else {}
         contact_ids = {i["object_id"] for i in items if i["object"] == "contact"}
         contact_ids |= {c for ids in contacts_of.values() for c in ids}
         contacts = self._objects("contacts", sorted(contact_ids), CONTACT_PROPERTIES) if contact_ids else {}
         out: dict[str, dict | Exception] = {}
         for item in items:
             deal = found_deals.get(item["object_id"]) if item["object"] == "deal" else None
-            ids = contacts_of.get(item["object_id"], []) if item["object"] == "deal" else [item["object_id"]]
+            ids = contacts_of.get(item["object_id"], []) if item["object"] != "contact" else [item["object_id"]]
             people = [_person(contacts[c], deal) for c in ids if c in contacts]
             if item["object"] == "deal" and deal is None:
                 out[item["event_key"]] = JobError(
@@ -67,12 +69,12 @@ class HubSpot(CrmClient):
         )
         return {str(r.get("id")): r.get("properties") or {} for r in answer.get("results") or [] if isinstance(r, dict)}
 
-    def _contacts_of(self, deals: list[str]) -> dict[str, list[str]]:
-        """deal id -> every associated contact's id, in HubSpot's order."""
+    def _contacts_of(self, kind: str, ids: list[str]) -> dict[str, list[str]]:
+        """deal (or lead) id -> every associated contact's id, in HubSpot's order."""
         answer = self.http.call(
             "POST",
-            "/crm/v4/associations/deals/contacts/batch/read",
-            json={"inputs": [{"id": d} for d in deals]},
+            f"/crm/v4/associations/{kind}/contacts/batch/read",
+            json={"inputs": [{"id": d} for d in ids]},
             operation="association_read",
         )
         out: dict[str, list[str]] = {}

@@ -31,7 +31,7 @@ class HubSpotStandin:
     def __init__(self) -> None:
         self.deals: dict[str, dict] = {}  # deal id -> properties
         self.contacts: dict[str, dict] = {}  # contact id -> properties
-        self.deal_contacts: dict[str, list[str]] = {}  # deal id -> its contacts, in HubSpot's order
+        self.deal_contacts: dict[str, list[str]] = {}  # deal (or lead) id -> its contacts, in HubSpot's order
 
     def add(self, ids, email: str, phone, amount, currency, country, others) -> dict:
         """A deal whose contact is this person, after contacts with the `others` emails (a

@@ -52,8 +52,10 @@ STAGE_PROPERTIES = {
     ("contact.propertyChange", "lifecyclestage"): "contact",
 }
 GENERIC = "object.propertyChange"
-OBJECT_TYPES = {"0-3": "deal", "0-1": "contact"}
-STAGE_PROPERTY = {"deal": "dealstage", "contact": "lifecyclestage"}
+# The Lead object (`0-136`, HubSpot's prospecting leads) moves through `hs_pipeline_stage`;
+# its person is its associated contact: https://developers.hubspot.com/docs/api-reference/crm-leads-v3/guide
+OBJECT_TYPES = {"0-3": "deal", "0-1": "contact", "0-136": "lead"}
+STAGE_PROPERTY = {"deal": "dealstage", "contact": "lifecyclestage", "lead": "hs_pipeline_stage"}
 
 
 # The escapes HubSpot decodes in the URL it signs, and no other (`%20`, `%3D`, `%2B` stay):
