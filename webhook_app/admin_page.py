@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 import time
 from collections import defaultdict
@@ -28,6 +29,7 @@ from workers.failures import advice, deadletters
 from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
 from workers.intake import receiver
+from workers.intake.unusable import UNUSABLE_REASONS
 from workers.privacy import audit
 from workers.reports import readiness, watched
 from workers.sources.signing import matches_any
@@ -108,6 +110,7 @@ def overview() -> dict:
     ready = readiness.report(connection, routes, settings, now)
     watch_problems = watched.problems(watched.read(connection) or {})  # tokens ending or refused, Pages unreachable
     silent, held = accuracy.silent(connection), receiver.held(connection)
+    unreadable = _unreadable(connection)
     # The gates are the readiness section's; what stops work on its own is listed first.
     quiet = [
         f"Stage source {s['source']} has been silent for {s['quiet_hours']} h while leads keep coming: {s['fix']}"
@@ -120,7 +123,8 @@ def overview() -> dict:
     return {
         "readiness": ready,
         "readiness_problems": stops,
-        "nothing_needs_you": not (groups or pauses or watch_problems or silent or held or stops),
+        "nothing_needs_you": not (groups or pauses or watch_problems or silent or held or stops or unreadable),
+        "unreadable": unreadable,
         "funnel_charts": charts.funnel_charts(ready["datasets"]),
         "accuracy": figures,
         "charts": charts.page_charts(figures),
@@ -148,6 +152,18 @@ def overview() -> dict:
         "sandbox": settings.sandbox,
         "audit": [{**entry, "line": audit.line(entry)} for entry in audit.entries(connection, 50)],
     }
+
+
+def _unreadable(connection) -> dict[str, dict]:
+    """Per source, the signed deliveries acknowledged but not readable among the last kept
+    (`leadrelay ignored`): how many, and the latest one's reason and shape."""
+    out: dict[str, dict] = {}
+    for raw in connection.lrange(receiver.IGNORED, 0, receiver.IGNORED_KEEP - 1):
+        item = json.loads(raw)
+        if item.get("reason") in UNUSABLE_REASONS:
+            found = out.setdefault(item.get("source", "?"), {"count": 0, **item})
+            found["count"] += 1
+    return out
 
 
 def _datasets(routes, entries: list[dict], pauses: list[dict], figures: dict) -> list[dict]:

@@ -150,3 +150,16 @@ def test_jobs_waiting_on_a_refused_token_are_their_own_state(admin, graph, work)
     assert re.search(r'data-figure="waiting-on-token">1<', page)
     assert re.search(r'data-figure="scheduled">0<', page)
     assert 'data-pause="' in page and "1 job(s) wait for it" in page
+
+
+def test_signed_deliveries_that_could_not_be_read_are_named_with_their_shape(admin, env):
+    from helpers import post_signed
+
+    body = b'{"meta": {"action": "surprise", "email": "ana@example.com"}, "data": "x"}'
+    assert post_signed(admin, "pipedrive", body, env).status_code == 200
+    logged_in(admin)
+    page = admin.get("/admin").get_data(as_text=True)
+    banner = re.search(r'<p class="banner warn" data-unreadable="pipedrive">(.*?)</p>', page, re.S).group(1)
+    assert "1 signed pipedrive delivery could not be read" in banner and "unexpected_shape" in banner
+    assert "<code>{data:str, meta:{action:str, email:str}}</code>" in banner  # the shape: keys and types
+    assert "ana@example.com" not in page and 'id="all-well"' not in page
