@@ -324,3 +324,10 @@ def test_a_lead_with_no_country_but_an_international_phone_is_placed_by_it():
     assert hashed["db"] == [userdata.sha256("19920704")]
     _, dropped = userdata.build({"db": ["04/07/1992"], "ph": ["024 123 4567"]}, "US")
     assert sorted(d["reason"] for d in dropped) == ["ambiguous_date", "no_region_for_national"]
+
+
+def test_every_format_character_is_folded_away():
+    from workers.identity import userdata
+
+    everywhere = {c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"}
+    assert set(userdata._FORMAT_CHARACTERS) == everywhere

@@ -177,7 +177,8 @@ def resume(fingerprints, everything: bool):
 )
 def ignored(count: int, release: bool):
     """Deliveries acknowledged but not sent, newest first: unknown form or Page, no
-    consent, test request. Leads from a Page not in the mapping file are held: add the
+    consent, test request, a signed body that could not be read (with its shape). Leads
+    from a Page not in the mapping file are held: add the
     Page, restart, then `--release` sends them."""
     from workers.cli.common import mapping_or_exit, settings_or_exit
     from workers.intake import receiver
