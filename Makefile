@@ -46,6 +46,7 @@ test: $(TEST_STAMP) $(SDK_VECTORS)
 	@sh tests/install-tools
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 # The inner loop: everything but the tests that start processes or wait on real time
@@ -76,4 +77,4 @@ lock-upgrade:
 # The sandbox's state goes; a live service's (the embedded Redis in data/, when
 # REDIS_URL is unset) is never touched here.
 clean:
-	rm -rf $(VENV) $(TOOLS) data/sandbox .pytest_cache .hypothesis
+	rm -rf $(VENV) $(TOOLS) data/sandbox .pytest_cache .hypothesis .mypy_cache

@@ -55,7 +55,8 @@ def fbc(value, fbclid=None, seen_at: int | None = None) -> str | None:
     """A ready `_fbc` cookie when it has Meta's shape, else one built from the click id
     (`fb.1.<when it was seen, in ms>.<fbclid>`); the click id's case is kept."""
     ready = present(value)
-    if ready and _FBC.fullmatch(ready) and present(_FBC.fullmatch(ready).group("click")):
+    shaped = _FBC.fullmatch(ready) if ready else None
+    if shaped and present(shaped.group("click")):
         return ready
     click = present(fbclid)
     if click and _CLICK_ID.fullmatch(click) and seen_at:

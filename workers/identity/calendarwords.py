@@ -54,7 +54,9 @@ def plain(word: str) -> str:
 def tokens(text: str) -> list[str]:
     """Numbers and words: a run of digits (any script's), or of letters with their marks
     (a Thai or Devanagari word keeps its vowel signs, which a regex's \\w would cut at)."""
-    out, current, kind = [], [], None
+    out: list[str] = []
+    current: list[str] = []
+    kind = None
     for ch in text:
         category = unicodedata.category(ch)
         now = "n" if category == "Nd" else "w" if category[0] in "LM" else None
@@ -135,7 +137,7 @@ def month_markers() -> frozenset[str]:
     `MMMM'ын'`: `7 сарын 4`, the 4th of the 7th month)."""
     found: set[str] = set()
     for locale in locales():
-        markers = set()
+        markers: set[str] = set()
         for context in ("format", "stand-alone"):
             for width in ("wide", "abbreviated"):
                 for number, name in locale.months[context][width].items():
@@ -224,7 +226,7 @@ def locale_weekdays(territory: str) -> frozenset[str]:
 def cldr_weekdays() -> frozenset[str]:
     """Weekday names in every language Babel ships: a date written with its weekday
     (`Sunday, 16 February 1997`, `日曜日`) is read without it."""
-    words = set()
+    words: set[str] = set()
     for locale in locales():
         for width in ("wide", "abbreviated"):
             for name in locale.days["format"][width].values():

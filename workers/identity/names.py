@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Iterable
 
 # How a country writes a full name. Sources per row in docs/decisions/names.md.
 GIVEN_FIRST = "given_first"  # given name, one surname: two units, or nothing
@@ -72,7 +73,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-
 _VIETNAMESE_LETTERS = re.compile("[đăơư\u0309\u0323\u031b\u0306]")  # its own letters, checked decomposed
 
 
-def split_full_name(values: dict[str, list[str]], full_names: list[str], country: str | None = None) -> list[dict]:
+def split_full_name(values: dict, full_names: Iterable[str], country: str | None = None) -> list[dict]:
     """Add `fn` and `ln` from full names when neither was given; return what was dropped
     (`{"key", "reason"}`). `country` (alpha-2) names the convention; none is given-first."""
     if "fn" in values or "ln" in values:

@@ -114,7 +114,7 @@ _EIGHT_TRUNK_CODES = sorted(
     {
         metadata.country_code
         for metadata in map(phonenumbers.PhoneMetadata.metadata_for_region, phonenumbers.SUPPORTED_REGIONS)
-        if metadata is not None and metadata.national_prefix == "8"
+        if metadata is not None and metadata.national_prefix == "8" and metadata.country_code is not None
     }
 )
 
@@ -122,7 +122,7 @@ _EIGHT_TRUNK_CODES = sorted(
 def _national(digits: str, region: str) -> str | None:
     """E.164 digits for a number written without country code, read in `region`."""
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
-    if metadata is None:
+    if metadata is None or metadata.country_code is None:
         return None
     prefix = metadata.national_prefix or ""
     for candidate in (digits, digits[len(prefix) :] if prefix and digits.startswith(prefix) else ""):

@@ -148,7 +148,7 @@ def _country_table() -> dict[str, str]:
     guessed.
     """
     candidates: dict[str, set[str]] = {}
-    translators = [None]
+    translators: list[gettext.NullTranslations | None] = [None]
     for locale in _LOCALES:
         try:
             translators.append(gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=[locale]))
@@ -164,7 +164,8 @@ def _country_table() -> dict[str, str]:
     table = {name: codes.pop() for name, codes in candidates.items() if len(codes) == 1 and name}
     # CLDR's names fill in what pycountry's leave out; pycountry's stay as they were (a
     # name CLDR gives another country in some language does not take them away).
-    known, cldr = {entry.alpha_2 for entry in pycountry.countries}, {}
+    known = {entry.alpha_2 for entry in pycountry.countries}
+    cldr: dict[str, set[str]] = {}
     for language in (i for i in localedata.locale_identifiers() if "_" not in i):
         try:
             territories = Locale.parse(language).territories

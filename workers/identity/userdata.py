@@ -137,6 +137,9 @@ def _name(value: str, lead: "_Lead | None" = None) -> str:
     full = [out for word, out in kept if not (_initials(word) or _initials(out))]  # `Mary J.`: the initial goes
     if not full:
         raise Unusable("initials" if kept else "empty_after_normalising")
+    full = names.without_titles(full)  # `0DR AA`: a title once its digits are gone
+    if len(full) == 1 and names.is_title(full[0]):
+        raise Unusable("title_only")
     return " ".join(full)
 
 
@@ -353,7 +356,7 @@ def lead_country(fields: Mapping[str, object]) -> str | None:
 
 def _phone_country(fields: Mapping[str, object]) -> str | None:
     """The country of the lead's international phone numbers, when they all agree on one."""
-    found = {phones.region_of(raw) for raw in _values(fields.get("ph")) if raw.strip()} - {None}
+    found = {region for raw in _values(fields.get("ph")) if raw.strip() and (region := phones.region_of(raw))}
     return found.pop().lower() if len(found) == 1 else None
 
 

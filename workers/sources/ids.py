@@ -48,3 +48,8 @@ def plain(value) -> str | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return None
+
+
+def mapping(value) -> dict:
+    """`value` when a vendor sent an object there, else an empty one: read on without a check."""
+    return value if isinstance(value, dict) else {}

@@ -65,10 +65,13 @@ class Source:
 
     def secret_problems(self, values) -> list[str]:
         """Why each of these values of its secret setting cannot be used (none: all can)."""
-        out = []
-        for value in values if self.secret_parser else ():
+        out: list[str] = []
+        parser = self.secret_parser
+        if parser is None:
+            return out
+        for value in values:
             try:
-                self.secret_parser(value)
+                parser(value)
             except ValueError as err:
                 out.append(str(err))
         return out

@@ -41,7 +41,8 @@ def _value(field: dict):
     """Choice types carry option ids; answer with the options' text."""
     value = field.get("value")
     if field.get("type") in CHOICE_TYPES and isinstance(value, list):
-        options = field.get("options") if isinstance(field.get("options"), list) else []
+        listed = field.get("options")
+        options = listed if isinstance(listed, list) else []
         text = {o.get("id"): o.get("text") for o in options if isinstance(o, dict) and isinstance(o.get("id"), str)}
         resolved = [text.get(v, v) if isinstance(v, str) else v for v in value]
         return resolved[0] if len(resolved) == 1 else resolved

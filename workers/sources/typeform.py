@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 from workers.common import jsonbody
 from workers.common.refusals import MalformedBody
 from workers.common.times import unix_time
-from workers.sources.ids import plain, tool_id
+from workers.sources.ids import mapping, plain, tool_id
 from workers.sources.signing import check_header
 
 NAME = "typeform"
@@ -92,7 +92,7 @@ def parse(body: bytes) -> dict:
                     "value": _value(answer),
                 }
             )
-    hidden = response.get("hidden") if isinstance(response.get("hidden"), dict) else {}
+    hidden = mapping(response.get("hidden"))
     hidden = {k: v for k, v in hidden.items() if isinstance(v, str)}
     return {
         "leads": [

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 from workers.common import jsonbody
 from workers.common.refusals import MalformedBody
 from workers.common.times import unix_time
-from workers.sources.ids import plain, tool_id
+from workers.sources.ids import mapping, plain, tool_id
 from workers.sources.signing import check_header, hmac_hex
 
 NAME = "calcom"
@@ -52,7 +52,7 @@ def _answer(responses: dict, *names: str):
 
 
 def _organizer(payload: dict) -> str:
-    organizer = payload.get("organizer") if isinstance(payload.get("organizer"), dict) else {}
+    organizer = mapping(payload.get("organizer"))
     return (plain(organizer.get("email")) or plain(organizer.get("id")) or "calcom")[:100]
 
 
@@ -86,13 +86,13 @@ def _booker(payload: dict, responses: dict) -> tuple[dict, str | None]:
     seat = tool_id(payload.get("attendeeSeatId"))
     if seat:
         for attendee in attendees:
-            held = attendee.get("bookingSeat") if isinstance(attendee.get("bookingSeat"), dict) else {}
+            held = mapping(attendee.get("bookingSeat"))
             if held.get("referenceUid") == payload.get("attendeeSeatId"):
                 return attendee, seat
         return {}, seat  # the form's answers are the new seat's person
     email = _answer(responses, "email")
     for attendee in attendees:
-        if email and plain(attendee.get("email")) and plain(attendee.get("email")).lower() == email.lower():
+        if email and (plain(attendee.get("email")) or "").lower() == email.lower():
             return attendee, None
     return (attendees[0] if attendees and not email else {}), None
 
@@ -113,7 +113,7 @@ def parse(body: bytes) -> dict:
         return {"items": [], "skipped": [{"reason": "booking_canceled", "event_key": str(uid)}]}
     if trigger not in BOOKED:
         return {"items": [], "skipped": [{"reason": "not_a_booking", "event_type": trigger[:64]}]}
-    responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
+    responses = mapping(payload.get("responses"))
     booker, seat = _booker(payload, responses)
     email = plain(booker.get("email")) or _answer(responses, "email")
     if uid is None or not email:

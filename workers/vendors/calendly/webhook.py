@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 from workers.common import jsonbody
 from workers.common.refusals import BadSignature, MalformedBody
 from workers.common.times import unix_time
-from workers.sources.ids import plain, tool_id, unsigned
+from workers.sources.ids import mapping, plain, tool_id, unsigned
 from workers.sources.signing import matches_any
 
 NAME = "calendly"
@@ -80,7 +80,7 @@ META_SOURCES = {"facebook", "fb", "instagram", "ig", "meta"}
 def _fbclid(payload: dict) -> str | None:
     """A Meta click id the booking link carried: `tracking.fbclid` (embed scripts that pass
     it), or `utm_content` when utm_source names Meta (links built as utm_content={{fbclid}})."""
-    tracking = payload.get("tracking") if isinstance(payload.get("tracking"), dict) else {}
+    tracking = mapping(payload.get("tracking"))
     if plain(tracking.get("fbclid")):
         return plain(tracking.get("fbclid"))
     source = str(plain(tracking.get("utm_source")) or "").lower()
@@ -91,7 +91,7 @@ def _paid(payload: dict) -> dict:
     """A paid booking's amount as the Schedule's value: the invitee's `payment` (amount in
     the currency's units, and its currency), when Calendly says it succeeded.
     https://developer.calendly.com/api-docs/decca36cf717f-get-event-invitee (Invitee.payment)"""
-    payment = payload.get("payment") if isinstance(payload.get("payment"), dict) else {}
+    payment = mapping(payload.get("payment"))
     amount, currency = payment.get("amount"), plain(payment.get("currency"))
     if payment.get("successful") is not True or isinstance(amount, bool) or not isinstance(amount, (int, float)):
         return {}

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from workers.common.policy import INVALID, JobError
 from workers.crmapi.http import CrmClient
+from workers.sources.ids import mapping
 
 API_VERSION = "2021-07-28"
 IN_FLIGHT = 8  # the `Version` header HighLevel requires; v3 exists, one is pinned
@@ -43,7 +44,7 @@ class HighLevel(CrmClient):
                     fix="link a contact to the opportunity in HighLevel, then replay",
                 )
                 continue
-            source = contact.get("attributionSource") if isinstance(contact.get("attributionSource"), dict) else {}
+            source = mapping(contact.get("attributionSource"))
             out[item["event_key"]] = {
                 "email": [contact["email"]] if isinstance(contact.get("email"), str) else [],
                 "phone": [contact["phone"]] if isinstance(contact.get("phone"), str) else [],

@@ -7,7 +7,7 @@ and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server
 
 from __future__ import annotations
 
-PIPELINES = {
+PIPELINES: dict = {
     "pipelines": [
         {
             "id": "VDm7RPYC2GLUvdpKmBfC",

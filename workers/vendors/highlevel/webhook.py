@@ -74,9 +74,9 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now:
         BadSignature: `missing_signature`, `bad_signature`, or `stale_timestamp` (outside
             five minutes: a captured delivery replayed).
     """
-    header, kind = (SIGNATURE_HEADER, ed25519.Ed25519PublicKey)
+    header, kind = SIGNATURE_HEADER, ed25519.Ed25519PublicKey
     if not headers.get(SIGNATURE_HEADER):
-        header, kind = (LEGACY_HEADER, rsa.RSAPublicKey)
+        header, kind = LEGACY_HEADER, rsa.RSAPublicKey  # type: ignore[assignment]  # the legacy RSA key
     given = (headers.get(header) or "").strip()
     if not given:
         raise BadSignature(

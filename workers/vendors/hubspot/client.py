@@ -112,8 +112,9 @@ def _person(contact: dict, deal: dict | None) -> dict:
     except (TypeError, ValueError):
         value = None
     phones = [p for p in (contact.get("phone"), contact.get("mobilephone")) if p]
-    extra = contact.get("hs_additional_emails") if isinstance(contact.get("hs_additional_emails"), str) else ""
-    emails = [e.strip() for e in [contact.get("email") or "", *extra.split(";")] if isinstance(e, str) and e.strip()]
+    listed = contact.get("hs_additional_emails")
+    extra = listed.split(";") if isinstance(listed, str) else []
+    emails = [e.strip() for e in [contact.get("email") or "", *extra] if isinstance(e, str) and e.strip()]
     return {
         "email": list(dict.fromkeys(emails)),
         "phone": phones,

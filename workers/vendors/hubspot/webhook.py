@@ -168,7 +168,7 @@ def _kind(event: dict) -> tuple[str | None, str]:
     if event_type == GENERIC:
         kind = OBJECT_TYPES.get(plain(event.get("objectTypeId")) or "")
         return (kind if kind and STAGE_PROPERTY[kind] == prop else None), event_type
-    return STAGE_PROPERTIES.get((event_type, prop)), event_type
+    return STAGE_PROPERTIES.get((event_type, prop or "")), event_type
 
 
 def event_key(event: dict, event_id: str, object_id: str, stage: str) -> str:

@@ -28,7 +28,7 @@ def send(settings, web: str, name: str, leadgen_id: str | None = None) -> dict:
     answers = [answer_of(post(url, body, signed(name, settings, body, url))) for _ in range(2)]
     account = {webhook.WHATSAPP: WABA, webhook.MESSENGER: PAGE, webhook.INSTAGRAM: IG}[name]
     who = {"phone": "+" + digits} if name == "whatsapp" else {"conversation": f"{name}:{account}:{user}"}
-    stages = [
+    stages: list[dict] = [
         {**who, "stage": "QualifiedLead", "occurred_at": now + 1},
         {**who, "stage": "Purchase", "occurred_at": now + 2, "value": 240, "currency": "EUR"},
     ]
@@ -59,16 +59,16 @@ CLICK = "ARAkLkA8rmlFeiCktEJQ-QTwRiyYHAFDLMNDBH0CD3qpjd0HR4irJ6LEkR7JwFF4XvnO2E4
 def _chat(name: str, digits: str, user: str, now: int) -> dict:
     """The first message of an ad-started chat, as the channel's webhook sends it."""
     if name == "whatsapp":
-        referral = {"source_url": "https://fb.me/sandbox", "source_id": "120226305854810726", "source_type": "ad"}
-        message = {"from": digits, "id": f"wamid.sandbox{user}", "timestamp": str(now), "type": "text"}
+        referral: dict = {"source_url": "https://fb.me/sandbox", "source_id": "120226305854810726", "source_type": "ad"}
+        message: dict = {"from": digits, "id": f"wamid.sandbox{user}", "timestamp": str(now), "type": "text"}
         message |= {"text": {"body": "Hi!"}, "referral": {**referral, "ctwa_clid": CLICK}}
-        value = {"messaging_product": "whatsapp", "metadata": {"phone_number_id": "106540352242922"}}
+        value: dict = {"messaging_product": "whatsapp", "metadata": {"phone_number_id": "106540352242922"}}
         value |= {"contacts": [{"profile": {"name": "Sam Sample"}, "wa_id": digits}], "messages": [message]}
-        entry = {"id": WABA, "changes": [{"field": "messages", "value": value}]}
+        entry: dict = {"id": WABA, "changes": [{"field": "messages", "value": value}]}
         return {"object": "whatsapp_business_account", "entry": [entry]}
     account = PAGE if name == "messenger" else IG
     referral = {"ref": "sandbox", "ad_id": "120226305854810888", "source": "ADS", "type": "OPEN_THREAD"}
-    event = {"sender": {"id": user}, "recipient": {"id": account}, "timestamp": now * 1000}
+    event: dict = {"sender": {"id": user}, "recipient": {"id": account}, "timestamp": now * 1000}
     if name == "messenger":  # a new thread: the referral rides on the Get Started postback
         event["postback"] = {"title": "Get Started", "payload": "GET_STARTED", "referral": referral}
     else:

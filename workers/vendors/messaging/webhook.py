@@ -22,7 +22,7 @@ import re
 from workers.common import jsonbody
 from workers.common.refusals import MalformedBody
 from workers.common.times import unix_time
-from workers.sources.ids import graph_id
+from workers.sources.ids import graph_id, mapping
 from workers.sources.meta import SIGNATURE_HEADER, sign, verify  # noqa: F401 (the source's surface)
 
 NAME = "messaging"  # the module's; the registry names a source after each channel below
@@ -47,11 +47,13 @@ def parse(body: bytes) -> dict:
     doc = jsonbody.load(body)
     if not isinstance(doc, dict) or not isinstance(doc.get("entry"), list):
         raise MalformedBody("expected an object with an `entry` list", reason="unexpected_shape")
-    kind = doc.get("object") if isinstance(doc.get("object"), str) else None
-    channel = OBJECTS.get(kind)
+    named = doc.get("object")
+    kind = named if isinstance(named, str) else None
+    channel = OBJECTS.get(kind or "")
     if channel is None:
         return {"object": kind, "leads": [], "skipped": [{"reason": "not_messaging"}]}
-    leads, skipped = [], []
+    leads: list[dict] = []
+    skipped: list[dict] = []
     for entry in doc["entry"]:
         if not isinstance(entry, dict):
             skipped.append({"reason": "unexpected_entry"})
@@ -69,7 +71,7 @@ def lead_key(item: dict) -> str:
 
 def _whatsapp(entry: dict) -> list[dict]:
     waba = graph_id(entry.get("id"))
-    out = []
+    out: list[dict] = []
     for change in _list(entry.get("changes")):
         value = change.get("value") if isinstance(change, dict) else None
         # `standby`: while Meta's business agent handles the conversation, the messages come
@@ -120,14 +122,14 @@ def _whatsapp_message(waba: str | None, message: dict, contacts: list[dict]) -> 
 def _messaging(entry: dict, channel: str) -> list[dict]:
     """Messenger and Instagram: a referral on a postback (a new thread), on its own (a
     thread reopened from an ad) or on a message (Instagram's Click to Direct)."""
-    out = []
+    out: list[dict] = []
     # `standby`: another app owns the thread; the ad's referral still comes, read the same way.
     for event in [*_list(entry.get("messaging")), *_list(entry.get("standby"))]:
         if not isinstance(event, dict):
             continue
         referral = _referral(event)
-        sender = event.get("sender") if isinstance(event.get("sender"), dict) else {}
-        recipient = event.get("recipient") if isinstance(event.get("recipient"), dict) else {}
+        sender = mapping(event.get("sender"))
+        recipient = mapping(event.get("recipient"))
         if referral is None or str(referral.get("source", "")).upper() != "ADS":
             out.append({"reason": "not_from_an_ad"})
             continue

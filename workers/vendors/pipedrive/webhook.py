@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 from workers.common import jsonbody
 from workers.common.refusals import BadSignature, MalformedBody
 from workers.common.times import unix_time
-from workers.sources.ids import graph_id, tool_id
+from workers.sources.ids import graph_id, mapping, tool_id
 from workers.sources.signing import matches_any
 
 NAME = "pipedrive"
@@ -71,7 +71,7 @@ def parse(body: bytes) -> dict:
         return {"items": [], "skipped": [{"reason": "deleted", "event_type": _kind(meta)}]}  # data null
     if not isinstance(meta, dict) or not isinstance(data, dict):
         raise MalformedBody("expected meta and data objects (Webhooks v2)", reason="unexpected_shape")
-    previous = doc.get("previous") if isinstance(doc.get("previous"), dict) else {}
+    previous = mapping(doc.get("previous"))
     key, deal, account = tool_id(meta.get("id")), graph_id(data.get("id")), graph_id(meta.get("company_id"))
     if meta.get("entity") != "deal" or meta.get("action") not in ("change", "create"):
         return {"items": [], "skipped": [{"reason": "not_a_deal_change", "event_type": _kind(meta)}]}

@@ -56,11 +56,10 @@ class SalesforceStandin:
             if f"FROM {table}" in soql:
                 return 200, {"totalSize": len(rows), "done": True, "records": rows}
         wanted = [i[:15] for i in _IDS.findall(soql)]
+        found: list[dict] = []
         if "FROM OpportunityContactRole" in soql:
-            rows = [{"OpportunityId": i, "Contact": self.contacts[i]} for i in wanted if i in self.contacts]
-        else:
-            rows = []
-        return 200, {"totalSize": len(rows), "done": True, "records": rows}
+            found = [{"OpportunityId": i, "Contact": self.contacts[i]} for i in wanted if i in self.contacts]
+        return 200, {"totalSize": len(found), "done": True, "records": found}
 
 
 STANDIN = SalesforceStandin  # found by standin/crm.py

@@ -123,7 +123,8 @@ def parse(body: bytes) -> dict:
     if len(notifications) > MAX_NOTIFICATIONS:
         raise MalformedBody(f"at most {MAX_NOTIFICATIONS} notifications per message", reason="too_many_items")
     org = _organization(message)
-    items, skipped = [], []
+    items: list[dict] = []
+    skipped: list[dict] = []
     for notification in notifications:
         item = _item(notification, org)
         (items if "reason" not in item else skipped).append(item)
@@ -166,8 +167,12 @@ def _item(notification, org: str) -> dict:
     }
     email, phone = text("Email"), text("Phone") or text("MobilePhone")
     if email or phone:  # a Lead's own fields: nothing to read back
-        item["person"] = {"email": [email] if email else [], "phone": [phone] if phone else []}
-        item["person"] |= {"value": item["value"], "currency": item["currency"]}
+        item["person"] = {
+            "email": [email] if email else [],
+            "phone": [phone] if phone else [],
+            "value": item["value"],
+            "currency": item["currency"],
+        }
     return item
 
 
