@@ -50,7 +50,7 @@ test: $(TEST_STAMP) $(SDK_VECTORS)
 	$(BIN)/pytest -q
 
 # The inner loop: everything but the tests that start processes or wait on real time
-# (marked slow in tests/conftest.py); about a quarter of `make test`'s time.
+# (marked slow in tests/conftest.py): a fraction of `make test`'s time (about a tenth here).
 test-fast: $(TEST_STAMP) $(SDK_VECTORS)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q -m "not slow"

@@ -54,6 +54,18 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
         [event] = [json.loads(line)["event"] for line in kept_events.stdout.splitlines()]
         assert event["event_name"] == "Lead" and event["user_data"]["lead_id"] == int(leadgen_id)
 
+        # Each sample is a person of their own, printed: forgetting one leaves the next demo alone.
+        person = json.loads(sent.stdout.splitlines()[0])["person"]
+        forgot = cli(env, tmp_path, "forget", "--email", person["email"])
+        assert forgot.returncode == 0, forgot.stderr
+        again = cli(env, tmp_path, "send-test", "meta")
+        other = json.loads(again.stdout.splitlines()[0])["person"]
+        assert other["email"] != person["email"]
+        if other["phone"] != person["phone"]:  # one sample in a hundred shares the forgotten one's phone
+            assert "job: done\n" in again.stdout
+        else:
+            assert "no Lead event was kept: its person is suppressed" in again.stdout
+
         stages = cli(env, tmp_path, "send-test", "stages")
         assert stages.returncode == 0 and json.loads(stages.stdout.splitlines()[0])["answer"]["accepted"] == 3
         for form_tool in ("typeform", "tally"):

@@ -129,12 +129,29 @@ def send_test(
         (data / LAST_SENT).write_text(json.dumps({"leadgen_id": result["leadgen_id"]}) + "\n")
     if result.get("status", 200) >= 300:
         sys.exit(1)
-    if settings.sandbox and what == "meta" and not no_webhook:
-        click.echo(f"job: {_settled('lead-meta-' + result['leadgen_id'])}")
+    answer = result.get("answer") if isinstance(result.get("answer"), dict) else {}
+    not_sent = sorted({item.get("reason", "?") for item in answer.get("skipped") or []})
+    if answer and not answer.get("accepted") and not answer.get("duplicates") and not_sent:
+        # Suppressed (a forgotten person), held (a Page not mapped), ignored: said here, not `job: done`.
+        click.echo(f"not sent: {', '.join(not_sent)} (`leadrelay ignored` lists it)")
+    elif settings.sandbox and what == "meta" and not no_webhook:
+        settled = _settled("lead-meta-" + result["leadgen_id"])
+        click.echo(f"job: {settled}{_not_kept(result['leadgen_id']) if settled == 'done' and not fail else ''}")
         if fail == "auth":  # a second lead, to see a job waiting on the paused token
             second = sendtest.meta_lead(settings, web)
             click.echo(f"second lead {second['leadgen_id']}: {_settled('lead-meta-' + second['leadgen_id'])}")
     click.echo(f"next: {result['next']}")
+
+
+def _not_kept(leadgen_id: str) -> str:
+    """Said after `done` when the sandbox kept no Lead event for it: a forgotten person's
+    lead is read and then set aside, never kept (`leadrelay ignored` counts it)."""
+    from workers.events import ledger
+
+    connection, _ = running_queue()
+    if ledger.kept_before(connection, [f"meta:{leadgen_id}:Lead"])[0]:
+        return ""
+    return ", but no Lead event was kept: its person is suppressed (a forget), see `leadrelay ignored`"
 
 
 def _settled(job_id: str, timeout: float = 15.0) -> str:

@@ -21,7 +21,8 @@ from workers.config.needed import WEB, WORKER, ConfigError
     "--data-dir",
     default=None,
     type=click.Path(file_okay=False),
-    help="Embedded Redis and sandbox files (default: data, or LEADRELAY_DATA_DIR).",
+    help="Local state: the embedded Redis, the web's address (default: LEADRELAY_DATA_DIR, else data/; "
+    "the sandbox keeps its own in <data>/sandbox/).",
 )
 def run(bind: str | None, data_dir: str | None):
     """Run web, worker and Redis together (the sandbox if nothing is set)."""

@@ -151,7 +151,7 @@ RECORDS = (
         "leadrelay:held",
         "held lead",
         "Lead Ads lead ids from a Page not in the mapping file",
-        "until `leadrelay replay --held` or the Page is mapped",
+        "until the Page is mapped and `leadrelay ignored --release` sends them",
         False,
         True,
     ),

@@ -51,12 +51,20 @@ SAMPLE_PAGE = "https://www.example.com/book-a-demo"
 
 
 def _fields(tag: str) -> list[dict]:
+    """A sample person of their own: an email and a phone no other sample shares (the
+    phone in the 555-01xx range kept for fiction), so `forget` demos one person."""
     return [
         {"name": "email", "values": [f"sample.lead+{tag}@example.com"]},
         {"name": "full_name", "values": ["Sam Sample"]},
-        {"name": "phone_number", "values": ["+1 650 555 1212"]},
+        {"name": "phone_number", "values": [f"+1 650 555 01{int(tag, 16) % 100:02d}"]},
         {"name": "city", "values": ["Menlo Park"]},
     ]
+
+
+def person(fields: list[dict]) -> dict:
+    """What `send-test` prints of its sample person: what `forget` can be given."""
+    found = {f["name"]: f["values"][0] for f in fields}
+    return {"email": found["email"], "phone": found["phone_number"]}
 
 
 def post(url: str, body: bytes, headers: dict) -> requests.Response:
@@ -82,18 +90,25 @@ def meta_lead(settings: Settings, web: str, fail: str | None = None, webhook: bo
     `webhook` False: a lead Meta holds whose webhook never came, for the sweep to find)."""
     created = int(time.time()) - (EXPIRED_AGE if fail == "expired" else 0)
     tag = uuid.uuid4().hex[:8]
+    fields = _fields(tag)
     lead = requests.post(
         f"{settings.graph_url}/_standin/leads",
         timeout=10,
         json={
             "created_time": created,
             "fail": None if fail == "expired" else fail,
-            "field_data": _fields(tag),
+            "field_data": fields,
             "form_id": sandbox.FORM_ID,
         },
     ).json()
     if not webhook:
-        return {"source": "meta", "leadgen_id": lead["id"], "webhook": False, "next": NO_WEBHOOK}
+        return {
+            "source": "meta",
+            "leadgen_id": lead["id"],
+            "person": person(fields),
+            "webhook": False,
+            "next": NO_WEBHOOK,
+        }
     body = json.dumps(
         {
             "object": "page",
@@ -122,6 +137,7 @@ def meta_lead(settings: Settings, web: str, fail: str | None = None, webhook: bo
     return {
         "source": "meta",
         "leadgen_id": lead["id"],
+        "person": person(fields),  # `leadrelay forget --email ...` erases this one
         "status": response.status_code,
         "answer": answer_of(response),
         "next": AFTER[fail],
@@ -148,12 +164,17 @@ def meta_test_lead(settings: Settings, form_id: str) -> dict:
         probe=True,
         params={"field_data": json.dumps(_fields(uuid.uuid4().hex[:8]))},
     )
+    where = (
+        "`leadrelay dry-run` shows the Lead event it became"
+        if settings.dry_run
+        else "Events Manager shows the Lead event (Test Events, with META_TEST_EVENT_CODE set); "
+        "`leadrelay accuracy` counts it"
+    )
     return {
         "source": "meta",
         "leadgen_id": made.get("id"),
         "deleted_test_leads": deleted,
-        "next": "Meta sends the leadgen webhook within seconds; then `leadrelay dry-run` (or Events "
-        "Manager's Test Events with META_TEST_EVENT_CODE)",
+        "next": f"Meta sends the leadgen webhook within seconds; then {where}",
     }
 
 

@@ -78,6 +78,12 @@ def run_all(settings: Settings, bind: str, data_dir: Path) -> int:
     _say_where(base, settings)
     if settings.sandbox and webserver.healthy(base, children):
         print(sandbox.banner(env, base, env["REDIS_URL"], data_dir), flush=True)
+        if webserver.every_interface(bind):  # its admin token is printed above: say who else can use it
+            print(
+                f"  Listening on every interface ({bind}): anyone on this network reaches the sandbox's "
+                "admin page and webhooks. LEADRELAY_BIND=127.0.0.1:8000 keeps it to this machine.",
+                flush=True,
+            )
     stopping = False
 
     def _stop(signum, frame):

@@ -52,9 +52,15 @@ def exec_web(gunicorn_args: tuple[str, ...]) -> None:
     os.execv(args[0], ["gunicorn", *args[1:]])
 
 
+def every_interface(bind: str) -> bool:
+    """The web process listens on every interface (`0.0.0.0:8000`, `[::]:8000`, `:8000`)."""
+    host = bind.rpartition(":")[0].strip("[]")
+    return not bind.startswith("unix:") and host in ("", "0.0.0.0", "::")
+
+
 def base_url(bind: str) -> str:
     host, _, port = bind.rpartition(":")
-    return f"http://{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{port}"
+    return f"http://{'127.0.0.1' if every_interface(bind) else host}:{port}"
 
 
 def taken(bind: str) -> bool:
