@@ -48,9 +48,11 @@ def data_dir(environ: MutableMapping[str, str] = os.environ) -> Path:
     return base_dir(environ) / SANDBOX_DIR if sandbox.active(environ) else base_dir(environ)
 
 
-def _fill(environ: MutableMapping[str, str], values: dict) -> None:
+def _fill(environ: MutableMapping[str, str], values: dict, set_wins: bool = False) -> None:
+    """Fill what `environ` leaves unset; with `set_wins`, a name set to nothing
+    (`LEADRELAY_ADMIN_TOKEN=`) is set too, and is not filled."""
     for name, value in values.items():
-        if value is not None and not environ.get(name, "").strip():
+        if value is not None and not (name in environ if set_wins else environ.get(name, "").strip()):
             environ[name] = value
 
 
@@ -63,8 +65,8 @@ def apply(environ: MutableMapping[str, str] = os.environ, start_sandbox: bool = 
     directory when REDIS_URL is unset.
     """
     env_file = environ.get(ENV_FILE, ".env")
-    if env_file and Path(env_file).is_file():
-        _fill(environ, dotenv_values(env_file))
+    if env_file and Path(env_file).is_file():  # the environment wins, even set empty: it turns a setting off
+        _fill(environ, dotenv_values(env_file), set_wins=True)
     if start_sandbox:
         _move_old_sandbox(base_dir(environ))
     on = sandbox.wanted(environ)
