@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
 from flask import Flask, redirect, render_template, request, session, url_for
+from markupsafe import Markup, escape
 from rq import Worker
 
 from workers.common import counters, logs
@@ -52,6 +54,7 @@ def init_app(app: Flask, admin_token: str, secure_cookie: bool = True) -> None:
             PERMANENT_SESSION_LIFETIME=timedelta(seconds=ADMIN_SESSION_TTL),
         )
     app.jinja_env.filters["ago"] = ago
+    app.jinja_env.filters["code"] = code
     app.jinja_env.filters["utc"] = utc
     app.jinja_env.filters["left"] = left
     app.jinja_env.filters["due"] = due
@@ -213,6 +216,14 @@ def _row(entry: dict, now: float) -> dict:
     row.update(advice.advice(entry))
     row["window_left"] = conversions.deadline(entry["event_time"]) - now if entry.get("event_time") else None
     return row
+
+
+_BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+def code(text) -> Markup:
+    """Advice written for the terminal, for the page: `leadrelay doctor` as code, the rest escaped."""
+    return Markup(_BACKTICKED.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(text or ""))))
 
 
 def left(seconds: float | None) -> str:

@@ -163,3 +163,12 @@ def test_signed_deliveries_that_could_not_be_read_are_named_with_their_shape(adm
     assert "1 signed pipedrive delivery could not be read" in banner and "unexpected_shape" in banner
     assert "<code>{data:str, meta:{action:str, email:str}}</code>" in banner  # the shape: keys and types
     assert "ana@example.com" not in page and 'id="all-well"' not in page
+
+
+def test_advice_written_for_the_terminal_shows_its_commands_as_code_never_raw_backticks(admin, graph, work):
+    invalid_dead_letter(admin, graph, work)
+    logged_in(admin)
+    page = admin.get("/admin").get_data(as_text=True)
+    visible = re.sub(r"<script.*?</script>|<style.*?</style>", "", page, flags=re.S)
+    assert "`" not in visible
+    assert "<code>leadrelay" in visible
