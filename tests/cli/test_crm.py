@@ -16,6 +16,8 @@ def test_pipedrive_stages_carry_the_pipelines_name(env, graph):
     listed = leadrelay("crm-stages", "pipedrive")
     assert "3  Schedule" in " ".join(listed.stdout.split("  ")) or "Schedule" in listed.stdout
     assert "(Sales pipeline)" in listed.stdout and "won" in listed.stdout
+    ids = [line.split()[0] for line in listed.stdout.splitlines() if line.strip().endswith(")")]
+    assert ids == ["2", "3", "won", "lost"]  # the stages, never the pipeline itself (id 1)
 
 
 def test_a_refused_token_says_so_and_exits_1(env, graph):

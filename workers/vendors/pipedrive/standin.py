@@ -7,10 +7,11 @@ and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server
 
 from __future__ import annotations
 
-# One pipeline, as Pipedrive lists its pipelines and stages (`data`).
-PIPELINES = {
+# One pipeline and its stages, each list as Pipedrive's own endpoint answers it (`data`):
+# GET /api/v2/pipelines and GET /api/v2/stages.
+PIPELINES = {"data": [{"id": 1, "name": "Sales pipeline"}]}
+STAGES = {
     "data": [
-        {"id": 1, "name": "Sales pipeline"},
         {"id": 2, "name": "Qualified", "pipeline_id": 1},
         {"id": 3, "name": "Demo booked", "pipeline_id": 1},
     ],
@@ -44,7 +45,7 @@ class PipedriveStandin:
 
     def answer(self, kind: str, query: dict, body: dict | None, parts: list[str] | None = None) -> tuple[int, dict]:
         if kind == "pipelines":
-            return 200, PIPELINES
+            return 200, STAGES if (parts or [])[2:3] == ["stages"] else PIPELINES
         ids = ",".join(query.get("ids", [])).split(",")
         return 200, {"success": True, "data": [self.persons[i] for i in ids if i in self.persons]}
 
