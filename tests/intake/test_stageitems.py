@@ -209,6 +209,8 @@ def test_import_stages_from_a_sheet_reports_each_row(env, meta_lead, work, graph
     assert lines[2].startswith("row 4: rejected unknown_stage") and "did you mean QualifiedLead?" in lines[2]
     assert lines[3].startswith("row 5: rejected too_old")
     assert lines[4] == "4 rows: accepted 2, duplicate 0, recorded (negative stages, not sent) 0, rejected 2"
+    trail = leadrelay("audit", "--action", "import_stages").stdout  # who imported what, never a row's data
+    assert "import_stages" in trail and "rows 4" in trail.replace("=", " ") and "example" not in trail.lower()
     work()
     assert sorted(e["event_name"] for e in graph.events) == ["Lead", "Purchase", "QualifiedLead"]
     [purchase] = sent(graph, "Purchase")

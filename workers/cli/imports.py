@@ -3,6 +3,7 @@ webhook never came."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 
@@ -54,6 +55,10 @@ def import_stages(path: str, client: str | None):
         )
         click.echo(f"row {result['row']}: {result['status']} {detail}")
     counts = Counter(r["status"] for r in results)
+    from workers.privacy import audit  # who imported what: counts and the file's name, never a row
+
+    detail = {"file": os.path.basename(path), "rows": len(rows), **{k: counts[k] for k in sorted(counts)}}
+    audit.record(connection, *audit.cli_actor(), "import_stages", settings.audit_retention_days, **detail)
     click.echo(
         f"{len(rows)} rows: accepted {counts['accepted']}, duplicate {counts['duplicate']}, "
         f"recorded (negative stages, not sent) {counts['recorded']}, rejected {counts['rejected']}"
