@@ -54,6 +54,14 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
         [event] = [json.loads(line)["event"] for line in kept_events.stdout.splitlines()]
         assert event["event_name"] == "Lead" and event["user_data"]["lead_id"] == int(leadgen_id)
 
+        # docs/stages.md's first example, run as written: its lead, its host, its token, now.
+        block = (ROOT / "docs" / "stages.md").read_text().split("```sh\n", 1)[1].split("```", 1)[0]
+        script = block.replace("https://<host>", service.base).replace("1234567890123456", leadgen_id)
+        shell_env = {**env, "LEADRELAY_API_TOKEN": kept["LEADRELAY_API_TOKEN"]}
+        curled = subprocess.run(["bash", "-c", script], env=shell_env, capture_output=True, text=True, timeout=30)
+        [result] = json.loads(curled.stdout)["results"]
+        assert result["status"] == "accepted", result
+
         # Each sample is a person of their own, printed: forgetting one leaves the next demo alone.
         person = json.loads(sent.stdout.splitlines()[0])["person"]
         forgot = cli(env, tmp_path, "forget", "--email", person["email"])

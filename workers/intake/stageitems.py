@@ -123,6 +123,13 @@ def check(
         raise Unsendable("unknown_conversation", "no chat started from an ad is held for this conversation")
     who = sorted(v for k, values in given.items() if k in profiles.LOOKUP_KEYS for v in values)  # never country alone
     if profile is None and not who:
+        named = next((k for k in ("leadgen_id", "submission_id") if item.get(k)), None)
+        if named:  # the same words for a lead that never came and another client's
+            raise Rejected(
+                "unknown_person",
+                f"no lead with this {named} is kept here (it never arrived, or is past its retention): "
+                "add the person's email or phone to send the stage anyway",
+            )
         raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
     if profile and occurred < profile["created_time"]:
         raise Rejected("before_lead", "occurred_at is before the lead was created")
