@@ -108,5 +108,13 @@ def _fix(source: str) -> str:
         return "no sheet was imported lately: run `leadrelay import-stages` on today's export"
     return (
         f"{source} stopped posting: check its webhook subscription and its secret in {source}'s settings "
-        f"(docs/sources.md), then `leadrelay ignored` for refusals"
+        f"({doc_page(source)}, its set-up steps), then `leadrelay ignored` for refusals"
     )
+
+
+_PAGES = {"calcom": "calendly"}  # Cal.com shares Calendly's page
+
+
+def doc_page(source: str) -> str:
+    """The page that sets a stage source up (a test checks each exists)."""
+    return f"docs/{_PAGES.get(source, source)}.md"
