@@ -157,8 +157,9 @@ def _worst_day(daily: dict[str, tuple[int, int]], now: float) -> Gate:
         passed,
         None
         if passed
-        else f"on {day} {known - done} lead(s) reached Meta without their Lead event: `leadrelay accuracy` and "
-        "`leadrelay dead-letters list` say where they stopped; replay what failed",
+        else f"on {day} {known - done} lead(s) Meta holds have no Lead event: `leadrelay accuracy` says which "
+        "never came by webhook (`leadrelay sweep` sends those within the 7 days; `leadrelay doctor --page-id` "
+        "says why the webhook did not come) and `leadrelay dead-letters list` which failed (replay them)",
     )
 
 
