@@ -87,3 +87,26 @@ def test_meta_out_of_reach_is_a_network_failure_not_a_bad_token(env, monkeypatch
     assert f"[FAIL] page token: could not reach {closed} (connection_error); nothing was checked" in out.stdout
     assert "fix: check this host's network, proxy or firewall towards that address" in out.stdout
     assert "create a new Page or system-user token" not in out.stdout  # the token may well be fine
+
+
+def test_a_warning_logged_while_checking_never_reaches_stdout(env, graph):
+    """Meta's auto-upgrade header is logged as a warning: stdout stays the answer, and
+    `--json` stays one JSON object."""
+    import json
+    import os
+    import subprocess
+
+    from helpers import BIN
+
+    graph.warn_version = True
+    command = [str(BIN / "leadrelay"), "doctor", "--json"]  # a process of its own, as a person runs it
+    out = subprocess.run(command, env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert json.loads(out.stdout)["checks"] and "api_version_warning" not in out.stdout
+
+
+def test_an_unreachable_graph_is_said_as_such_not_as_a_refusal(env, monkeypatch):
+    monkeypatch.setenv("META_GRAPH_URL", "http://127.0.0.1:9")  # nothing listens there
+    out = leadrelay("subscribe", "--page-id", PAGE)
+    assert out.returncode == 1
+    assert "Meta could not be reached" in out.stderr and "META_GRAPH_URL" in out.stderr
+    assert "pages_manage_metadata" not in out.stderr

@@ -17,7 +17,8 @@ from __future__ import annotations
 import click
 
 from workers.cli import accounting, crm, failures, imports, privacy, readiness, samples, sent, service
-from workers.cli.common import VERBOSE
+from workers.cli.common import SERVICES, VERBOSE
+from workers.common import logs
 from workers.config import environment
 
 
@@ -29,11 +30,13 @@ def main(ctx: click.Context, verbose: bool):
     """leadrelay: Meta leads and funnel stages to the Conversions API.
 
     Settings come from the environment, then a .env file in this folder; with no Meta
-    setting at all, from the local sandbox that `leadrelay run` sets up in data/.
+    setting at all, from the local sandbox that `leadrelay run` sets up in data/sandbox/.
     Commands answer in plain language on stdout (most take --json for scripts); the
     services (run, web, worker) log structured JSON lines on stderr.
     """
     ctx.meta[VERBOSE] = verbose
+    if ctx.invoked_subcommand not in SERVICES:  # stdout is the command's answer: log lines, if any, on stderr
+        logs.configure("INFO" if verbose else "CRITICAL")
     ctx.ensure_object(dict)  # {"clock": ...} from a caller that runs commands in its own process
     if ctx.invoked_subcommand != "run":  # run decides about the sandbox itself, after --data-dir
         environment.apply()

@@ -56,6 +56,17 @@ def settings_or_exit(*roles: str, skip: tuple[str, ...] = ()):
 SERVICES = ("run", "web", "worker")  # their log lines are their output
 
 
+def meta_said(err, needs: str = "") -> str:
+    """What a failed Graph call means to a person: Meta's refusal with its code and what it
+    needs, or, with no answer at all, that Meta was never reached and where to look."""
+    if err.code is None:
+        return (
+            f"Meta could not be reached ({err.detail}): check the network, a proxy, or META_GRAPH_URL; "
+            "nothing was changed at Meta"
+        )
+    return f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}){'; ' + needs if needs else ''}"
+
+
 def speaks_in_logs() -> bool:
     """A service logs as configured; any other command answers in plain language on
     stdout and keeps its structured log lines for --verbose (on stderr)."""

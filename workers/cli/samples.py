@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from workers.cli.common import LazyChoice, running_queue, settings_or_exit
+from workers.cli.common import LazyChoice, meta_said, running_queue, settings_or_exit
 from workers.config import environment
 from workers.sources.registry import CHAT_SOURCES, SOURCES
 
@@ -120,7 +120,7 @@ def send_test(
     except TimeoutError as err:
         raise click.ClickException(str(err)) from None
     except JobError as err:
-        raise click.ClickException(f"Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail})") from None
+        raise click.ClickException(meta_said(err)) from None
     # What was made first (a real Meta app's test lead exists now, whatever happens next);
     # the data folder need not exist where a live service keeps its Redis elsewhere.
     click.echo(json.dumps({k: v for k, v in result.items() if k != "next"}, sort_keys=True))

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from workers.cli.common import mapping_or_exit, redis_usable_or_exit, settings_or_exit
+from workers.cli.common import mapping_or_exit, meta_said, redis_usable_or_exit, settings_or_exit
 from workers.config import environment
 from workers.config.needed import WEB, WORKER, ConfigError
 
@@ -212,9 +212,7 @@ def subscribe(page_id: str | None, everything: bool):
         except JobError as err:
             refused += 1
             click.echo(
-                f"page {target}: Meta refused: {err.reason} code {err.code}/{err.subcode} ({err.detail}); "
-                f"a Page token with pages_manage_metadata is needed",
-                err=True,
+                f"page {target}: {meta_said(err, 'a Page token with pages_manage_metadata is needed')}", err=True
             )
     if refused:
         sys.exit(1)

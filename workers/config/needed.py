@@ -17,7 +17,8 @@ REQUIRED = {
 
 # Where a person finds each setting the processes cannot start without (docs/configuration.md).
 WHERE = {
-    "REDIS_URL": "your Redis provider's connection URL (`leadrelay run` starts its own when unset)",
+    "REDIS_URL": "start leadrelay (`make run`: it runs its own Redis while REDIS_URL is unset), or set "
+    "your Redis provider's connection URL",
     "META_APP_SECRET": "Meta app dashboard > App settings > Basic > App secret",
     "META_VERIFY_TOKEN": "any string you choose; type the same in the app's Webhooks product (Page > leadgen)",
     "META_PAGE_ACCESS_TOKEN": "a Page or system-user token with leads_retrieval (Business settings > System users)",

@@ -332,7 +332,13 @@ def _sandbox_problems(settings: Settings, env: Mapping[str, str]) -> list[Config
                 )
             )
         if urlparse(settings.graph_url).hostname not in ("127.0.0.1", "localhost", "::1"):
-            found.append(ConfigError("META_GRAPH_URL", "the sandbox talks only to its loopback stand-in"))
+            found.append(
+                ConfigError(
+                    "META_GRAPH_URL",
+                    "the sandbox talks only to its loopback stand-in: remove META_GRAPH_URL (or set every Meta "
+                    "setting to go live; deleting data/sandbox/sandbox.env starts a fresh sandbox)",
+                )
+            )
         return found
     return [
         ConfigError(name, "is the sandbox's generated value (data/sandbox/sandbox.env); set your own")
