@@ -22,3 +22,13 @@ def test_server_runs_with_noeviction_and_appendonly(tmp_path):
         client = connect(server.url)
         assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
         assert client.config_get("appendonly") == {"appendonly": "yes"}
+
+
+def test_its_folder_is_readable_by_this_user_alone(tmp_path):
+    """The append-only file holds hashed match keys and lead ids: no other user reads it."""
+    import stat
+
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o755)
+    with EmbeddedRedis(folder):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700

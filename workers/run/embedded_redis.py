@@ -44,6 +44,7 @@ class EmbeddedRedis:
             RuntimeError: the port is taken or Redis would not start (one line, no traceback).
         """
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.chmod(0o700)  # its append-only file holds hashed match keys and ids: this user's alone
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", self.port)) == 0:
                 raise RuntimeError(
