@@ -104,7 +104,7 @@ GRAMMAR = {
     "em": lambda t: t.count("@") >= 1 and t == t.lower() and not any(ch.isspace() for ch in t.replace('" "', "")),
     "ph": _phone,
     "zp": lambda t: t == t.lower() and t.isalnum(),
-    "st": lambda t: t == t.lower() and t.isalnum(),
+    "st": lambda t: t == t.lower() and all(unicodedata.category(ch)[0] in "LMN" for ch in t) and not t[0].isspace(),
     "country": lambda t: t in ALPHA_2,
     "db": _date,
     "ge": lambda t: t in ("f", "m"),
