@@ -35,7 +35,7 @@ def _everything(connection) -> str:
         kind = connection.type(key).decode()
         out.append(key.decode("utf-8", "replace"))
         if kind == "string":
-            out.append(connection.get(key).decode("utf-8", "replace"))
+            out.append((connection.get(key) or b"").decode("utf-8", "replace"))  # gone since the scan: nothing
         elif kind == "list":
             out += [v.decode("utf-8", "replace") for v in connection.lrange(key, 0, -1)]
         elif kind in ("set", "zset"):

@@ -63,8 +63,8 @@ def _held(redis_conn) -> list[str]:
             continue
         text = key.decode()
         kind = redis_conn.type(key).decode()
-        if kind == "string":
-            text += redis_conn.get(key).decode("utf-8", "replace")
+        if kind == "string":  # a key the worker deleted since the scan found it holds nothing
+            text += (redis_conn.get(key) or b"").decode("utf-8", "replace")
         elif kind == "stream":
             text += json.dumps([{k.decode(): v.decode() for k, v in f.items()} for _, f in redis_conn.xrange(key)])
         elif kind == "hash":
