@@ -213,6 +213,7 @@ RECORDS = (
         True,
     ),
     Record("leadrelay:auth-failures:*", "failed login count", "wrong tokens per address", "minutes", True),
+    Record("leadrelay:sandbox-samples", "sample count", "how many sample people the sandbox made", "30 days", True),
     Record("leadrelay:admin-session:*", "admin session", "a logged-in admin page session", "8 hours", True),
     Record(
         "leadrelay:replicated", "replication mark", "one counter WAIT is measured from", "for the service's life", False

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 import requests
 
+from workers.common.queues import connect, redis_key
 from workers.config import sandbox
 from workers.config.settings import Settings
 from workers.graphapi.graph import Graph
@@ -50,15 +51,29 @@ SAMPLE_BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, lik
 SAMPLE_PAGE = "https://www.example.com/book-a-demo"
 
 
-def _fields(tag: str) -> list[dict]:
+SAMPLES = redis_key("sandbox-samples")  # how many sample people this sandbox made
+# Area codes whose 555-01xx numbers are valid and kept for fiction: 1,000 distinct phones.
+_AREAS = ("650", "415", "212", "312", "617", "206", "303", "512", "404", "305")
+
+
+def _fields(tag: str, number: int = 0) -> list[dict]:
     """A sample person of their own: an email and a phone no other sample shares (the
-    phone in the 555-01xx range kept for fiction), so `forget` demos one person."""
+    `number`th sample's, in the 555-01xx range kept for fiction), so `forget` demos one person."""
+    area = _AREAS[(number // 100) % len(_AREAS)]
     return [
         {"name": "email", "values": [f"sample.lead+{tag}@example.com"]},
         {"name": "full_name", "values": ["Sam Sample"]},
-        {"name": "phone_number", "values": [f"+1 650 555 01{int(tag, 16) % 100:02d}"]},
+        {"name": "phone_number", "values": [f"+1 {area} 555 01{number % 100:02d}"]},
         {"name": "city", "values": ["Menlo Park"]},
     ]
+
+
+def _next_sample(settings: Settings) -> int:
+    """This sandbox's count of sample people, one more."""
+    with connect(settings.redis_url).pipeline() as pipe:
+        pipe.incr(SAMPLES)
+        pipe.expire(SAMPLES, 30 * 86400)
+        return pipe.execute()[0]
 
 
 def person(fields: list[dict]) -> dict:
@@ -90,7 +105,7 @@ def meta_lead(settings: Settings, web: str, fail: str | None = None, webhook: bo
     `webhook` False: a lead Meta holds whose webhook never came, for the sweep to find)."""
     created = int(time.time()) - (EXPIRED_AGE if fail == "expired" else 0)
     tag = uuid.uuid4().hex[:8]
-    fields = _fields(tag)
+    fields = _fields(tag, _next_sample(settings))
     lead = requests.post(
         f"{settings.graph_url}/_standin/leads",
         timeout=10,
