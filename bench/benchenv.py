@@ -68,3 +68,14 @@ def running_against(graph):
         finally:
             server.stop()
             graph.stop()
+
+
+def print_scores(cases: int, scores, width: int) -> None:
+    """A case set's score: right and wrong in all, then per group (`scores`: a Counter of
+    (group, outcome) -> n), the way the unseen-case scripts print it."""
+    from collections import Counter
+
+    total = Counter(outcome for (_, outcome), n in scores.items() for _ in range(n))
+    print(f"{cases} cases: {total['right']} right, {total['wrong']} wrong")
+    for group in sorted({group for group, _ in scores}):
+        print(f"  {group:{width}} " + ", ".join(f"{n} {o}" for (k, o), n in sorted(scores.items()) if k == group))

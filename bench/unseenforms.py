@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchenv import print_scores  # noqa: E402
+
 from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 
 SECRET = "unseen-forms"
@@ -108,10 +110,7 @@ def main() -> int:
             scores[(label, outcome.split(" ")[0])] += 1
             if args.show and outcome != "right":
                 print(f"{outcome:40} {case['id']}")
-    total = Counter(outcome for (_, outcome), n in scores.items() for _ in range(n))
-    print(f"{len(cases)} cases: {total['right']} right, {total['wrong']} wrong")
-    for label in sorted({label for label, _ in scores}):
-        print(f"  {label:28} " + ", ".join(f"{n} {o}" for (k, o), n in sorted(scores.items()) if k == label))
+    print_scores(len(cases), scores, 28)
     return 0
 
 

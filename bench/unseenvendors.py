@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchenv import print_scores  # noqa: E402
+
 from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 
 SOURCE_OF = {"standard": "signed"}
@@ -136,10 +138,7 @@ def main() -> int:
             scores[(case["vendor"], outcome.split(" ")[0])] += 1
             if args.show and outcome != "right":
                 print(f"{outcome:52} {case['id']}")
-    total = Counter(outcome for (_, outcome), n in scores.items() for _ in range(n))
-    print(f"{len(cases)} cases: {total['right']} right, {total['wrong']} wrong")
-    for vendor in sorted({v for v, _ in scores}):
-        print(f"  {vendor:12} " + ", ".join(f"{n} {o}" for (k, o), n in sorted(scores.items()) if k == vendor))
+    print_scores(len(cases), scores, 12)
     return 0
 
 
