@@ -9,6 +9,7 @@ import unicodedata
 from email.utils import getaddresses
 
 from email_validator import EmailNotValidError, validate_email
+from email_validator.rfc_constants import DOT_ATOM_TEXT
 from email_validator.syntax import split_email, validate_email_local_part
 
 _LIST = re.compile(r"[,;]")  # what separates two addresses in one answer
@@ -28,9 +29,25 @@ def address(value: str) -> str:
         NotAnEmail: `not_an_email`, `not_one_email` (two addresses), `mixed_scripts`
             (`оlga@gmail.com` with a Cyrillic `о`: a keyboard's slip, no one's address).
     """
-    found = [value.strip()]
-    if "<" in value or (value.count("@") > 1 and _LIST.search(value)):
-        found = [address for _, address in getaddresses([_LIST.sub(",", value)]) if address]
+    text = value.strip()
+    if '"' in text or "<" in text or text.count("@") != 1:
+        return _read(text)
+    # The common case: one @ (which composes with nothing) and no quote or display name, so
+    # split_email's walk would split there; its local part is checked by the library's own test.
+    local, domain = text.split("@")
+    if not (local and DOT_ATOM_TEXT.match(local)):
+        try:
+            validate_email_local_part(local, allow_smtputf8=True)
+        except EmailNotValidError:
+            raise NotAnEmail("not_an_email") from None
+    return _checked(local, domain)
+
+
+def _read(text: str) -> str:
+    """`address` by email-validator's own walk: display names, quoted local parts, lists."""
+    found = [text]
+    if "<" in text or (text.count("@") > 1 and _LIST.search(text)):
+        found = [address for _, address in getaddresses([_LIST.sub(",", text)]) if address]
     if len(found) != 1:
         raise NotAnEmail("not_one_email" if found else "not_an_email")
     try:
@@ -38,6 +55,12 @@ def address(value: str) -> str:
         validate_email_local_part(unescaped, allow_smtputf8=True, quoted_local_part=quoted)
     except EmailNotValidError:
         raise NotAnEmail("not_an_email") from None
+    return _checked(local, domain)
+
+
+def _checked(local: str, domain: str) -> str:
+    """`local@domain` once the local part is read: the domain's check (cached), RFC 5321's
+    lengths, one script per part."""
     text = f"{local}@{domain}"
     if not _domain_valid(domain) or len(local.encode()) > 64 or len(text.encode()) > 254:  # RFC 5321's limits
         raise NotAnEmail("not_an_email")
@@ -59,5 +82,20 @@ def _scripts(text: str) -> int:
     """How many scripts the letters of one part of an address are written in."""
     if text.isascii():
         return 1
-    names = (unicodedata.name(ch, "?").split()[0] for ch in text if ch.isalpha())
-    return len({_SCRIPT_GROUP.get(name, name) for name in names})
+    return len(set(text.translate(_SCRIPT_MARKS)))
+
+
+class _ScriptMarks(dict):
+    """Code point to one character standing for its letter's script (by the first word of its
+    name), None for a non-letter: a table str.translate reads in C, filled as letters come."""
+
+    def __missing__(self, code: int) -> str | None:
+        ch = chr(code)
+        name = unicodedata.name(ch, "?").split()[0] if ch.isalpha() else None
+        mark = None if name is None else _MARK_OF.setdefault(_SCRIPT_GROUP.get(name, name), chr(0xE000 + len(_MARK_OF)))
+        self[code] = mark
+        return mark
+
+
+_MARK_OF: dict[str, str] = {}
+_SCRIPT_MARKS = _ScriptMarks()

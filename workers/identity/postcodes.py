@@ -36,19 +36,24 @@ def read(value: str, country: str | None) -> str | None:
         codes = _codes(_DIGITS_APART.sub("", text), pattern)
     if len(codes) != 1:
         raise NotAPostcode("not_a_postcode")
-    return "".join(ch for ch in codes.pop().lower() if ch.isalnum())
+    code = codes.pop().lower()
+    return code if code.isalnum() else "".join(ch for ch in code if ch.isalnum())
 
 
 _DIGITS_APART = re.compile(r"(?<=\d) (?=\d)")
 
 
 def _codes(text: str, pattern: re.Pattern) -> set[str]:
-    return {_without_label(match.group(0), pattern) for match in pattern.finditer(text)}
+    codes = [match.group(0) for match in pattern.finditer(text)]
+    return {code if code[:1].isdigit() else _without_label(code, pattern) for code in codes}  # a label is letters
+
+
+_LABEL = re.compile(r"[A-Z.]+[ .]+")
 
 
 def _without_label(code: str, pattern: re.Pattern) -> str:
     """`PC 112` (Oman's format allows the label): the code is what follows the label."""
-    label = re.match(r"[A-Z.]+[ .]+", code)
+    label = _LABEL.match(code)
     rest = code[label.end() :] if label else ""
     return rest if rest and pattern.fullmatch(rest) else code
 

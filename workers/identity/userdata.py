@@ -35,6 +35,7 @@ is treated as empty. Nothing here logs or keeps raw values.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -75,13 +76,29 @@ def _lower(value: str) -> str:
 def _folded(value: str) -> str:
     """NFKC (full-width and other compatibility forms to their plain letters and digits),
     and the invisible format characters gone (a byte-order mark, zero-width spaces)."""
-    return unicodedata.normalize("NFKC", value).translate(_FORMAT_CHARACTERS)
+    if not unicodedata.is_normalized("NFKC", value):
+        value = unicodedata.normalize("NFKC", value)
+    return _FORMAT_CHARACTER.sub("", value) if _FORMAT_CHARACTER.search(value) else value
 
 
-# Every format character (Unicode category Cf), to be deleted: str.translate does it in C.
+def _runs(codes: list[int]) -> list[list[int]]:
+    """Sorted code points as runs of consecutive ones (a character class of ranges is fast)."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and runs[-1][-1] == code - 1:
+            runs[-1].append(code)
+        else:
+            runs.append([code])
+    return runs
+
+
+# Every format character (Unicode category Cf), to be deleted, as one character class.
 # They live in the first two planes and the tags block (a test checks every plane).
-_FORMAT_CHARACTERS = dict.fromkeys(
+_FORMAT_CHARACTERS = [
     c for r in (range(0x20000), range(0xE0000, 0xE0080)) for c in r if unicodedata.category(chr(c)) == "Cf"
+]
+_FORMAT_CHARACTER = re.compile(
+    "[%s]" % "".join(f"\\U{run[0]:08x}-\\U{run[-1]:08x}" for run in _runs(_FORMAT_CHARACTERS))
 )
 
 
@@ -100,6 +117,8 @@ def _letters(value: str, lead: "_Lead | None" = None, keep_digits: bool = False)
     """Letters (and marks; digits if asked) lowercased in the lead's language: `fn`, `ln`,
     `ct` as they are, so the table below names this function itself (a call less per key)."""
     value = _cased(value, lead)
+    if value.isalpha():  # letters only (no marks, spaces or digits): the common case, nothing to drop
+        return _lower(value)
     if value.isascii():  # no strip needed: spaces go with everything else that is not a letter
         return (_NOT_ASCII_LETTER_OR_DIGIT if keep_digits else _NOT_ASCII_LETTER).sub("", value.lower())
     kept, previous = [], ""
@@ -127,6 +146,10 @@ def _name(value: str, lead: "_Lead | None" = None) -> str:
     """`fn`, `ln`: each word as `_letters` keeps it, one space between words (Meta's SDK
     keeps them: `mary ann`, `van der berg`). Titles, suffixes, initials and a bracketed
     nickname are no name."""
+    if len(value) > 1 and value.isalpha():  # one word of letters: the common case, read at once
+        if names.is_title(value):
+            raise Unusable("title_only")
+        return _letters(value, lead)
     words = names.without_titles(_BRACKETED.sub(" ", value).split())
     while len(words) > 1 and words[-1].casefold().strip(".") in names.SUFFIXES:
         words = words[:-1]
@@ -255,7 +278,7 @@ class _Lead(NamedTuple):
     def of(cls, country: str | None, form_region: str | None, region: str, country_unread: bool = False) -> "_Lead":
         """`region` (LEADRELAY_DEFAULT_REGION) reads national phones last; it never decides a
         date: the operator's default says nothing about one lead."""
-        regions = tuple(dict.fromkeys(r.upper() for r in (country, form_region, region) if r))
+        regions = tuple(dict.fromkeys([r.upper() for r in (country, form_region, region) if r]))
         return cls(country, regions, country_unread, (country or form_region or "").lower() or None)
 
     @property
@@ -282,16 +305,22 @@ def normalise(
     return _normalised(key, raw, _Lead.of(country, form_region, region))
 
 
+# The keys whose readers keep any letter (and its marks): an answer of marks alone must go.
+# The others' grammars hold letters or digits by construction (digits, `f`, a code, an address).
+_MAY_BE_MARKS = frozenset({"fn", "ln", "ct", "st", "zp"})
+
+
 def _normalised(key: str, raw, lead: _Lead) -> str:
-    if not isinstance(raw, str) or not raw.strip():
+    if not isinstance(raw, str) or not raw or raw.isspace():
         raise Unusable("empty")
-    # A lone surrogate, or where one was (jsonbody.py): not a value anyone typed; never ASCII.
-    if not raw.isascii() and _BROKEN_TEXT.search(raw):
-        raise Unusable("invalid_text")
-    if not raw.isascii() and key != "external_id":  # an external id is kept as other channels send it
-        raw = _folded(raw)
+    if not raw.isascii():
+        # A lone surrogate, or where one was (jsonbody.py): not a value anyone typed; never ASCII.
+        if _BROKEN_TEXT.search(raw):
+            raise Unusable("invalid_text")
+        if key != "external_id":  # an external id is kept as other channels send it
+            raw = _folded(raw)
     out = _NORMALISERS[key](raw, lead)
-    if not out or (key != "external_id" and not _ALNUM.search(out)):  # `¯`: a lone mark
+    if not out or (key in _MAY_BE_MARKS and not _ALNUM.search(out)):  # `¯`: a lone mark
         raise Unusable("empty_after_normalising")
     return out
 
@@ -307,13 +336,24 @@ def hash_value(
     return _hashed(key, raw, _Lead.of(country, form_region, region))
 
 
+# Keys whose answers repeat across a form's leads and name no one (a city, a state, a country,
+# a gender): their hashes are kept per answer and lead, bounded. Names, emails, phones, dates
+# of birth and postcodes are personal data: never kept here.
+_REPEATING = frozenset({"ct", "st", "country", "ge"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _hashed_repeating(key: str, raw: str, lead: _Lead) -> str:
+    return _hashed(key, raw, lead)
+
+
 def _hashed(key: str, raw, lead: _Lead) -> str:
     if isinstance(raw, str) and len(raw) >= 32 and _ALREADY_HASHED.fullmatch(raw.strip()):
         hashed = raw.strip().lower()
         if hashed in (EMPTY_SHA256, EMPTY_MD5):
             raise Unusable("empty")
         return hashed
-    return sha256(_normalised(key, raw, lead))
+    return hashlib.sha256(_normalised(key, raw, lead).encode("utf-8")).hexdigest()  # sha256(), a call less
 
 
 # Meta's Lead Ads Testing Tool answers every question with a placeholder (brackets or not)
@@ -327,8 +367,11 @@ _TEMPLATE_ANSWER = re.compile(
 
 def _without_templates(fields: Mapping[str, object]) -> tuple[Mapping[str, object], list[dict]]:
     """The fields less the answers that are templates, and one dropped entry for each."""
+    text = "\n".join([raw if isinstance(raw, str) else "\n".join(_values(raw)) for raw in fields.values()])
+    if "{{" not in text and "test" not in text.lower():
+        return fields, []  # the common case (`test` is in every template answer but `{{...}}`)
     if not any(_TEMPLATE_ANSWER.fullmatch(v) for raw in fields.values() for v in _values(raw)):
-        return fields, []  # the common case: one pass, nothing built
+        return fields, []
     found = {key: [v for v in _values(raw) if _TEMPLATE_ANSWER.fullmatch(v)] for key, raw in fields.items()}
     kept = {key: [v for v in _values(raw) if v not in found[key]] for key, raw in fields.items()}
     name = {matchkeys.FULL_NAME: "fn"}  # a full name's placeholder stands for both names
@@ -380,12 +423,17 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
         dropped += names.split_full_name(fields, full_names, lead.decider)
     for key in HASHED:
         given = fields.get(key)
+        if given is None:
+            continue
         for raw in (given,) if isinstance(given, str) else _values(given):
             try:
-                hashed = _hashed(key, raw, lead)
+                hashed = _hashed_repeating(key, raw, lead) if key in _REPEATING else _hashed(key, raw, lead)
             except Unusable as err:
                 dropped.append({"key": key, "reason": err.reason})
                 continue
-            if hashed not in user_data.setdefault(key, []):
-                user_data[key].append(hashed)
-    return {k: v for k, v in user_data.items() if v}, dropped
+            found = user_data.get(key)
+            if found is None:
+                user_data[key] = [hashed]
+            elif hashed not in found:
+                found.append(hashed)
+    return user_data, dropped
