@@ -30,7 +30,8 @@ every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
 
 A value that already is 64 (SHA-256) or 32 (MD5, as Meta's SDK allows) hex characters is
 taken as hashed and passed through lowercased, except the hash of the empty string, which
-is treated as empty. Nothing here logs or keeps raw values.
+is treated as empty. Nothing here logs raw values; only the answers that name no one (a
+city, a state, a country, a gender) stay in a bounded per-process cache beside their hashes.
 """
 
 from __future__ import annotations
