@@ -39,7 +39,7 @@ from soakparts import web as start_web  # noqa: E402
 
 from workers.common.queues import connect, queue  # noqa: E402
 from workers.failures import deadletters  # noqa: E402
-from workers.intake import inbox, receiver  # noqa: E402
+from workers.intake import admission, inbox  # noqa: E402
 from workers.run.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
 from workers.sources import signed  # noqa: E402
 from workers.standin.server import GraphStandin  # noqa: E402
@@ -146,7 +146,7 @@ def _fate(job_id: str, event_id: str, sent: set, ignored: set, dead: set, waitin
 def _ignored_keys(connection) -> set[str]:
     """The event keys (a stage change's message id) `leadrelay ignored` lists."""
     keys = set()
-    for raw in connection.lrange(receiver.IGNORED, 0, -1):
+    for raw in connection.lrange(admission.IGNORED, 0, -1):
         item = json.loads(raw)
         keys.update(str(item[k]) for k in ("event_key", "leadgen_id") if item.get(k))
     return keys

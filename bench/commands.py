@@ -32,7 +32,7 @@ def main() -> None:
 
     graph = GraphStandin(any_lead=True)
     with running_against(graph) as (url, env):
-        from workers.intake.receiver import enqueue_new
+        from workers.intake.admission import enqueue_new
         from workers.sources.registry import SOURCES
 
         connection = connect(url)

@@ -181,9 +181,9 @@ def main() -> int:
         dead = Counter(
             f"{e['reason']}: {e['detail'][:70]}" for e in deadletters.select(connection, q, deadletters.Filter())
         )
-        from workers.intake import receiver
+        from workers.intake import admission
 
-        recorded = {json.loads(raw).get("event_key") for raw in connection.lrange(receiver.IGNORED, 0, -1)}
+        recorded = {json.loads(raw).get("event_key") for raw in connection.lrange(admission.IGNORED, 0, -1)}
         outcomes = Counter(
             "delivered"
             if event_id in delivered

@@ -97,7 +97,7 @@ def main() -> None:
 
         import webhook_app
         from webhook_app import deliveries, webhooks
-        from workers.intake import inbox, receiver, requestredis
+        from workers.intake import admission, inbox, kinds, receiver, requestredis
         from workers.sources.registry import SOURCES
 
         app, held = webhook_app.create_app(), limit_app.create_held_app()
@@ -108,14 +108,14 @@ def main() -> None:
         leads = (ingest.signed_lead(0, i) for i in itertools.count())  # every lead new, as in bench/ingest.py
         body, headers = ingest.signed_lead(0, 0)
         parsed = meta.parse(body, headers)
-        jobs, _ = receiver.lead_jobs(meta, parsed["leads"], mapping["routes"], None)
+        jobs, _ = kinds.lead_jobs(meta, parsed["leads"], mapping["routes"], None)
         argument = jobs[0][1]
         ids = (f"lead-meta-{i}" for i in itertools.count(10**9))
 
         def admit(i):
             job = next(ids)
             entry = inbox.entry(job, meta.job, argument, "request-id", "webhook")
-            checks = [receiver._suppression_fields(argument)]
+            checks = [admission._suppression_fields(argument)]
             inbox.admit(request_redis, [(job, entry)], inbox.SLOTS, suppressions=checks)
 
         def without(step: str):

@@ -77,7 +77,7 @@ def main() -> None:
         from workers.common import logs
         from workers.common.queues import connect, queue
         from workers.config.settings import load
-        from workers.intake.receiver import enqueue_new
+        from workers.intake.admission import enqueue_new
         from workers.sources.registry import SOURCES
 
         logs.configure("WARNING")

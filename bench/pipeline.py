@@ -38,7 +38,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from rq import Queue, Worker  # noqa: E402
 
 from workers.common.queues import SERIALIZER, connect  # noqa: E402
-from workers.intake.receiver import enqueue_new  # noqa: E402
+from workers.intake.admission import enqueue_new  # noqa: E402
 from workers.run.embedded_redis import EmbeddedRedis  # noqa: E402
 from workers.sources.registry import SOURCES  # noqa: E402
 from workers.standin.server import GraphStandin  # noqa: E402

@@ -40,7 +40,7 @@ def scenario(leads: int, every: int) -> dict:
         from workers.common.queues import connect, queue
         from workers.config.settings import load
         from workers.events import accuracymarks
-        from workers.intake import receiver
+        from workers.intake import admission, kinds
         from workers.sources.registry import SOURCES
         from workers.sweep import sweeper
 
@@ -51,8 +51,8 @@ def scenario(leads: int, every: int) -> dict:
             for n, i in enumerate(ids)
             if n % every
         ]
-        work, _ = receiver.lead_jobs(SOURCES["meta"], delivered, ctx.routes, ctx.processing)
-        receiver.enqueue_new(queue(connection, "leadrelay"), SOURCES["meta"], work, via="webhook")
+        work, _ = kinds.lead_jobs(SOURCES["meta"], delivered, ctx.routes, ctx.processing)
+        admission.enqueue_new(queue(connection, "leadrelay"), SOURCES["meta"], work, via="webhook")
         accuracymarks.mark_now(connection, "webhook", [{"leadgen_id": "0", "page_id": PAGE, "form_id": FORM}])
         subprocess.run([str(BIN / "leadrelay"), "worker", "--burst"], env=env, check=True, capture_output=True)
         before = {kind: len(graph.calls(kind)) for kind in ("form_leads", "batch", "lead")}

@@ -30,7 +30,7 @@ from workers.events import accuracy, conversions
 from workers.failures import advice, deadletters
 from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
-from workers.intake import receiver
+from workers.intake import admission
 from workers.intake.unusable import UNUSABLE_REASONS
 from workers.privacy import audit
 from workers.reports import readiness, watched
@@ -112,7 +112,7 @@ def overview() -> dict:
     figures = accuracy.report(connection)
     ready = readiness.report(connection, routes, settings, now)
     watch_problems = watched.problems(watched.read(connection) or {})  # tokens ending or refused, Pages unreachable
-    silent, held = accuracy.silent(connection), receiver.held(connection)
+    silent, held = accuracy.silent(connection), admission.held(connection)
     unreadable = _unreadable(connection)
     # The gates are the readiness section's; what stops work on its own is listed first.
     quiet = [
@@ -161,7 +161,7 @@ def _unreadable(connection) -> dict[str, dict]:
     """Per source, the signed deliveries acknowledged but not readable among the last kept
     (`leadrelay ignored`): how many, and the latest one's reason and shape."""
     out: dict[str, dict] = {}
-    for raw in connection.lrange(receiver.IGNORED, 0, receiver.IGNORED_KEEP - 1):
+    for raw in connection.lrange(admission.IGNORED, 0, admission.IGNORED_KEEP - 1):
         item = json.loads(raw)
         if item.get("reason") in UNUSABLE_REASONS:
             found = out.setdefault(item.get("source", "?"), {"count": 0, **item})

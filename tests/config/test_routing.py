@@ -27,7 +27,7 @@ from workers import jobs
 from workers.config.settings import load
 from workers.events import profiles
 from workers.graphapi.pauses import Pauses
-from workers.intake import receiver
+from workers.intake import admission
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_a_lead_from_an_unknown_page_is_held_counted_and_released_once_the_file_
     assert "1 held: released 1, already known 0, still without a route 0" in released.stdout
     work()
     assert delivered(graph) == {"1001": ["11"], "4001": ["41"]}
-    assert receiver.held(redis_conn) == []
+    assert admission.held(redis_conn) == []
     agency_post(web, agency_lead(graph, "41", "404"))  # Meta redelivers it: known, not sent again
     work()
     assert delivered(graph)["4001"] == ["41"]

@@ -4,7 +4,7 @@ import redis
 from rq import Worker
 
 from workers.common.queues import queue
-from workers.intake import inbox
+from workers.intake import admission, inbox
 
 
 def _entries(start: int, count: int) -> list[tuple[str, str]]:
@@ -40,14 +40,13 @@ def test_a_drain_job_that_could_not_be_queued_leaves_its_slot_free_for_the_next_
     client's connection did): the lead is stored and its slot is free, so the worker's
     next wake (its reconnect, its maintenance pass) queues a drain job at once instead of
     a minute later."""
-    from workers.intake import receiver
     from workers.intake.requestredis import RequestRedis
     from workers.run.embedded_redis import free_port
     from workers.sources.registry import SOURCES
 
     gone = queue(redis.Redis(port=free_port(), socket_connect_timeout=1), "leadrelay")  # nothing listens there
     argument = {"source": "meta", "leadgen_id": "9", "page_id": "1", "form_id": "2", "created_time": 1}
-    counts = receiver.enqueue_new(gone, SOURCES["meta"], [("9", argument)], request_redis=RequestRedis(redis_conn))
+    counts = admission.enqueue_new(gone, SOURCES["meta"], [("9", argument)], request_redis=RequestRedis(redis_conn))
     assert counts["accepted"] == 1 and inbox.waiting(redis_conn)["inbox"] == 1
     assert not redis_conn.keys(inbox.SLOT + "*")
     assert inbox.revive(queue(redis_conn, "leadrelay"))

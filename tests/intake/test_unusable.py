@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import post_signed
-from workers.intake import receiver, unusable
+from workers.intake import admission, unusable
 from workers.sources.registry import SOURCES
 
 BODIES = [b"[]", b"{}", b'{"x": 1}', b"not json", b'"text"', b"null", b'{"meta": {}, "data": null}', b'{"entry": 5}']
@@ -35,7 +35,7 @@ def _authentic(name: str, body: bytes) -> bytes:
 
 
 def _ignored(redis_conn) -> list[dict]:
-    return [json.loads(item) for item in redis_conn.lrange(receiver.IGNORED, 0, -1)]
+    return [json.loads(item) for item in redis_conn.lrange(admission.IGNORED, 0, -1)]
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import FIXTURES, answered, moved
-from workers.intake import receiver
+from workers.intake import admission
 from workers.sources.registry import SOURCES
 
 
@@ -61,7 +61,7 @@ def test_a_signed_wrong_shape_is_acknowledged_and_recorded(deliver, redis_conn, 
 
 def _recorded(redis_conn) -> list[str]:
     """The reasons `leadrelay ignored` keeps (Salesforce's SOAP Ack carries none)."""
-    return [json.loads(item)["reason"] for item in redis_conn.lrange(receiver.IGNORED, 0, -1)]
+    return [json.loads(item)["reason"] for item in redis_conn.lrange(admission.IGNORED, 0, -1)]
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ def test_the_first_attendee_is_the_person_and_the_uid_the_key():
 
 def test_a_cancellation_is_skipped():
     parsed = calcom.parse(fixture_bytes("calcom", "booking_cancelled__ignored.json"))
-    assert parsed["skipped"][0]["reason"] == "booking_canceled"
+    assert parsed["recorded"][0]["reason"] == "booking_canceled"
 
 
 def test_a_new_seat_is_a_booking_of_its_own_person():

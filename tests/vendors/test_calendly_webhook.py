@@ -33,7 +33,7 @@ def test_the_booking_carries_its_person_with_the_phone_question():
 
 def test_a_rescheduling_cancel_is_skipped_as_such():
     parsed = calendly.parse(fixture_bytes("calendly", "invitee_canceled_rescheduled__ignored.json"))
-    assert parsed["items"] == [] and parsed["skipped"][0]["reason"] == "booking_rescheduled"
+    assert parsed["items"] == [] and parsed["recorded"][0]["reason"] == "booking_rescheduled"
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import fixture_bytes, inbox_entries
 from workers.common.refusals import BadSignature, MalformedBody
-from workers.intake import receiver
+from workers.intake import admission
 from workers.vendors.salesforce import webhook
 
 ORG, TOKEN = "00Dx0000000BV7zEAG", "k3Xq9vR2pL7tYw"
@@ -129,7 +129,7 @@ def test_an_unknown_xml_encoding_is_recorded_unread_and_the_path_token_never_log
     assert b"x-no-such-encoding" in body
     answer = _post(web, body)
     assert answer.status_code == 200 and answer.headers["X-Leadrelay-Accepted"] == "0"
-    [recorded] = [json.loads(item) for item in redis_conn.lrange(receiver.IGNORED, 0, -1)]
+    [recorded] = [json.loads(item) for item in redis_conn.lrange(admission.IGNORED, 0, -1)]
     assert recorded["reason"] in ("unexpected_shape", "malformed_json")
     out, err = capfd.readouterr()
     assert TOKEN not in out + err

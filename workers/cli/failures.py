@@ -181,32 +181,32 @@ def ignored(count: int, release: bool):
     from a Page not in the mapping file are held: add the
     Page, restart, then `--release` sends them."""
     from workers.cli.common import mapping_or_exit, settings_or_exit
-    from workers.intake import receiver
+    from workers.intake import admission, kinds
     from workers.sources import meta
     from workers.sources.registry import SOURCES
 
     connection, q = running_queue()
     if release:
         mapping = mapping_or_exit(settings_or_exit())
-        counts = receiver.release_held(q, SOURCES[meta.NAME], mapping["routes"], mapping["processing"].get(meta.NAME))
+        counts = kinds.release_held(q, SOURCES[meta.NAME], mapping["routes"], mapping["processing"].get(meta.NAME))
         click.echo(
             f"{counts['held']} held: released {counts['released']}, already known {counts['already_known']}, "
             f"still without a route {counts['still_held']}"
         )
         return
-    held = receiver.held(connection)
+    held = admission.held(connection)
     if held:
         pages = sorted({item.get("page_id") or "?" for item in held})
         click.echo(
             f"{len(held)} leads held for Pages not in the mapping file ({', '.join(pages)}): add the Pages, "
             f"restart, then `leadrelay ignored --release`"
         )
-    rows = connection.lrange(receiver.IGNORED, 0, count - 1)
+    rows = connection.lrange(admission.IGNORED, 0, count - 1)
     if not rows:
         click.echo("nothing ignored", err=True)
     for raw in rows:
         click.echo(raw.decode())
-    _ignored_in_all(connection, receiver.IGNORED_KEEP)
+    _ignored_in_all(connection, admission.IGNORED_KEEP)
 
 
 def _ignored_in_all(connection, kept: int) -> None:

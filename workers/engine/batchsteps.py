@@ -15,7 +15,7 @@ from workers.engine.inflight import Built, Failed, Lead, failed
 from workers.events import leadevents, ledger, profiles, suppression
 from workers.graphapi.graph import BATCH_LIMIT
 from workers.graphapi.pauses import fingerprint
-from workers.intake import receiver
+from workers.intake import admission
 
 log = logs.get(__name__)
 LISTED = "listed"  # a job argument: the lead's hashed answers, from the sweep's listing (sweeper.py)
@@ -143,7 +143,9 @@ def set_aside_suppressed(ctx: Context, built: list[Built]) -> tuple[list[Built],
         if ref:
             aside.append(item)
     if aside:
-        receiver.record_ignored(ctx.connection, "leads", [{"reason": "suppressed", "ref": i.suppressed} for i in aside])
+        admission.record_ignored(
+            ctx.connection, "leads", [{"reason": "suppressed", "ref": i.suppressed} for i in aside]
+        )
     return [item for item in built if not item.suppressed], aside
 
 

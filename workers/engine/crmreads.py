@@ -26,7 +26,7 @@ from workers.engine.batchsteps import each_lead_error
 from workers.engine.context import Context
 from workers.engine.inflight import Failed, Lead, failed
 from workers.identity import browserids
-from workers.intake import receiver, stageitems
+from workers.intake import admission, stageitems
 from workers.sources.registry import SOURCES
 
 log = logs.get(__name__)
@@ -116,7 +116,7 @@ def accept(ctx: Context, queue, leads: list[Lead], people: dict[str, dict]) -> C
         )
         _record_refused(ctx, [lead for lead, _ in ready], results)
         if unsent:
-            receiver.record_ignored(ctx.connection, source, unsent)
+            admission.record_ignored(ctx.connection, source, unsent)
         outcomes.update((source, f"stage_{result['status']}") for result in results)
         outcomes.update((source, "stage_rejected") for _ in unsent)
     if checked:
@@ -182,4 +182,4 @@ def _record_refused(ctx: Context, ready: list[Lead], results: list[dict]) -> Non
                 {"reason": result["reason"], "event_key": lead.args["event_key"], "stage_id": lead.args.get("stage_id")}
             )
     for name, items in refused.items():
-        receiver.record_ignored(ctx.connection, name, items)
+        admission.record_ignored(ctx.connection, name, items)

@@ -37,6 +37,27 @@ def kind_of(entry: dict) -> str:
     return KINDS[jobnames.current(entry["fn"])]
 
 
+def _lead_ads(argument: dict) -> tuple[str, str, str, str]:
+    """A Lead Ads lead: its event is known from its id alone."""
+    key = argument["leadgen_id"]
+    return "meta", key, conversions.LEAD, conversions.event_id("meta", key, conversions.LEAD)
+
+
+def _crm_change(argument: dict) -> tuple[str, str, str, str]:
+    """A CRM's stage change: its lead (and the event's final id) is known once read back."""
+    source, key, stage = argument["crm"], argument["event_key"], argument["stage"]
+    return source, key, stage, f"{source}:{key}:{stage}"
+
+
+def _form(argument: dict) -> tuple[str, str, str, str]:
+    """A form submission, mapped and hashed on arrival."""
+    return argument["source"], argument["key"], argument["event_name"], argument["event_id"]
+
+
+# Each kind's (source, key, event name, event id), read from its entry's argument.
+_IDENTITY = {LEAD_ADS: _lead_ads, CRM_CHANGE: _crm_change, FORM: _form}
+
+
 @dataclass
 class Lead(Work):
     """One inbox entry (or a retry batch's entry) a drain job works on."""
@@ -50,15 +71,7 @@ class Lead(Work):
     @classmethod
     def of_entry(cls, entry_id: str | None, entry: dict) -> Lead:
         argument, kind = entry["arg"], kind_of(entry)
-        if kind == LEAD_ADS:  # its event is known from its id alone
-            source, key = "meta", argument["leadgen_id"]
-            event_name, event_id = conversions.LEAD, conversions.event_id("meta", key, conversions.LEAD)
-        elif kind == CRM_CHANGE:  # its lead (and event id) is known once read back
-            source, key, event_name = argument["crm"], argument["event_key"], argument["stage"]
-            event_id = f"{source}:{key}:{event_name}"
-        else:  # a form submission, mapped and hashed on arrival
-            source, key = argument["source"], argument["key"]
-            event_name, event_id = argument["event_name"], argument["event_id"]
+        source, key, event_name, event_id = _IDENTITY[kind](argument)
         return cls(
             job_id=entry["id"],
             source=source,

@@ -12,7 +12,7 @@ from rq.registry import FailedJobRegistry
 
 from workers.events import conversions
 from workers.failures.deadletters import INDEX, forget, get, record_key
-from workers.intake.receiver import HELD
+from workers.intake.admission import HELD
 
 
 def prune(connection: redis.Redis, queue: Queue, settle_seconds: int = 600, now: float | None = None) -> int:

@@ -21,7 +21,7 @@ import json
 import os
 import socket
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import redis
 from rq import Queue, Worker
@@ -212,14 +212,14 @@ def ensure_group(connection: redis.Redis) -> None:
 
 def take(connection: redis.Redis, consumer: str, count: int) -> list[tuple[str, dict]]:
     """Up to `count` new entries for this consumer, oldest first: (entry id, entry)."""
-    answer = connection.xreadgroup(GROUP, consumer, {STREAM: ">"}, count=count)
+    answer: Any = connection.xreadgroup(GROUP, consumer, {STREAM: ">"}, count=count)
     return [(_text(entry_id), json.loads(fields[b"e"])) for _, items in answer or [] for entry_id, fields in items]
 
 
 def left_over(connection: redis.Redis, consumer: str, count: int = 1000) -> list[tuple[str, dict]]:
     """Entries this consumer took and never finished (an earlier drain job of this process
     that failed half-way: drain jobs of one process run one at a time)."""
-    answer = connection.xreadgroup(GROUP, consumer, {STREAM: "0"}, count=count)
+    answer: Any = connection.xreadgroup(GROUP, consumer, {STREAM: "0"}, count=count)
     return _unfinished(connection, [item for _, items in answer or [] for item in items])
 
 
@@ -280,6 +280,7 @@ def reclaim(
     """Entries taken by a consumer `gone(name)` says is dead (or idle past `idle_ms`,
     a safety net), now this consumer's: (entry id, entry)."""
     claimed = []
+    pending: Any
     for pending in connection.xpending_range(STREAM, GROUP, "-", "+", count):
         owner = _text(pending["consumer"])
         if owner == consumer or (pending["time_since_delivered"] < idle_ms and not gone(owner)):
@@ -303,7 +304,8 @@ def state(connection: redis.Redis, job_id: str) -> str:
     command line, not for a hot path."""
     if not connection.exists(SEEN + job_id):
         return "not found"
-    for _, fields in connection.xrange(STREAM):
+    entries: Any = connection.xrange(STREAM)
+    for _, fields in entries:
         if json.loads(fields[b"e"])["id"] == job_id:
             return "queued"
     return "finished"

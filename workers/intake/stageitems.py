@@ -21,7 +21,7 @@ from workers.config.routing import DEFAULT
 from workers.config.stagemap import StageMap
 from workers.events import conversions, ledger, profiles, stagelag
 from workers.identity import browserids
-from workers.intake import chats, receiver, stagereads
+from workers.intake import admission, chats, stagereads
 from workers.intake import forgotten as intake_forgotten
 from workers.intake.stagescope import Negative, Rejected, Scope, Unsendable  # noqa: F401 (callers name them here)
 
@@ -48,8 +48,8 @@ def identify(
             return found, given
     for dataset in scope.datasets:
         for match_key in profiles.LOOKUP_KEYS:
-            for hashed in given.get(match_key, []):
-                found = profiles.find(connection, match_key, hashed, dataset)
+            for value in given.get(match_key, []):
+                found = profiles.find(connection, match_key, value, dataset)
                 if found:
                     return found, given
     return None, given
@@ -80,7 +80,7 @@ def check(
         profile, _ = identify(connection, item, region, scope, hashed)
         raise Negative(stage, f"{profile['source']}:{profile['key']}" if profile else None)
     if event_name is None:
-        reason, _, detail = problem.partition(": ")
+        reason, _, detail = (problem or "").partition(": ")
         raise Rejected(reason, detail or f"{stage!r} is a negative stage: recorded, not sent")
     occurred = times.unix_time(item.get("occurred_at") if item.get("occurred_at") is not None else item.get("time"))
     if occurred is None:
@@ -246,7 +246,7 @@ def accept(
                 results[index].setdefault("also", []).append(answer)
             else:
                 results[index] = answer
-        receiver.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
+        admission.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
         with connection.pipeline(transaction=False) as pipe:  # how late `source` posts (stagelag.py)
             stagelag.record(pipe, source, items, results, now)
             pipe.execute()
@@ -308,15 +308,16 @@ SHEET_NUMBERS = ("value",)
 
 def from_sheet_row(row: dict) -> dict:
     """A sheet row to a stage change: empty cells dropped, value as a number."""
-    item = {k.strip(): v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()}
-    if "ldu" in item:
+    cells = {k.strip(): v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()}
+    item: dict[str, object] = dict(cells)
+    if "ldu" in cells:
         item["ldu"] = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(
-            item["ldu"].lower(), item["ldu"]
+            cells["ldu"].lower(), cells["ldu"]
         )  # anything else is rejected with bad_ldu
     for name in SHEET_NUMBERS:
-        if name in item:
+        if name in cells:
             try:
-                item[name] = float(item[name])
+                item[name] = float(cells[name])
             except ValueError:
                 pass  # left as text: the check rejects it with bad_value
     return item

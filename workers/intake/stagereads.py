@@ -11,6 +11,8 @@ check never sees less than it would have.
 
 from __future__ import annotations
 
+from typing import cast
+
 import redis
 
 from workers.common.queues import redis_key
@@ -99,5 +101,5 @@ def _mget(connection: redis.Redis, keys: list[str]) -> dict[str, bytes | None]:
     out: dict[str, bytes | None] = {}
     for start in range(0, len(keys), 1000):
         chunk = keys[start : start + 1000]
-        out.update(zip(chunk, connection.mget(chunk)))
+        out.update(zip(chunk, cast("list[bytes | None]", connection.mget(chunk))))
     return out

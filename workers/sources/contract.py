@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable, Mapping, Protocol, runtime_checkable
+from typing import Callable, Mapping, NotRequired, Protocol, TypedDict, runtime_checkable
 
 
 @runtime_checkable
@@ -21,6 +21,25 @@ class Vendor(Protocol):
     def parse(self, body: bytes, *args) -> dict: ...
 
     def lead_key(self, item: dict) -> str: ...
+
+
+class StageChange(TypedDict):
+    """One change a stage source's parse reads (crmitems.py maps it to a stage)."""
+
+    event_key: str  # the change's own id: its job id and dedupe
+    object: str  # what moved: "deal", "opportunity", "booking"...
+    object_id: str
+    account: str  # the vendor account it came from (routing; a client's secret reaches its own)
+    stage_id: str
+    occurred_at: int | None  # Unix seconds, when the vendor says
+
+
+class StageParse(TypedDict):
+    """What a stage source's parse returns."""
+
+    items: list[dict]  # StageChange, with what else the vendor names (person, amount, currency)
+    skipped: list[dict]  # acknowledged and answered, not recorded (another event, another object)
+    recorded: NotRequired[list[dict]]  # acknowledged and kept for `leadrelay ignored` (a cancelled booking)
 
 
 @dataclass(frozen=True)

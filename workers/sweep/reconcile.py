@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Iterator
 from workers.common import times
 from workers.config.routing import ANY_PAGE, Routes
 from workers.graphapi.graph import Graph
-from workers.intake import receiver
+from workers.intake import admission, kinds
 from workers.sources import meta
 from workers.sources.registry import SOURCES
 
@@ -95,8 +95,8 @@ def reconcile(
     Data Use fields. `watch` wraps the lead stream (the CLI's progress bar)."""
     token = routes.page_token({"page_id": page_id})
     changes = [as_change(lead, page_id, form_id) for lead in watch(form_leads(graph, form_id, since, token))]
-    jobs, held = receiver.lead_jobs(SOURCES[meta.NAME], changes, routes, processing)
-    counts = receiver.enqueue_new(queue, SOURCES[meta.NAME], jobs)
+    jobs, held = kinds.lead_jobs(SOURCES[meta.NAME], changes, routes, processing)
+    counts = admission.enqueue_new(queue, SOURCES[meta.NAME], jobs)
     return {
         "found": len(changes),
         "enqueued": counts["accepted"],

@@ -39,7 +39,7 @@ from workers.engine.batchsteps import LISTED
 from workers.engine.context import Context
 from workers.events import accuracy, accuracymarks, conversions, leadevents
 from workers.graphapi.graph import LEAD_FIELDS
-from workers.intake import inbox, receiver
+from workers.intake import admission, inbox, kinds
 from workers.sources import meta
 from workers.sources.registry import SOURCES
 from workers.sweep.reconcile import as_change, lead_list, page_forms, pages_of
@@ -255,9 +255,9 @@ def _take(ctx: Context, queue: Queue, pipe, page: tuple[str, str], form_id: str,
     cutoff = conversions.oldest_acceptable(now)
     sendable = [lead for lead in listed if (lead["created_time"] or now) > cutoff]
     too_old = [lead for lead in listed if (lead["created_time"] or now) <= cutoff]
-    work, _ = receiver.lead_jobs(SOURCES[meta.NAME], sendable, ctx.routes, ctx.processing)
+    work, _ = kinds.lead_jobs(SOURCES[meta.NAME], sendable, ctx.routes, ctx.processing)
     _answers(ctx, token, form_id, work)
-    enqueued = receiver.enqueue_new(queue, SOURCES[meta.NAME], work)
+    enqueued = admission.enqueue_new(queue, SOURCES[meta.NAME], work)
     new = set(enqueued["job_ids"])
     recovered = [args for key, args in work if job_id("lead", meta.NAME, key) in new]
     accuracymarks.mark_all(pipe, [("meta", listed), ("too_old", too_old), ("recovered", recovered)], now, ctx.routes)

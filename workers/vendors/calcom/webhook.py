@@ -110,7 +110,7 @@ def parse(body: bytes) -> dict:
         raise MalformedBody("expected triggerEvent and payload", reason="unexpected_shape")
     uid = tool_id(payload.get("uid"))
     if trigger == CANCELLED:
-        return {"items": [], "skipped": [{"reason": "booking_canceled", "event_key": str(uid)}]}
+        return {"items": [], "skipped": [], "recorded": [{"reason": "booking_canceled", "event_key": str(uid)}]}
     if trigger not in BOOKED:
         return {"items": [], "skipped": [{"reason": "not_a_booking", "event_type": trigger[:64]}]}
     responses = mapping(payload.get("responses"))

@@ -111,7 +111,7 @@ def parse(body: bytes) -> dict:
     invitee = tool_id(str(payload.get("uri") or "").rstrip("/").rsplit("/", 1)[-1])
     if doc["event"] == CANCELED:
         reason = "booking_rescheduled" if payload.get("rescheduled") else "booking_canceled"
-        return {"items": [], "skipped": [{"reason": reason, "event_key": str(invitee)}]}
+        return {"items": [], "skipped": [], "recorded": [{"reason": reason, "event_key": str(invitee)}]}
     if doc["event"] != BOOKED:
         return {"items": [], "skipped": [{"reason": "not_a_booking", "event_type": doc["event"][:64]}]}
     email = plain(payload.get("email"))
