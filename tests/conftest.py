@@ -215,7 +215,7 @@ def env(monkeypatch, redis_url, redis_conn, graph, tmp_path):
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("LEADRELAY_ENV_FILE", "")
     monkeypatch.setenv("LEADRELAY_DATA_DIR", str(tmp_path / "data"))
-    # Pipedrive's stage ids are its account's own: the fixtures' pipeline (tests/fixtures/pipedrive).
+    # Pipedrive's stage ids are its account's own: the fixtures' pipeline (tests/vendors/pipedrive/fixtures).
     mapping = tmp_path / "leadrelay.toml"
     mapping.write_text(CRM_STAGE_TABLES)
     monkeypatch.setenv("LEADRELAY_CONFIG", str(mapping))

@@ -87,8 +87,29 @@ TALLY_SIGNING_SECRET = TALLY_SECRET = "3f6c2f4e-8a61-4c2b-9d7e-0b1a2c3d4e5f"
 OLD_FORM_SECRET = "typeform-rotated-out"
 
 
+VENDOR_TESTS = Path(__file__).parent / "vendors"
+
+
+def fixture_dir(source: str) -> Path:
+    """Where a source's fixtures are: its vendor's test folder (tests/vendors/<vendor>/fixtures/,
+    a folder per channel where one vendor has several), else tests/fixtures/<source>/."""
+    from workers.sources.registry import SOURCES
+
+    parts = SOURCES[source].module.__name__.split(".")
+    if parts[:2] == ["workers", "vendors"]:
+        base = VENDOR_TESTS / parts[2] / "fixtures"
+        return base if parts[2] == source else base / source
+    return FIXTURES / source
+
+
+def fixture_paths(source: str) -> list[Path]:
+    """A source's fixtures: JSON, or XML for a SOAP sender (Salesforce)."""
+    folder = fixture_dir(source)
+    return sorted([*folder.glob("*.json"), *folder.glob("*.xml")])
+
+
 def fixture_bytes(source: str, name: str) -> bytes:
-    return (FIXTURES / source / name).read_bytes()
+    return (fixture_dir(source) / name).read_bytes()
 
 
 def sign(body: bytes, secret: str = APP_SECRET) -> str:
@@ -467,11 +488,15 @@ def known_lead(lead_id: int, user_data: dict, dataset_id: str, created: int | No
 
 # The CRM stage tables every test's mapping file holds (the `env` fixture writes them).
 CRM_STAGE_TABLES = '[crm.pipedrive.stages]\n"2" = "QualifiedLead"\n"3" = "Schedule"\nwon = "Purchase"\nlost = "lost"\n'
-# HighLevel's stage ids are UUIDs, each location's own (tests/fixtures/highlevel).
+# HighLevel's stage ids are UUIDs, each location's own (tests/vendors/highlevel/fixtures).
 CRM_STAGE_TABLES += (
     '[crm.highlevel.stages]\n"7915dedc-8f18-44d5-8bc3-77c04e994a10" = "QualifiedLead"\nwon = "Purchase"\n'
 )
-# Salesforce's stages are its picklist values (tests/fixtures/salesforce).
+# Close's status ids are each organization's own (tests/vendors/close/fixtures).
+CRM_STAGE_TABLES += (
+    '[crm.close.stages]\n"stat_1CgBdsQ6zyzR1YiCjAoXxBLnBc2J1RUJ3Tu0Pmr6nQK" = "QualifiedLead"\nwon = "Purchase"\n'
+)
+# Salesforce's stages are its picklist values (tests/vendors/salesforce/fixtures).
 CRM_STAGE_TABLES += '[crm.salesforce.stages]\n"Working - Contacted" = "QualifiedLead"\n"Closed Won" = "Purchase"\n'
 
 

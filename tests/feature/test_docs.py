@@ -130,3 +130,15 @@ def test_every_package_is_on_the_short_maps_too():
     contributing = (ROOT / "CONTRIBUTING.md").read_text().split("## Layout", 1)[1].split("\n\n", 3)[2]
     assert {p for p in packages if f"{p}/" not in docstring} == set()
     assert {p for p in packages if not re.search(rf"\b{p}\b", contributing)} == set()
+
+
+def test_every_path_the_adding_a_vendor_recipe_names_exists():
+    """CONTRIBUTING's recipe, read with `<vendor>` as Close (the vendor it was proven on) and
+    `<name>` as Typeform: every file and folder it names is there."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    recipe = text[text.index("## Adding a vendor") :]
+    recipe = recipe[: recipe.index("\n## ", 3)] if "\n## " in recipe[3:] else recipe
+    named = {p for p in re.findall(r"`([\w<>./-]+/[\w<>./-]*)`", recipe) if not p.startswith("http")}
+    paths = {p.replace("<vendor>", "close").replace("<name>", "typeform") for p in named}
+    missing = sorted(p for p in paths if not (ROOT / p).exists())
+    assert len(paths) >= 10 and missing == []

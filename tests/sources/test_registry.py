@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, answered, moved
+from helpers import answered, fixture_paths, moved
 from workers.intake import admission
 from workers.sources.registry import SOURCES
 
 
 def _deliveries(name: str) -> list[Path]:
     """The source's fixtures that carry a lead (not ignored, not a test request)."""
-    found = sorted([*(FIXTURES / name).glob("*.json"), *(FIXTURES / name).glob("*.xml")])  # XML: a SOAP sender's
-    return [p for p in found if not p.stem.endswith(("__ignored", "__test_request"))]
+    return [p for p in fixture_paths(name) if not p.stem.endswith(("__ignored", "__test_request"))]
 
 
 @pytest.fixture
@@ -65,22 +64,25 @@ def _recorded(redis_conn) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "path", [p for name in sorted(SOURCES) for p in _deliveries(name)], ids=lambda p: f"{p.parent.name}/{p.name}"
+    "name, path",
+    [(name, p) for name in sorted(SOURCES) for p in _deliveries(name)],
+    ids=lambda v: v.name if hasattr(v, "name") else v,
 )
-def test_fixture_is_accepted_once_then_a_duplicate(deliver, path):
+def test_fixture_is_accepted_once_then_a_duplicate(deliver, name, path):
     body = path.read_bytes()
-    first = answered(deliver(path.parent.name, body))
-    again = answered(deliver(path.parent.name, body))
+    first = answered(deliver(name, body))
+    again = answered(deliver(name, body))
     sent = first["accepted"] + len([s for s in first["skipped"] if s["reason"] == "no_consent"])
     assert sent >= 1
     assert again["accepted"] == 0 and again["duplicates"] == first["accepted"]
 
 
-@pytest.mark.parametrize(
-    "path", sorted(FIXTURES.glob("*/*__test_request.json")), ids=lambda p: f"{p.parent.name}/{p.name}"
-)
-def test_test_delivery_is_acknowledged_and_never_sent(deliver, path):
-    answer = deliver(path.parent.name, path.read_bytes())
+TEST_REQUESTS = [(n, p) for n in sorted(SOURCES) for p in fixture_paths(n) if p.stem.endswith("__test_request")]
+
+
+@pytest.mark.parametrize("name, path", TEST_REQUESTS, ids=lambda v: v.name if hasattr(v, "name") else v)
+def test_test_delivery_is_acknowledged_and_never_sent(deliver, name, path):
+    answer = deliver(name, path.read_bytes())
     assert answer.status_code == 200
     assert answer.get_json()["accepted"] == 0
     assert [s["reason"] for s in answer.get_json()["skipped"]] == ["test_delivery"]

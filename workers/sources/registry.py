@@ -22,6 +22,7 @@ from workers.sources import meta, signed, tally, typeform
 from workers.sources.contract import Traits, Vendor
 from workers.vendors.calcom import webhook as calcom
 from workers.vendors.calendly import webhook as calendly
+from workers.vendors.close import webhook as close
 from workers.vendors.highlevel import webhook as highlevel
 from workers.vendors.hubspot import webhook as hubspot
 from workers.vendors.messaging import webhook as messaging
@@ -190,6 +191,18 @@ SOURCES = {
             "workers.vendors.salesforce.client.Salesforce",
             "workers.vendors.salesforce.samples.send",
             account_id=salesforce.account_id,
+        ),
+        Source(
+            close.NAME,
+            CRM_STAGES,
+            "CLOSE_WEBHOOK_SIGNATURE_KEY",
+            close,
+            READ,
+            "Close",
+            "CLOSE_API_KEY",
+            "workers.vendors.close.client.Close",
+            "workers.vendors.close.samples.send",
+            secret_parser=close.signature_key,
         ),
         # Booking tools and any signing tool put the person in the push: nothing is read back.
         Source(

@@ -8,6 +8,6 @@ everything about that vendor in one place, by role, each role at its own layer:
 
 A folder is found through its line in the registry (workers/sources/registry.py), which
 names these modules by dotted path; tests/feature/test_layout.py gives each role its layer,
-so a vendor's webhook parser never imports its API client. Its fixtures are in
-tests/fixtures/<vendor>/, its tests tests/vendors/test_<vendor>_<role>.py, its page docs/<vendor>.md.
+so a vendor's webhook parser never imports its API client. Its tests and fixtures are in
+tests/vendors/<vendor>/, its page docs/<vendor>.md (CONTRIBUTING.md: "Adding a vendor").
 """

@@ -1,4 +1,4 @@
-"""The messaging webhooks parsed from Meta's documented examples (tests/fixtures/whatsapp,
+"""The messaging webhooks parsed from Meta's documented examples (tests/vendors/messaging/fixtures/: whatsapp,
 messenger, instagram): an ad-started chat keeps its ids and click, nothing of the message;
 a chat no ad started, a status ad and a status update are skipped with their reason."""
 
