@@ -1,7 +1,6 @@
 """The leadrelay receiver, the HTTP edge: verify, parse, dedupe, enqueue, answer.
 
-The only package that imports Flask. Blueprints are imported inside `create_app`, so
-importing `workers` (or this package's name) loads no web stack.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Admin API: dead letters and replay, behind LEADRELAY_ADMIN_TOKEN (off when unset).
 
-Only Redis work happens here (listing, requeueing); sending is still the workers' job.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

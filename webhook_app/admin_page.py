@@ -1,10 +1,7 @@
 """The admin page under /admin: queue status, dead letters grouped by reason with replay,
 the match keys of recent events, and the configuration with secrets masked.
 
-Server-rendered, no scripts. Logging in with LEADRELAY_ADMIN_TOKEN sets a session
-cookie signed with a key derived from that token, so changing the token logs everyone
-out. Forms carry a per-session CSRF token and the cookie is SameSite=Strict. The page
-is off (404) while the token is unset, like the admin API.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The admin page's blueprint and session: one blueprint for the page (admin_page.py) and
-its actions (admin_actions.py), off while LEADRELAY_ADMIN_TOKEN is unset, every answer
-with headers that keep it to itself, and the check that a form comes from a logged-in
-session's own page (its CSRF token)."""
+"""The admin page's blueprint and session.
+
+Notes: docs/internals/webhook_app.md
+"""
 
 from __future__ import annotations
 

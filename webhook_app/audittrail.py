@@ -1,6 +1,7 @@
-"""Who did it and from where, for the audit trail (workers/privacy/audit.py): the
-request's bearer token or admin session as a fingerprint, never the secret itself, and
-the address as the proxy settings define it (LEADRELAY_TRUSTED_PROXIES)."""
+"""Who did it and from where, for the audit trail (workers/privacy/audit.py).
+
+Notes: docs/internals/webhook_app.md
+"""
 
 from __future__ import annotations
 

@@ -1,17 +1,7 @@
 """Request bodies read whole before the app sees them: within the size limit, and within
 the body timeout.
 
-A public endpoint meets clients that send a body a byte a second. gevent holds each in a
-greenlet, cheaply, but without a deadline one holds it for good: 100 such bodies were
-still open after 75 s, and 4,200 from one client filled every web process's connections
-so that no probe was answered within a second. Here a body must have arrived whole
-within LEADRELAY_BODY_TIMEOUT_SECONDS (default 10) of the headers, else the request is
-answered 408 and its connection closed. The deadline needs gevent's cooperative sockets
-(`leadrelay web`); a server without them (Flask's test client) reads as before.
-
-A chunked body has no Content-Length for Werkzeug to hold against the limit, and used to be
-cut silently at it (then refused as a bad signature, 401): here it is read one byte past
-the limit, and a longer one is answered 413.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

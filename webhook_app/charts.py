@@ -1,10 +1,8 @@
-"""The admin page's small charts, drawn on the server as SVG shapes: bars per day, a few
-series side by side. No script and no outside resource, as the page's
-Content-Security-Policy wants.
+"""The admin page's small charts, drawn on the server as SVG shapes: bars per day, a few series
+side by side.
 
-Accuracy: per Page, per day of the last 7, received by webhook, recovered by the sweep,
-confirmed by Meta, kept in dry run. Readiness: per dataset, per day of the last 30, the leads created that
-day and the stage events sent."""
+Notes: docs/internals/webhook_app.md
+"""
 
 from __future__ import annotations
 

@@ -1,25 +1,7 @@
 """Routine webhook deliveries, logged and counted once a second per web process, not one
 request at a time.
 
-A delivery answered 2xx used to pay for its own `webhook` log line and its own writes to
-the counters' files: about a tenth of the receiver's CPU per request (the line alone ~80 µs
-of ~800 in one process, bench/ingestparts.py), for lines nobody reads one by one at a
-thousand a second. Under gunicorn's gevent workers (`leadrelay web`, `leadrelay run`) a
-delivery is noted in its process's tally instead (a list append), and a greenlet hands the
-tally on every second:
-
-- one `webhooks` line per at most PER_LINE deliveries, each delivery with all its own line
-  had: source, request_id, accepted, duplicates, skipped, job_ids, skip_reasons, elapsed_ms;
-- the webhook counters moved by the second's totals, and its durations observed.
-
-A scrape of /metrics hands on its own process's tally first, so the process that answers
-is never behind; another web process's deliveries show within a second. A web process
-that stops (a deploy, gunicorn replacing it) hands on what it holds as it exits; one that
-is killed outright loses at most its last second of lines and counts, never a lead.
-
-Refusals (401, 400, 413, 503) are logged and counted as they happen: they are what
-someone looks for. Without gevent (Flask's test client, another WSGI server) there is no
-greenlet to wait for, and each delivery is handed on at once as its own `webhook` line.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """The one place that maps errors to HTTP answers (the tree is in workers/common/refusals.py).
 
-Every error answers JSON `{"error": <reason>, "detail": <text>}`; the reason is
-machine-readable and is what gets logged and counted. Nothing answers 500: an error no
-part of the receiver expected is a request it could not use (400 `unusable_request`,
-logged with where it happened but never its message, which may quote a raw email), and a
-Redis failure anywhere is a 503 the sender retries.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

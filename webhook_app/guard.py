@@ -1,17 +1,6 @@
 """Who may try how often, and admin sessions that end when they end.
 
-Wrong tokens (admin login, the admin and stage APIs, /metrics) are counted per client
-address in Redis, so every web process sees the same count: past
-policy.AUTH_FAILURES_ALLOWED within policy.AUTH_FAILURE_WINDOW, a wrong token from that
-address is answered 429 until the window closes. The right token always passes: behind a
-load balancer every client shares the balancer's address, and a throttle that refused the
-right token too would let anyone lock the CRM and the operator out. Guessing gains
-nothing from that: tokens are long random strings. Behind a proxy the client address is
-the proxy's unless LEADRELAY_TRUSTED_PROXIES says how many proxies to look through; the
-first request that shows the service only sees a proxy says so in the log.
-
-An admin session is a random id kept in Redis as well as in the signed cookie: logging
-out deletes it, so a copied cookie stops working at once.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

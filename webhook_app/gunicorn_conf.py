@@ -1,6 +1,7 @@
-"""gunicorn settings for the leadrelay receiver, shipped in the package: `leadrelay web`
-(the Procfile's `web:`, the container image and `make run`) starts gunicorn with
-`-c python:webhook_app.gunicorn_conf`, so an installed wheel runs from any folder."""
+"""gunicorn settings for the leadrelay receiver, shipped in the package.
+
+Notes: docs/internals/webhook_app.md
+"""
 
 import logging
 import multiprocessing

@@ -1,6 +1,8 @@
-"""One person's data through the stage API's tokens: export what is held about them, and
-forget them. A client's token reaches its datasets' records only; LEADRELAY_API_TOKEN,
-every dataset. Identifiers come in the body (never the URL, which proxies log)."""
+"""One person's data through the stage API's tokens: export what is held about them, and forget
+them.
+
+Notes: docs/internals/webhook_app.md
+"""
 
 from __future__ import annotations
 

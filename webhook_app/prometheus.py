@@ -1,9 +1,6 @@
 """GET /metrics: the receiver's own counters, and the workers' and queues' figures from Redis.
 
-The receiver's counters are prometheus-client metrics. Under gunicorn each web
-process counts on its own, so gunicorn.conf.py points PROMETHEUS_MULTIPROC_DIR at a
-directory every process writes to and a scrape adds them up (prometheus-client's
-multiprocess mode). What workers count lives in Redis (workers/common/counters.py).
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The readiness report as Prometheus series (workers/reports/readiness.py): Meta's gates per
-dataset, each stage's share and median days, each stage source's lag, silence and last
-post, and the Graph API version's days left. Served by /metrics with the other figures
-read from Redis; like them, aggregate with max() across scraped web processes.
+dataset, each stage's share and median days, each stage source's lag, silence and last post,
+and the Graph API version's days left.
 
-The per-Page accuracy figures and the readiness report read the marks' rollups (a few
-keys a day whatever the number of forms; events/accuracyrollup.py), each dataset's
-funnel and what the watch found: still more than a scrape every 15 s should pay each
-time. So they are computed at most once a minute, by whichever scrape comes first, and
-kept for the others (`slow_figures`): the series they feed are up to a minute old.
+Notes: docs/internals/webhook_app.md
 """
 
 from __future__ import annotations

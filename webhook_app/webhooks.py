@@ -1,7 +1,8 @@
-"""Webhook endpoints: one POST route for every registered source (workers/sources),
-plus Meta's subscription check. The route reads the raw body, hands it to the intake
-(verify, parse, enqueue) and answers; a refusal is counted and logged at once, a delivery
-answered 2xx with the others of its second (deliveries.py)."""
+"""Webhook endpoints: one POST route for every registered source (workers/sources), plus Meta's
+subscription check.
+
+Notes: docs/internals/webhook_app.md
+"""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ table; docs/design.md#layout says what each module holds):
     events/     event names and ids, the 7-day window, profiles, the confirmed ledger, accuracy, the funnel
     config/     settings, the mapping file, routing, stage names, the sandbox's settings
     sources/    the registry and the core sources' modules (names jobs, never imports them)
-    vendors/    one folder per vendor (HubSpot, Pipedrive, Calendly, Cal.com), a module per role,
+    vendors/    one folder per vendor (the registry names them), a module per role,
                 each at its role's layer: webhook (sources), client (crmapi), standin, samples (run)
     standin/    the sandbox's Graph stand-in, loaded lazily
     common/     refusals, Meta's error policy, Redis keys, logs, times, the clock, counters

@@ -1,15 +1,6 @@
 """Every RQ job by name: the one place a job is named, importing nothing.
 
-RQ stores a job's dotted path in Redis (queued jobs, scheduled retries and sweeps, the
-failed jobs behind dead letters: up to 30 days), and every inbox entry names the job its
-lead runs should it need one of its own. So these paths are a wire format: they never
-move. Every entry point lives in workers/jobs.py, a few lines each; the code that does
-the work may move freely behind them. Code that names a job uses these constants, never
-a function object or a path of its own (the source registry too: it needs no import of
-the jobs, so importing a source loads no queue, HTTP or Redis client).
-
-FORMER lists the paths earlier releases stored, each with the name that replaced it; they
-still resolve (the functions stay where they were) until the release after next.
+Notes: docs/internals/workers.md
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Every RQ job's entry point, at the paths workers/jobnames.py names (a wire format:
-they never move). Each takes one plain JSON dict. The lead jobs run on one skeleton
-(`_run`) and log one line per attempt; the drain, batch retry and sweep jobs run their
-modules' code. What jobs share comes from workers/engine/context.py.
+"""Every RQ job's entry point, at the paths workers/jobnames.py names (a wire format: they
+never move).
 
-Settings come from the worker that runs the job (`install`, called by `leadrelay
-worker` before it takes jobs), not from the environment at every job.
+Notes: docs/internals/workers.md
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The `leadrelay` command: a thin layer over the processes (workers/run) and the stores.
 
-service.py   run, web, worker, check-config, doctor, subscribe
-failures.py  dead-letters (list, show, purge), replay, resume, ignored
-sent.py      dry-run, coverage
-imports.py   import-stages, reconcile
-samples.py   send-test
-accounting.py  accuracy, sweep
-readiness.py   readiness
-crm.py       crm-stages
-privacy.py   forget, unsuppress, export-person, audit
-common.py    settings and mapping checked, the running queue, progress, filters
+Notes: docs/internals/cli.md
 """
 
 from __future__ import annotations

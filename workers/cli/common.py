@@ -1,9 +1,7 @@
 """What every command shares: settings and the mapping file checked (one message, exit 2),
 the running service's queue, progress bars, dead-letter filters.
 
-The command modules import the engine inside each command, not at the top: `leadrelay
---help` and a mistyped command then answer without loading Redis, HTTP or the hashing
-tables.
+Notes: docs/internals/cli.md
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """The time a worker decides by: its own clock, or Redis's when the two disagree.
 
-Meta's 7-day window and every retry's due time are decided in workers, on many hosts. A
-host whose clock ran two days ahead expired a 6-day-old lead and scheduled its retry two
-days out, where workers with correct clocks never ran it. Redis is the one clock every
-process shares, so a worker compares its clock with Redis's `TIME` when it starts and at
-each maintenance pass; beyond TOLERANCE_SECONDS it says so (`clock_skew`) and decides by
-Redis's time until the clocks agree again: the 7-day window (events.py), retry delays and
-due times (attempts.py, handoff.py), and RQ's own scheduling and registries, which read
-the clock through `rq.utils.now` and `current_timestamp` (RQ has no way to be given a
-clock, so those are replaced in this process while the skew lasts).
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """Worker-side metrics, kept in Redis so that any web process can serve them.
 
-Workers may run on other hosts than the web processes, and come and go with every
-deploy, so their counters cannot live in a process or a local directory: each is a
-field of one Redis hash, written in the pipeline the work already makes where it can.
-At scrape time `Collector` reads them back, with the gauges that are read live
-(queue depth and age, dead letters, paused tokens), as Prometheus families.
-
-Series read from Redis describe the whole installation: every web process serves the
-same values, so aggregate them with max(), not sum(), across scraped instances.
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """The one JSON reader for everything that arrives: every source's body and the stage API.
 
-Whatever the bytes, it returns plain JSON values or raises MalformedBody; it never lets a
-RecursionError (10,000 nested brackets), a number too long for Python to read, or a lone
-surrogate through: escaped (`"\\ud800"`) or as raw bytes (`ED BF BF`, which Python's
-JSON reader decodes with `surrogatepass`). No UTF-8 encoder accepts one, so it would fail
-later, in a worker, when hashed, logged or made a Redis key.
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Structured JSON logs, one event per line on stderr, for the web and worker processes.
 
-Our own events go through structlog's native path (cheap enough for the request
-path); gunicorn's and RQ's standard-library records are rendered as JSON too.
-Callers log ids, outcomes and reasons, never raw emails, phones, names or tokens.
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

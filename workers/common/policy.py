@@ -1,17 +1,6 @@
 """One place decides what a Graph answer means for a job, and when to try again.
 
-    JobError (reason, code, subcode, fbtrace_id, user_title, retry_after)
-      why a job's work failed this time, whatever it was doing (a lead read, a
-      Conversions API send, an event past Meta's window, a dataset gone from the file)
-      reason: transient | throttled | auth | invalid | expired
-    Paused: the token is paused after an auth failure; the job waits, it is not failed
-
-(What a delivery *to us* is refused for is the other tree, workers/common/refusals.py.)
-
-Classes come from `error.code` / `error_subcode` (Meta's error handling guide,
-developers.facebook.com/docs/graph-api/guides/error-handling), never from the message,
-which Meta localises to the token owner's language. `decide` turns a failed attempt into a
-retry delay or a dead-letter reason; the schedule is pinned by a test.
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """REDIS_URL: one Redis (`redis://`, `rediss://`, `unix://`), or a Sentinel-watched primary.
 
-A self-run Redis with failover is a primary, its replicas and three or more Sentinels
-that promote a replica when the primary dies. Clients ask a Sentinel where the primary is
-and ask again after a failover, so the URL names the Sentinels and the primary's name:
-
-    redis+sentinel://[[user]:password@]host:port[,host:port...]/master-name[/db][?options]
-    rediss+sentinel://...   TLS to the Sentinels and to the Redis servers
-
-`password` (and `user`) are the Redis servers' (requirepass or an ACL user); options:
-`sentinel_password` and `sentinel_username` for Sentinels that ask for one,
-`ssl_ca_certs` for a private CA. A Sentinel's port defaults to 26379. redis-py's
-Sentinel client does the asking; RQ, the web and the CLI all get the same client.
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

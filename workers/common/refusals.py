@@ -1,15 +1,7 @@
 """What a delivery to the receiver can be refused for: the exception tree every source,
 the intake and the stage API raise, each error with a machine-readable reason.
 
-    ReceiverError (reason, status)
-    ├── BadSignature      401  missing_signature | bad_signature | source_disabled
-    ├── MalformedBody     400  malformed_json | unexpected_shape (a signed webhook's is
-    │                          acknowledged 2xx and recorded instead: intake/unusable.py)
-    ├── BodyTooLarge      413  body_too_large | too_many_items
-    └── QueueUnavailable  503  queue_unavailable (Meta retries on any non-2xx)
-
-The reason is what gets logged and counted; webhook_app/errors.py turns an error into
-the JSON answer `{"error": <reason>, "detail": <text>}` with its status.
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Acknowledged means replicated: what is answered 200 is on a replica too.
 
-Redis replicates asynchronously. A lead answered 200 once it reached the primary is lost
-if the primary dies before a replica has it and that replica is promoted: the failover
-test lost acknowledged leads that way (docs/deploying.md has the figures). So, when
-replicas exist, the receiver asks Redis to `WAIT` until at least one replica has
-everything written so far before it answers 200, and answers 503 (every sender retries)
-when none does in time. Stage items and recorded dead letters wait the same way.
-
-`WAIT` counts the replicas that reached the last write *of the connection it is sent on*.
-A pooled client may send it on a connection that wrote nothing, so a one-key write goes
-first on the same connection: replication is a single ordered stream, so a replica that
-has that write has every write before it, from any connection.
-
-LEADRELAY_REPLICA_ACKS: how many replicas must have a write (0: none, no wait); `auto`
-(the default) is 1 when REDIS_URL is a Sentinel URL or the primary had a replica when the
-process first reached it, else 0. LEADRELAY_REPLICA_ACK_TIMEOUT_MS: how long to wait.
+Notes: docs/internals/common.md
 """
 
 from __future__ import annotations

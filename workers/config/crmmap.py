@@ -1,25 +1,7 @@
 """Which CRM stage ids become which stage events, and which dataset each CRM account's
 stages go to when the lead is unknown: the mapping file's `[crm.<source>]` tables.
 
-    [crm.hubspot.stages]             # HubSpot's internal stage ids (deal stages, lifecycle stages)
-    qualifiedtobuy = "QualifiedLead"
-    appointmentscheduled = "Schedule"
-    closedwon = "Purchase"
-    closedlost = "lost"              # a negative stage: recorded, never sent
-    [crm.hubspot.accounts]           # HubSpot portal id -> dataset (docs/configuration.md)
-    "4512345" = "acme"
-
-    [crm.pipedrive.stages]           # Pipedrive's numeric stage ids, plus won and lost
-    "7" = "Schedule"
-    won = "Purchase"
-
-A value is anything the stage API takes as a stage: a Meta event name, a stage name of
-the `[stages]` table, or a negative stage. A stage id the table does not name is
-recorded as `unmapped_stage` with its id, never sent. The defaults below hold until a
-source's table is given: HubSpot's default pipeline and lifecycle stages keep the same
-internal ids in every portal; Pipedrive's numeric ids differ per account, so only a win
-means something without a table (the sandbox's stand-in pipeline adds two). A lost deal
-is recorded as unmapped unless the table maps it to a negative stage.
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Where settings come from, in order: the process environment, a `.env` file, then the
-sandbox's generated settings (only when no Meta setting is given at all); and where
-local state lives: the sandbox's in `data/sandbox/`, a live service's in `data/`.
+"""Where settings come from, in order.
 
-As with foreman and honcho, `.env` fills in what the environment lacks and never
-overrides it. Each entry point (the `leadrelay` command, gunicorn's config) calls
-`apply()` once before reading settings, so everything downstream reads `os.environ`
-alone and the processes `leadrelay run` starts inherit the result.
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

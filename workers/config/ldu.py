@@ -1,16 +1,6 @@
 """Limited Data Use: Meta's `data_processing_options` for users under US state privacy laws.
 
-An advertiser who must limit how Meta uses a person's data flags the event:
-
-- `ldu = true`: `["LDU"]` with country 0 and state 0: Meta geolocates the person and
-  applies LDU where the law requires it. The usual choice.
-- `ldu = {country = 1, state = 1000}`: LDU for a person the advertiser knows is in
-  California (1 = USA, 1000 = California: the only codes Meta documents).
-- `ldu = false`: `[]`, an explicit "no LDU" (the same as not sending the field).
-
-The same values are accepted per source and per form in the mapping file and per item in
-the stage API (`"ldu": true`, or the three `data_processing_options*` fields as Meta
-spells them).
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
 """The form mapping file (LEADRELAY_CONFIG, TOML): which answer is which match key, per form.
 
-    [forms.typeform.aBc123Xy]          # a Typeform form id; [forms.tally.wMqLp2] for Tally
-    email = "email"                    # question ref or field id (Tally: key or label)
-    phone = "phone"
-    consent = "marketing_consent"      # send only when this answer is true
-    event_name = "Lead"
-    value = 50
-    currency = "EUR"
-    action_source = "auto"             # auto | website | system_generated
-    region = "FR"                      # phones without a country code: after the lead's country
-    ldu = true                         # Limited Data Use (workers/config/ldu.py)
-    [forms.typeform.aBc123Xy.hidden]   # hidden-field names, where they differ from the defaults
-    fbclid = "fbclid"
-
-    [sources.meta]                     # per source: meta, typeform, tally, crm (stage events)
-    ldu = true
-
-Datasets, Pages, per-form datasets and API clients: workers/config/routing.py.
-
-With no file, or no forms listed for a source, every form of that source is accepted
-with the defaults (answers found by type and by conventional refs, hidden fields by
-their conventional names). Once a source lists forms, other forms of it are
-acknowledged and recorded as `unknown_form`, never sent.
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Whether a Redis keeps what leadrelay acknowledged: the one rule, for every process.
 
-A lead is answered 200 once it is in Redis, so Redis must neither forget it at a restart
-(`appendonly` off: a kill -9 with a backlog lost 1,247 of 1,880 acknowledged leads in a
-test) nor evict it when full (any `maxmemory-policy` but `noeviction`: an evicted job is a
-lost lead, an evicted dedupe record a duplicate event). Web and worker refuse such a Redis
-at start, the worker says so again at each maintenance pass, `/readyz` answers 503 with
-the reason, and `/metrics` has `leadrelay_redis_unsafe`. LEADRELAY_ALLOW_UNSAFE_REDIS=1 runs
-anyway (a managed Redis that replicates instead of writing a file, say), loudly: a warning
-at start and at every pass.
-
-INFO is read, not CONFIG: managed services (ElastiCache, Memorystore) disable CONFIG.
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

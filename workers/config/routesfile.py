@@ -1,6 +1,8 @@
-"""The routes read from the mapping file's `datasets`, `pages`, `forms` and `clients`
-tables, joined to the environment's tokens (what they mean: routing.py). Every mistake is
-named with its table and key."""
+"""The routes read from the mapping file's `datasets`, `pages`, `forms` and `clients` tables,
+joined to the environment's tokens (what they mean: routing.py).
+
+Notes: docs/internals/config.md
+"""
 
 from __future__ import annotations
 

@@ -1,36 +1,7 @@
 """Routing: which dataset (pixel) each lead goes to, which token reads it, and which
 datasets each API client may reach. For an agency or a company with several brands:
 
-    default_dataset = "acme"           # forms without a dataset of their own go here
-
-    [datasets.acme]                    # a name, used in filters, metrics and logs
-    id = "111111111111"                # the numeric dataset (pixel) id
-    token_env = "ACME_CAPI_TOKEN"      # the variable holding its CAPI token; omitted:
-                                       # META_CAPI_ACCESS_TOKEN, or dry-run when that is unset
-    lead_event_source = "Acme CRM"     # optional; test_event_code and ldu too
-
-    [pages.1234567890]                 # a Facebook Page whose Lead Ads leads we read
-    token_env = "ACME_PAGE_TOKEN"      # omitted: META_PAGE_ACCESS_TOKEN
-    dataset = "acme"                   # omitted: default_dataset
-
-    [forms.meta.5555]                  # one Lead Ads form to another dataset
-    dataset = "acme_b2b"               # ([forms.typeform.X] and [forms.tally.X] take it too)
-
-    [clients.acme]                     # a CRM posting stage events with its own token
-    token_env = "ACME_API_TOKEN"
-    datasets = ["acme", "acme_b2b"]
-    [clients.acme.secrets]             # its own webhook secrets: what they sign stays its own
-    pipedrive = "ACME_PIPEDRIVE_CREDENTIALS"
-
-Tokens are never in the file, only the names of the variables that hold them. Without
-`datasets` the environment's META_DATASET_ID is the one dataset, named `default`;
-without `pages` every Page is read with META_PAGE_ACCESS_TOKEN. Once the file lists
-Pages, a lead from another Page is acknowledged and kept as `unknown_page`, never read
-with a guessed token.
-
-A route is decided once, when a lead arrives, and travels in its job and profile as
-`{"dataset", "dataset_id", "page_id"}`; the worker finds the tokens by those ids.
-routesfile.py reads and checks the tables.
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

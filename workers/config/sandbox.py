@@ -1,11 +1,6 @@
 """The local sandbox: what `leadrelay run` is when no Meta setting is given.
 
-Secrets are generated once into `data/sandbox/sandbox.env` and read again on every start, so
-the admin token and the signing secrets stay the same across restarts. The Graph API
-is the loopback stand-in (workers/standin/server.py) on a port chosen once, the dataset is
-the stand-in's, and no CAPI token exists: events are built and kept (dry-run), never
-sent. Setting any Meta setting turns the sandbox off entirely, and the settings check
-refuses a sandbox value beside real ones (workers/config/settings.py).
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

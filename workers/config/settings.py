@@ -1,7 +1,6 @@
 """Settings from the environment, checked once at start.
 
-Every setting is documented in docs/configuration.md. A mistake raises ConfigError with the
-setting's name, so a deploy fails at start instead of dropping leads later.
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations
@@ -67,8 +66,8 @@ class Settings:
     # Replicas a write must reach before it is acknowledged; -1: auto (replication.py).
     replica_acks: int = -1
     replica_ack_timeout_ms: int = 1000
-    # CRM sources (HubSpot, Pipedrive): the token each reads people back with, and its API's
-    # address (the vendor's, or the sandbox's stand-in), by source name.
+    # CRM sources that read people back (the registry's `client` lines): the token each reads
+    # people back with, and its API's address (the vendor's, or the sandbox's stand-in), by source name.
     crm_tokens: Mapping[str, str] = field(default_factory=dict)
     crm_urls: Mapping[str, str] = field(default_factory=dict)
     # A CRM whose read-back token is issued from client credentials (Salesforce): (id, secret).

@@ -1,14 +1,7 @@
 """Which Meta event a CRM stage name stands for (Meta's Conversion Leads integration guide), with the mapping
 file's `[stages]` table on top of the defaults:
 
-    [stages]
-    allow_custom = false                 # send names Meta does not know as they are
-    negative = ["disqualified", "junk"]  # recorded, never sent
-    [stages.map]
-    "Demo booked" = "Schedule"
-    [stages.values]                      # default value per event, in `currency`
-    QualifiedLead = 50
-    currency = "EUR"
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

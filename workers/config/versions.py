@@ -1,10 +1,6 @@
 """The Graph API version's horizon: when Meta stops serving the configured version.
 
-Lead reads may fall under the Marketing API, whose versions end far sooner than the
-Graph API's, so a version's end is the earlier of the two. Meta publishes both tables
-(Graph API and Marketing API changelogs, "Versions"); a version newer than this table
-is taken as current, and `doctor` and every process at start warn inside 90 days.
-Update the table with each release.
+Notes: docs/internals/config.md
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""One CRM HTTP call, classified as a Graph call is (common/policy.py): a refused token
-is `auth` and paused, 429 is `throttled` with the CRM's Retry-After, a 5xx, a timeout or
-a dropped connection `transient`, a missing object or any other 4xx `invalid`."""
+"""One CRM HTTP call, classified as a Graph call is (common/policy.py).
+
+Notes: docs/internals/crmapi.md
+"""
 
 from __future__ import annotations
 

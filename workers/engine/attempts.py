@@ -1,9 +1,6 @@
 """One run of a job: count the attempt, and on failure apply the policy.
 
-Every job that talks to Meta runs its work inside `attempt(...)`. On a JobError
-the policy decides: retry the same job later (RQ's own retry, through the scheduler,
-with the delay policy.decide chose), or dead-letter it with its reason. On Paused the
-job waits for the token without using up an attempt.
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

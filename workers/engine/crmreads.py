@@ -1,13 +1,6 @@
-"""A CRM's stage changes in a drain batch: the people read back many per request, each
-change checked as a stage event for its lead (intake/stageitems.py, exactly as the stage
-API does) and sent in the same batch, many per request (sending.send_stage_items, the
-stage events job's own steps): no second queue hop. When the send fails as a whole (Meta
-down, a paused token), the checked events go to the stage events job, whose policy
-retries them; a change whose read failed is handed to its own job, as a Lead Ads lead
-whose read failed is.
+"""A CRM's stage changes in a drain batch.
 
-A change's person is matched to the lead through the profiles (email, phone), so its
-event carries the lead's `lead_id`; its `event_time` is when the CRM says it changed.
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

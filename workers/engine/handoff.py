@@ -1,9 +1,7 @@
 """A lead a batch could not finish gets an RQ job of its own: its retry, its wait for a
 token, or its dead letter, exactly as if it had always been alone.
 
-The job is the one a lead always had (`lead-meta-<id>`, running jobs.process_meta_lead
-or jobs.send_form_lead), made after its first attempt, which the batch was. Its retries,
-dead letter and replay are then the single-lead path's, untouched.
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
 """Drain jobs: new leads from the inbox, many at a time, read with Graph batch requests
 and sent many events per Conversions API request.
 
-A drain job takes what is already waiting, up to a batch, and never waits for more: a
-lone lead is read and sent at once. Each lead keeps its own outcome. A lead whose read
-failed, or whose event Meta refused (isolated by halving, as stage events are), is
-handed to its own RQ job (handoff.py), which retries or dead-letters it alone. When a
-whole request failed for a passing reason (a 5xx, throttling, a paused token), its
-leads stay together: one RQ job retries them as a batch later (handoff.retry_together), so a
-Meta outage or a token outage ends in batches, not in thousands of single jobs. The
-others are delivered.
-
-The entries are acknowledged last, with the batch's other writes: a drain job killed
-anywhere before that leaves them pending, and the next drain job takes them back
-(inbox.reclaim); what Meta already confirmed, or what was already handed to its own
-job, is then skipped, never sent twice.
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """A lead in flight through a drain job, and what became of it at each step.
 
-A drain job reads each inbox entry once into a `Lead`: the same `Work` a job of its
-own would do (so a lead handed off is retried, dead-lettered and replayed exactly as a
-single job is), plus where it came from. Each step then returns what it produced:
-`Built` (the lead with its profile, event and dataset, ready to send) or `Failed` (the
-lead and why, for a job of its own or a retry with others).
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

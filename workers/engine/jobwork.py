@@ -1,7 +1,6 @@
 """What one job run is working on, and the dead-letter record made from it when it fails.
 
-Every job (a Lead Ads lead, a form submission, a batch of stage events) describes its
-work the same way, so attempts, dead letters, logs and counters read one shape.
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """Inbox entries that cannot be handled: each stops alone, as an `invalid` dead letter,
 and the line goes on.
 
-A drain job works on a batch of entries. When handling the batch raises something no
-step foresaw (a value no check caught, a bug), the batch is settled again one entry at a
-time; an entry that raises on its own is dead-lettered here with where it failed, and
-acknowledged. An entry that keeps killing the process handling it (taken up from a dead
-drain job more than MAX_TRIES times) is dead-lettered without another try. Either way
-the entries behind it are delivered, and the dead letter shows what happened.
-
-Raises out of here only what says nothing about the entries (Redis away or refusing, RQ's
-job timeout): they then stay pending and the next drain job takes them back (inbox.reclaim).
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Jobs that died outside our policy get another run: nothing is lost silently.
 
-RQ notices a dead worker only when its execution's heartbeat expires (a minute or
-more) and then moves the job to the failed registry without retrying it. Two checks
-of ours close that gap, run when a worker starts and at each maintenance pass:
-
-1. A started job whose worker is gone (its worker record expired, or it ran on this
-   host under a pid that no longer exists) is handed to RQ's abandoned-job cleanup now.
-2. A failed job without a dead-letter record failed outside `attempts.attempt` (a
-   killed work horse, a timeout, a bug): it is requeued, up to MAX_CRASHES times, then
-   dead-lettered as `crashed` with RQ's exception text.
+Notes: docs/internals/engine.md
 """
 
 from __future__ import annotations

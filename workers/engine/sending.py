@@ -1,6 +1,8 @@
-"""Events sent in batches with isolation, one invalid event must not sink the other 999:
-stage events (a stage batch job) and new leads' Lead events (a drain job) alike. A
-refused stage event is dead-lettered as a job of its own (`dead_letter_one`)."""
+"""Events sent in batches with isolation, one invalid event must not sink the other 999: stage
+events (a stage batch job) and new leads' Lead events (a drain job) alike.
+
+Notes: docs/internals/engine.md
+"""
 
 from __future__ import annotations
 

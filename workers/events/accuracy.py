@@ -1,21 +1,6 @@
 """Accuracy: of the Lead Ads leads that exist, how many reached Meta, per Page and form.
 
-Each lead has a few flags, per (day it was created, Page, form):
-
-    meta        listed by Meta (the sweep reads every form's lead list)
-    webhook     brought by a webhook
-    recovered   enqueued by the sweep: no webhook had brought it
-    confirmed   its Lead event confirmed by Meta
-    kept        its Lead event kept in dry run (a dataset without a CAPI token): never sent
-    dead        dead-lettered
-    too_old     listed by Meta but past what can still be sent: counted, never sent
-
-A lead marked twice with the same flag (a redelivered webhook, a replayed job) counts
-once. The marks (accuracymarks.py) move each lead between flag combinations, counted per
-(day, Page, form): the report here reads those few counters, never the leads, so it
-costs the same at ten leads a day or a hundred thousand. The same moves are added up per
-Page, per dataset and per day as they land, for what is read every minute
-(accuracyrollup.py). Ids only; everything expires two days after the report's window.
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """Marking Lead Ads leads for the accuracy figures (accuracy.py says what each flag means).
 
-Every place that learns something about a lead marks it here: the webhook receiver and
-the drain (came by webhook, confirmed, kept), the sweep (listed by Meta, recovered, too
-old), the dead-letter index (dead). A batch's marks ride in the caller's pipeline, one
-script call per (day, Page, form), and add themselves up as they land: per Page, per day
-and per dataset (the rollups accuracyrollup.py reads), so no reader ever walks the forms
-to learn what an agency's thousand Pages look like.
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """The accuracy figures as the marks add them up: per Page and per dataset, per day.
 
-/metrics names at most PAGE_SERIES Pages, the least accurate, and sums the rest; the
-readiness report judges each dataset's lead coverage over the window and per day. Both
-come from here every minute, so neither reads a key per form or per Page: the marks
-(accuracymarks.py) keep, per day, each Page's counts, the day's counts, and the leads
-known and done per Page (sorted sets) and per dataset; and over the window, the leads
-known and done per Page and the Pages ranked by accuracy. A read is the ranking's first
-PAGE_SERIES, their counts and the day's (a few hundred small hashes), and two hashes a
-day for the datasets, whatever the number of forms and Pages.
-
-When a day leaves the window, the first read after midnight sums the window again from
-its days (`_ROLL`, linear in Pages, once a day). Counts kept before the rollups existed
-are added up once, from the forms' own counts, by the first read after an upgrade
-(`_rolled_up`).
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Business-messaging events: the funnel after a chat an ad started, as Meta's Conversions
-API for Business Messaging takes it (`action_source: business_messaging`, a
-`messaging_channel`, the channel's own ids, unhashed), never the Conversion Leads shape.
-https://developers.facebook.com/documentation/ads-commerce/conversions-api/business-messaging
+"""Business-messaging events: the funnel after a chat an ad started, as Meta's Conversions API
+for Business Messaging takes it (`action_source: business_messaging`, a `messaging_channel`,
+the channel's own ids, unhashed), never the Conversion Leads shape.
+
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

@@ -1,22 +1,7 @@
 """The funnel Meta's Conversion Leads sees, counted per dataset as events go out, and the
 gates Events Manager checks before it optimises for a stage.
 
-Meta shows these gates weeks into a campaign; every figure they need passes through
-here first. Only events carrying a `lead_id` count: they are the ones Conversion Leads
-can attribute to a lead. Per dataset and UTC day, one small Redis hash holds
-
-    leads               Lead events, on the day their lead was created
-    sent <event>        events sent that day, by name
-    reach <event> <d>   stage events, on their lead's creation day, d whole days after
-                        it (29: later than Meta's 28 days)
-    histories           leads that moved through more than one stage between two uploads
-                        (one delivery, sheet import or API request), each stage sent as its
-                        own event, as Meta's Conversion Leads guide asks, not the last alone
-    history events      the events of those leads
-
-so the report reads 30 hashes per dataset whatever the traffic, never the leads. Dry-run
-events count too (the figures are then what Meta would see); `upload` is the time of the
-last event of any kind.
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Meta's Conversion Leads gates, judged on a dataset's figures (funnel.py): each with the
 figure, the threshold, pass or fail, and what to do when it fails.
 
-Events Manager's "verify your data" steps ask for about 200 leads a month, Lead Coverage
-of at least 60%, at least two stages including the raw lead, an optimisation stage that
-1-40% of leads reach within 28 days, and uploads at least daily; the Conversion Leads FAQ
-adds at least seven days with CRM events in the last 30, not necessarily in a row.
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The confirmed-events ledger: each `event_id` Meta accepted, with the `fbtrace_id` of its
 answer, kept CONFIRMED_TTL (8 days: past Meta's 7-day window, after which Meta refuses the
-event anyway). An event in the ledger is never sent again: a redelivered webhook, a
-replay, a drain job killed after Meta answered. Its own module, below the sender: the web
-request (stage reads), replay and the drain ask it without loading the Graph client."""
+event anyway).
+
+Notes: docs/internals/events.md
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Lead profiles: what later stage events need to refer to a lead. Never raw PII.
 
-A profile holds hashed match keys, the lead_id, the creation time and the page, form
-and ad ids. It is found by its source key, or by a hashed email or phone. Everything
-expires after the configured retention.
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

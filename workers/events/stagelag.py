@@ -1,16 +1,6 @@
 """Stage lag and silent sources: how late each stage source posts, and which one stopped.
 
-A stage more than 7 days old can never be sent (`too_old`), so a CRM that posts days
-late loses stages for good, and one that stops posting empties the funnel without a
-word. For each source (a CRM or booking tool by name, `api` or `api:<client>` for the
-stage API, `sheet` for imports), every stage change it posts is counted by the delay
-between the stage's time and its arrival, in the workers' metrics hash (Prometheus
-buckets), with those that came within a day of the 7-day edge, those that came too late,
-and the time of its last post.
-
-A source is silent when it posted before, nothing came from it for longer than
-LEADRELAY_SOURCE_SILENT_HOURS, and Lead events went out since its last post: leads keep
-coming but their stages do not.
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """The suppression list: the people a `forget` erased, as hashes only, so nothing about
 them is sent or kept again (a late webhook, a sweep, a replay, a CRM change).
 
-One Redis hash, `leadrelay:suppressed`. Each field is one identifier of one forgotten
-person: `<dataset>|em:<sha256>` (and `ph`, `external_id`), the same hashes sent to Meta,
-per dataset because one email may be two clients' leads and forgetting it for one must
-not silence the other; and `lead|<sha256 of the lead id>` (a Lead Ads lead id is one
-client's lead wherever it goes). The value is the forget's reference (`forget-<hex>`),
-which the audit trail names instead of the person. No TTL: a suppression holds until
-`leadrelay unsuppress` lifts it (docs/privacy.md).
-
-Checked wherever a person enters: a Lead Ads webhook (its lead id), a drain batch's built
-leads (before their profiles are kept), each stage change, and the sender itself.
+Notes: docs/internals/events.md
 """
 
 from __future__ import annotations

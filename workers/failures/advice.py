@@ -1,9 +1,7 @@
 """What a dead letter means and what to do, in plain language: the one place the admin
 page, `leadrelay dead-letters list` and its --json take it from.
 
-Meta's codes explain themselves (policy.MEANINGS); a CRM's refusal carries its own fix;
-otherwise the reason class says what to do, `expired` included (it can never be sent, so
-its action is to purge it, not replay it).
+Notes: docs/internals/failures.md
 """
 
 from __future__ import annotations

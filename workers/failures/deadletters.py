@@ -1,11 +1,7 @@
 """Dead letters: terminal failures kept with their reason, listable, filterable, redacted
 for display (replay.py requeues them; retention.py keeps the store tidy).
 
-The job itself stays in RQ's FailedJobRegistry (so `rq info` and rq-dashboard see
-it); this module keeps an index beside it for filtering: one JSON record per job with
-the reason class, Meta's code/subcode/user title/fbtrace_id, attempts, first and last
-attempt times, and the time of the event the job was sending (to tell whether Meta
-would still accept it).
+Notes: docs/internals/failures.md
 """
 
 from __future__ import annotations

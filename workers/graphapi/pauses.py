@@ -1,11 +1,6 @@
 """Tokens paused after an auth failure: jobs that need them wait instead of failing.
 
-A pause is keyed by a fingerprint of the token (never the token), so deploying a new
-token resumes by itself. An operator resumes with `leadrelay resume`; otherwise the
-token is retested (`retest`: one cheap call with it, the pause lifted if it succeeds)
-at most once per policy.PROBE_EVERY_SECONDS, by whoever meets the pause first once the
-retest is due: a lone job, a batch of leads, or a worker's maintenance pass (so a
-pause comes back on time however leads arrive, and while none arrive).
+Notes: docs/internals/graphapi.md
 """
 
 from __future__ import annotations

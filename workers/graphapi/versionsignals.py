@@ -1,8 +1,8 @@
-"""What Meta itself says about the API version a call ran on, kept where every process
-reads it: the `X-Ad-Api-Version-Warning` header of a call Meta auto-upgraded ("The call has
-been auto-upgraded to vXXX as vXXX has been deprecated", the Marketing API's versioning
-FAQ), so the day our own version table is stale somebody is told. `doctor`, readiness, the
-admin page and `/metrics` show it."""
+"""What Meta itself says about the API version a call ran on, kept where every process reads
+it.
+
+Notes: docs/internals/graphapi.md
+"""
 
 from __future__ import annotations
 

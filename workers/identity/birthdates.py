@@ -1,25 +1,6 @@
 """Dates of birth as people and forms write them, to Meta's `YYYYMMDD`.
 
-A tokeniser instead of a list of `strptime` formats: the text is cut into numbers and
-words, and any shape whose reading is certain is accepted, in any order and with any
-separators: a 4-digit year, a part above 12, or a month name (in the languages of the
-month table below) settles it. `1997/02/16`, `16-Feb-1997`, `19th April 1987`,
-`19 de abril de 1987` and `1997-02-16T00:00:00` all work; a UTC instant (`...T23:00:00Z`,
-what date pickers send) is the day it is in the lead's country, when its zones agree. A number followed by a word
-CLDR writes after a month's number (`7月`, `7월`, Mongolian `7 сарын`) is the month. Years of
-the Solar Hijri and Umm al-Qura calendars are read for leads of the countries that write
-dates in them (calendars.py).
-
-Truly ambiguous dates (`04/07/1992`: both parts 12 or less, the year last) follow the
-order the lead's country writes dates in, from CLDR (`calendarwords.order_of`: the short date pattern of
-the country's main language; Ghana, New Zealand and Britain day first, the US and the
-Philippines month first). With no country to decide, or one whose short dates put the
-year first (Canada, Japan: both orders are met there), the date is dropped as
-`ambiguous_date`: a wrong date is a hash of another person, worse than none. A two-digit
-year is read only where it is the one part above 31 and one century alone makes it a
-plausible year (`31/12/79`: 1979, as 2079 is to come); else it is refused (`04/05/07` could
-be three different days), as are impossible or implausible dates (before 1900, in the
-future).
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """Browser fields a page passes to a form (hidden fields), checked before Meta sees them.
 
-Sites fill hidden fields from templates and scripts, and when a script did not run they
-send its placeholder: `undefined`, `null`, `{{fbclid}}`, `%FBCLID%`. Meta accepts such
-values and can never match them, so each field is checked for its own shape and dropped
-when it has none: `fbc` and `fbp` must be Meta's `fb.<subdomain index>.<ms>.<value>`,
-an IP address must parse (the client's is the first usable one of an X-Forwarded-For
-list, as a proxy writes it), a page URL must be http(s).
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

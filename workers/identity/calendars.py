@@ -1,13 +1,7 @@
 """Years of calendars other than the Gregorian, where the lead's country writes dates in them
 and the year can only be theirs.
 
-Iran and Afghanistan write dates of birth in the Solar Hijri (Persian) calendar: `1370/05/12`
-is 3 August 1991. Saudi Arabia writes official dates in the Umm al-Qura (Islamic) calendar:
-`1410/05/12` is 10 December 1989. A year between the calendar's 1900 and today is never a
-Gregorian year of birth Meta accepts (1900 to today), so the country alone decides, and only
-for these countries: a `1370` from anywhere else stays refused. Conversion comes from the
-libraries each calendar's users rely on (jdatetime for the Persian, hijridate for Umm
-al-Qura), never from an offset: both calendars' years drift against the Gregorian.
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""The words and orders CLDR gives for writing dates, per language and country: month
-names and abbreviations (with how many languages mean each month by a word), weekday
-names, the words date patterns write around the numbers, eras, and the order a country
-writes a day and a month in. Data for birthdates.py, which reads dates with it; built
-from Babel's CLDR on first use, once per process."""
+"""The words and orders CLDR gives for writing dates, per language and country.
+
+Notes: docs/internals/identity.md
+"""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
 """The words a form's gender answer is written in, per language, each with its source.
 
-Meta takes `ge` as `f` or `m` only. A form asks in its own language, so the answer comes
-as `Kobieta`, `女性`, `महिला` or `Nữ`: each language below lists the common answers for
-female and male (the nouns, the adjectives a drop-down offers, and the usual titles), in
-its own script. Anything not listed is dropped as `unknown_gender`; nothing is ever
-guessed from a first letter, and neutral answers (`Mx`, `divers`, `X`) are never a gender.
-
-Sources: each language's words are the translations of "female", "male", "woman" and
-"man" in Wiktionary (the entry named beside the language, where the rest of its words are
-linked), checked against the language's entry for the word itself.
-
-Matching: an answer is lowercased and kept to its letters and marks (`Ms.` → `ms`); when
-that is not listed, its accents and vowel marks are dropped too (`Männlich` → `mannlich`,
-`Nữ` → `nu`), for forms typed without them. A word whose unmarked form is a different
-common answer matches only as written: Hungarian `nő` would otherwise turn every `No`
-into a woman.
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

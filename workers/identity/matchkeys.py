@@ -1,7 +1,7 @@
 """The match keys: one table of what each is called by the mapping file, by Meta, by
 Lead Ads questions and by form tools, and the raw values a Lead Ads lead gives for each.
 
-Values read here are still personal data: hash them (userdata.py), never keep or log them.
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

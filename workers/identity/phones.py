@@ -1,19 +1,6 @@
 """Phone numbers to Meta's form: E.164 digits without `+` (`16505551212`), valid or nothing.
 
-A number written with `+` or `00` (after stripping spaces and symbols: `(0044)`, `+0044`,
-`+001` too) is international. One written without is read in each of the given regions
-in turn (the lead's own country, the form's region, the default), then as digits that
-already hold a country code, as CRMs store them (`447911123456`), unless it is written
-in a national form: with a trunk prefix (`0532 ...`, or `8` and a number of a region
-whose trunk prefix is 8). Read as a country code, those digits make another country's
-number that looks valid (a Turkish mobile became a Cuban one), so a national form no
-given region fits is dropped (`no_region_for_national`), never guessed. It must be
-*valid* by phonenumbers' metadata (a real range of a real type: mobile, fixed line, toll
-free...), not merely of a possible length; otherwise it is dropped.
-
-Speed: validity is checked with each region's patterns compiled once, and numbers are
-built from their parts; phonenumbers.parse, several times slower, is only the fallback
-for national formats that need its rules (Argentina's `15`, Mexico's `044`...).
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

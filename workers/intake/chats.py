@@ -1,12 +1,7 @@
 """Chats an ad started: kept when their first message arrives (inside the webhook request,
 so an acknowledged chat is never lost), found again when a stage for the person comes.
 
-A chat is `leadrelay:chat:<channel>:<account>:<user>`: its dataset, the person's phone
-hashed (WhatsApp gives it: `wa_id`), and each ad click with its ad id and time (the newest
-is sent: which click Meta wants for a later conversion is unconfirmed). A WhatsApp person
-is keyed by their business-scoped user id when Meta sends one, else by their phone's hash:
-the phone is never kept in clear. Lookups `chat-by:<dataset>:ph:<hash>` find a chat by
-the phone a CRM knows. Both expire with profiles (LEADRELAY_PROFILE_RETENTION_DAYS).
+Notes: docs/internals/intake.md
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""A CRM's, booking tool's or signing tool's stage changes as the receiver takes them:
-each mapped to its stage, its person hashed on arrival, and whose it is decided by the
-secret that signed it (never by the account its body names)."""
+"""A CRM's, booking tool's or signing tool's stage changes as the receiver takes them.
+
+Notes: docs/internals/intake.md
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""A forgotten person's stage changes at the stage API (workers/events/suppression.py), in
-one round trip for the whole request: answered `recorded`, kept by the forget's reference
-alone (`leadrelay ignored`), never sent. (A lead is checked inside the inbox admit, in the
-webhook's one round trip: inbox.py.)"""
+"""A forgotten person's stage changes at the stage API (workers/events/suppression.py), in one
+round trip for the whole request: answered `recorded`, kept by the forget's reference alone
+(`leadrelay ignored`), never sent.
+
+Notes: docs/internals/intake.md
+"""
 
 from __future__ import annotations
 

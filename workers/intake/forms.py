@@ -1,10 +1,6 @@
 """Form submissions (Typeform, Tally) to job payloads, hashed on arrival.
 
-The receiver maps answers to match keys by the form's settings (mappingfile), checks
-consent, hashes every identifier and builds the click and browser ids. The job
-payload it enqueues holds hashes, ids and the browser fields Meta needs for website
-events, never a raw email, phone or name: jobs live on in Redis as dedupe records and
-dead letters.
+Notes: docs/internals/intake.md
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """The inbox: where the receiver puts new leads, in one atomic Redis call per delivery,
 and where drain jobs (workers/engine/inboxdrain.py) take them from.
 
-    admit    one Lua script: for each lead, claim its dedupe record (SET NX with a TTL)
-             and, if it is new, append it to the inbox stream; then wake drain jobs if
-             none is awake for the backlog. Dedupe and the durable record cannot part.
-    take     XREADGROUP: up to a batch of entries for one consumer (a drain job).
-    done     XACK + XDEL: the entries' leads were delivered, or handed to their own job.
-    reclaim  entries a dead consumer took and never finished come back (XCLAIM).
-
-A drain slot (`slot:K`) says "drain job K is awake or queued". The receiver sets it and
-enqueues the job only when it was free, so a burst costs one RQ enqueue, not one per
-request. A drain job frees its slot, then looks once more: a lead added in between
-either finds the slot free (and wakes a job) or is found by that last look.
+Notes: docs/internals/intake.md
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """One handler per kind of source: what its parsed items become (Lead Ads changes routed or
 held, form answers hashed, a CRM's changes mapped to stages, chats kept), then admitted by
-admission.py. The receiver calls the one its source's kind names (`HANDLERS`)."""
+admission.py.
+
+Notes: docs/internals/intake.md
+"""
 
 from __future__ import annotations
 

@@ -1,30 +1,6 @@
 """The receiver's own Redis connections, for its one call per request (inbox.admit).
 
-redis-py's client does a lot per command besides the command: it takes a connection from
-its pool (a lock, metrics bookkeeping, and a poll of the socket to check that nothing is
-left unread on it), wraps the call in its retry machinery, and releases it again. Under
-gevent, where the poll is a trip through the event loop, a command cost about 145 µs of
-CPU that way against 35 µs on a held connection (measured on the 2-core bench machine,
-docs/design.md, "Throughput"). At thousands of webhooks a second that is
-most of what the receiver adds to bare Flask.
-
-A `RequestRedis` keeps idle redis-py connections (same URL, timeouts and TLS as the client's
-pool) and uses each for one whole command at a time: it goes back only after its answer
-was read in full, and is dropped on anything else (an error, a timeout, a greenlet killed
-in the middle), so a connection with an answer still unread is never reused, which is what
-the pool's poll guards against. Everything else in the service uses the client.
-
-redis-py connects each one (TLS, AUTH, SELECT, and under Sentinel, finding the primary);
-the command itself is written and read on its socket with hiredis (which redis-py reads
-with too: `redis[hiredis]`), as a held plain socket would be: redis-py's own
-`send_command` and `read_response` cost about 25 µs more per call under gevent (a PING:
-70 µs of CPU against 45). What redis-py's reading does besides is done here too: a timeout
-is a TimeoutError, a closed or broken socket a ConnectionError, and a READONLY answer (the
-server was the primary and is a replica since a failover) drops the connection as a
-broken one is dropped, so the retry asks the Sentinels where the primary is now.
-
-When Redis restarts, every idle connection is dead at once: the first one found dead
-drops them all, so one request, not one per idle connection, pays for it.
+Notes: docs/internals/intake.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Funnel stage changes from a CRM or a sheet: checked, hashed on arrival, queued.
 
-`accept` checks each item (who, which stage, when, value) against the StageMap
-(stagemap.py) and answers per item; the accepted ones become one job's plain-JSON
-argument with hashed identifiers only.
+Notes: docs/internals/intake.md
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""What a request of stage changes reads from Redis, fetched in a few round trips for all
-its items: their leads' profiles (by leadgen_id, submission id, hashed email, phone or
-external id, in the caller's datasets) and whether each lead's `Lead` event went already.
+"""What a request of stage changes reads from Redis, fetched in a few round trips for all its
+items.
 
-Checking an item reads one key at a time (stageitems.check: a profile, a lookup, the
-ledger), which for a request of 1,000 items was thousands of round trips. `prefetch`
-reads every key the items can need first, in three pipelined calls, and `Prefetched`
-answers the checks from them; a key it did not fetch is read from Redis as before, so a
-check never sees less than it would have.
+Notes: docs/internals/intake.md
 """
 
 from __future__ import annotations

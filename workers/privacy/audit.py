@@ -1,11 +1,8 @@
-"""The audit trail: every action that changes state from the admin page, the admin or
-stage API, or the CLI (replay, purge, forget, unsuppress, stage changes posted), with who,
-from where, what and when.
+"""The audit trail: every action that changes state from the admin page, the admin or stage
+API, or the CLI (replay, purge, forget, unsuppress, stage changes posted), with who, from
+where, what and when.
 
-A Redis stream, `leadrelay:audit`, trimmed on each append to LEADRELAY_AUDIT_RETENTION_DAYS
-(365 by default). Who is a fingerprint (the first 12 hex of a token's SHA-256, as paused
-tokens are shown) or the CLI's user, never a token; what names the ids the action named
-and counts, never a person (a forget names its reference, not the email it was given).
+Notes: docs/internals/privacy.md
 """
 
 from __future__ import annotations

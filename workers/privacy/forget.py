@@ -1,9 +1,7 @@
 """Forget a person, export what is held about them, and lift a suppression: one lookup
 (person.resolve, then walk.find) for all three, from the CLI, the API or the admin page.
 
-Forgetting removes every record of theirs the caller may reach (docs/privacy.md lists
-the kinds), keeps a suppression record of their hashes only, and says what it removed by
-kind. Counts that name nobody (metrics, the funnel) stay.
+Notes: docs/internals/privacy.md
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Every kind of record leadrelay keeps in Redis: what it holds, why, and for how long.
 
-One table for three readers: `forget` and `export` name what they found by its kind,
-docs/privacy.md shows it to a privacy officer, and a test walks every key a full run
-writes and fails on one that no row covers, or one kept with no time limit that its row
-does not say why.
+Notes: docs/internals/privacy.md
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """Every record in Redis that holds one person, found by reading them all: `forget` removes
 what this finds, `export` shows it.
 
-A person is known by marks (person.py): ids that are theirs alone (a lead id, a submission
-key, from a profile the caller may see) and hashes (email, phone, external id) that another
-client's lead may share. A record that holds an id is theirs; a record that holds only a
-hash is theirs when it belongs to a dataset the caller may reach: the datasets it names
-(a `dataset` field, a `dataset_id`, a key part), else the environment's. Lists, sets,
-streams and batch jobs lose the person's entries only, never another person's.
-
-Reading every key is slow on a large Redis (a SCAN, then one pipelined read per thousand
-keys); forgetting is rare, and a record missed is a person not forgotten.
+Notes: docs/internals/privacy.md
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """The readiness report: what `leadrelay readiness`, the admin page and /metrics show.
 
-Before Meta optimises for a funnel stage it checks figures nobody shows in advance, and
-the things that stop leads without a word (a token ending, a Page unsubscribed, a CRM
-that stopped posting, an API version Meta retires) show only when it is too late. One
-report holds them all, per dataset: Meta's gates with their figures (events/gates.py,
-from the funnel's counters), what the scheduled watch last found (watch.py), how late
-each stage source posts and which fell silent (events/stagelag.py), and the Graph API
-version's horizon (config/versions.py). It reads counters only, never the leads.
+Notes: docs/internals/reports.md
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What the scheduled watch (sweep/watch.py) last found, read back: tokens ending or refused,
-Pages unreachable or unsubscribed, a dataset changed after setup, each with its fix. The
-read side on its own, so the admin page and /metrics load it without the watch job, the
-sweep and the engine they run on."""
+Pages unreachable or unsubscribed, a dataset changed after setup, each with its fix.
+
+Notes: docs/internals/reports.md
+"""
 
 from __future__ import annotations
 

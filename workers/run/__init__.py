@@ -1,3 +1,5 @@
 """The processes: the RQ worker and `leadrelay run`, the web server command, the embedded
 Redis, doctor, whose Redis it is and whether it keeps what it is given, send-test.
-Imports everything below, workers.jobs included; only the CLI and webhook_app import it."""
+
+Notes: docs/internals/run.md
+"""

@@ -1,7 +1,7 @@
-"""What the sandbox's `leadrelay send-test <crm or booking tool>` samples share: the sample
-lead's deal moved in a CRM, a meeting booked for it, a signing tool's stage for it, each as
-its tool signs and sends it (the CRMs' people made in the stand-in first). Each vendor's
-samples.py writes its own deliveries."""
+"""What the sandbox's `leadrelay send-test <crm or booking tool>` samples share.
+
+Notes: docs/internals/run.md
+"""
 
 from __future__ import annotations
 

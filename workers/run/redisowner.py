@@ -1,10 +1,6 @@
 """Whose Redis this is: the sandbox's or a live service's, never both.
 
-The sandbox marks the Redis it runs on (`leadrelay:sandbox`). A live process (web, worker,
-`leadrelay run`, every command that reads the queue) refuses a marked Redis, and the
-sandbox refuses a Redis that already holds data it did not put there: the sandbox's dead
-letters, events, Pages and scheduled sweeps must never show up in, or act on, a live
-service, nor the other way round.
+Notes: docs/internals/run.md
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """`leadrelay send-test readiness`: a month of a sample funnel in the sandbox, to see the
 readiness report as a team would after 30 days.
 
-300 Lead Ads leads over 30 days; about a fifth become QualifiedLead (posted to the stage
-API, source `api`) and some of those Schedule (from Pipedrive, which stopped posting 3
-days ago); the Page token ends in 5 days and the Page lost its `leadgen` subscription.
-
-Meta refuses events older than 7 days, and so does leadrelay, so a month cannot be sent
-today. The month before the last day is written as the service would have counted it,
-through the same functions that count real events (events/funnel.py, events/accuracy.py,
-events/stagelag.py); the last day goes through the running service for real: signed
-webhooks for its leads (the worker reads them from the stand-in and keeps their Lead
-events), the stage API for their stages. The stand-in is scripted for the token and the
-Page, and a watch runs at once instead of in 6 hours.
+Notes: docs/internals/run.md
 """
 
 from __future__ import annotations

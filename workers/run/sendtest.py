@@ -1,10 +1,7 @@
 """`leadrelay send-test`: correctly signed samples sent to the running service, so a person
 sees the whole path (and its failures) without writing code. Times are relative to now.
 
-In the sandbox, a Lead Ads sample is two steps, as with Meta: the lead is created in
-the stand-in (with the failure asked for), then the signed `leadgen` notification naming
-it is posted to the service. Against a real Meta app, Meta's test-leads API creates the
-lead and Meta sends the notification itself.
+Notes: docs/internals/run.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Meta Lead Ads webhooks (object `page`, field `leadgen`), per Meta's Lead Ads webhooks guide
 (developers.facebook.com/docs/marketing-api/guides/lead-ads/retrieving).
 
-Public surface, the same for every source: `verify(body, headers, secrets)` and
-`parse(body)`. Both take bytes and mappings, not flask.request.
+Notes: docs/internals/sources.md
 """
 
 from __future__ import annotations

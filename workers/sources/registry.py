@@ -1,11 +1,6 @@
 """The registry of webhook sources: the whole truth about each (docs/sources.md).
 
-A source module exposes `NAME`, `sign(secret, body, url)` (or `sign_body`), `verify(body,
-headers, secrets)`, `parse(body)` and `lead_key(item)`; everything else that differs
-between sources is declared here, and read from here: no other list names the sources.
-Vendors are imported from their folders (workers/vendors/<vendor>/); the shared kit they
-use (ids.py, signing.py, keys.py) sits beside this module, below it: importing a vendor
-first never runs the registry.
+Notes: docs/internals/sources.md
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Any tool that can sign: Standard Webhooks (standardwebhooks.com), one generic stage source.
 
-Salesforce Flow HTTP callouts, GoHighLevel and Zoho workflows, Close, Zapier or Make steps
-and in-house code can all POST JSON; this source takes any such POST signed the Standard
-Webhooks way, and the mapping file's `[crm.signed.fields]` says where in the body the
-person, the stage, the time and the value are (docs/signed.md):
-
-    webhook-id          the message id: the idempotency key (a reused id is a duplicate)
-    webhook-timestamp   unix seconds; more than 5 minutes off is refused
-    webhook-signature   "v1,<base64 HMAC-SHA256>" (several, space-separated, while a
-                        secret rotates), over `id + "." + timestamp + "." + body`, keyed
-                        with the base64 secret after its `whsec_` prefix
+Notes: docs/internals/sources.md
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Typeform `form_response` webhooks, per Typeform's webhooks docs
 (www.typeform.com/developers/webhooks/).
 
-Typeform disables a webhook at once on 404 or 410: this source never causes either.
+Notes: docs/internals/sources.md
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The CRM side of the stand-in (server.py): each CRM vendor's read API (its folder's
 standin.py), over the same loopback server, and what they share:
 
-    POST /_standin/crm {"email", "phone", "amount", "currency"}: the same person in every
-         CRM (a HubSpot deal with its contact, a Pipedrive person), for `leadrelay send-test`
-
-A token in `crm_revoked` is refused with 401, as the CRMs refuse a revoked token.
-Scripted answers (`then(..., on="crm")`) meet these calls as they meet Graph's.
+Notes: docs/internals/standin.md
 """
 
 from __future__ import annotations

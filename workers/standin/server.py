@@ -1,15 +1,6 @@
 """A stand-in for Meta's Graph API over real HTTP on loopback.
 
-It serves lead reads, Lead Ads test leads and Conversions API posts, records every
-request, and can be scripted to answer the next calls with errors, delays or dropped
-connections. `leadrelay run` runs it as the sandbox's Graph API; tests and bench
-scripts import it; `python -m workers.standin.server --port 8765 --any-lead` runs it alone.
-
-It answers HubSpot's and Pipedrive's read APIs too (crm.py). Beyond those paths it has
-one of its own, for `leadrelay send-test`:
-`POST /_standin/leads {"field_data", "created_time", "fail"}` adds a lead and says how
-its reads must fail (`FAILURES`); `POST /_standin/scenario {"leads", "token_expires",
-"unsubscribed"}` scripts the readiness scenario (workers/run/scenario.py).
+Notes: docs/internals/standin.md
 """
 
 from __future__ import annotations

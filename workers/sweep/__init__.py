@@ -1,8 +1,7 @@
 """The sweep: the scheduled re-read of every form's lead list (sweeper), and the
 enqueueing of the leads no webhook brought (reconcile). Imports engine and below.
 
-`run_sweep` here is the path releases before 0.2 stored for scheduled sweeps
-(workers/jobnames.py FORMER); it stays for one release.
+Notes: docs/internals/sweep.md
 """
 
 from workers import jobnames

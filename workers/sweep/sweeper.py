@@ -1,21 +1,7 @@
 """The sweep: every LEADRELAY_SWEEP_SECONDS a worker reads each Page's Lead Ads forms and
 enqueues the leads no webhook brought, deduped exactly like a webhook.
 
-Meta stops sending webhooks without a word (a removed subscription, an app back in
-development mode, an expired token, 36 hours of failed deliveries). The sweep is how
-leadrelay notices, and how those leads still reach Meta inside their 7 days.
-
-- Scheduled with RQ's own scheduler: each sweep enqueues the next at the start of the
-  next time slot, under a job id made of that slot, so every worker scheduling at start
-  and every running sweep make one job per slot, never a second chain.
-- One at a time across all workers (a lock), and not while webhook work is piling up.
-- Each form remembers, in Redis, the creation time it has read up to; a sweep reads from
-  there (never further back than 7 days) up to LEADRELAY_SWEEP_GRACE_SECONDS ago, so a
-  webhook still in flight is not mistaken for a missing one, and a restart neither
-  re-reads from the beginning nor skips a lead.
-- Rate limited by Meta: it stops, keeps its place and waits longer each time (lead reads
-  for webhooks share the budget and come first).
-- A Page whose leads only the sweep found is flagged `webhook_silent`, logged once.
+Notes: docs/internals/sweep.md
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Tokens and Page subscriptions watched on a schedule: Meta warns no one when a token is
-about to expire or a Page stops sending `leadgen` (a permission reset unsubscribes the app
-without a word), and leads then stop at once.
+"""Tokens and Page subscriptions watched on a schedule: Meta warns no one when a token is about
+to expire or a Page stops sending `leadgen` (a permission reset unsubscribes the app without
+a word), and leads then stop at once.
 
-Every LEADRELAY_WATCH_SECONDS a worker asks Meta, for each Page and dataset token in use,
-when it (or its data access) ends (`debug_token`), and for each Page whether the app is
-subscribed to `leadgen` (`subscribed_apps`). What it finds is kept (`read`), served on the
-admin page and as Prometheus series (reports/watched.py, the read side the web process
-loads without this job), and each new problem is logged once a day.
+Notes: docs/internals/sweep.md
 """
 
 from __future__ import annotations

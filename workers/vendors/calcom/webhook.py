@@ -1,14 +1,6 @@
 """Cal.com webhooks: a booking is a stage change that carries its person.
 
-`BOOKING_CREATED` (and `BOOKING_RESCHEDULED`, the same person's booking moved) become the
-mapped stage; `BOOKING_CANCELLED` is recorded, never sent. The first attendee is the
-person (email, name, a phone answer in `responses`). The booking's `uid` is the
-idempotency key: Cal.com signs no timestamp, so a replayed delivery is a duplicate.
-
-`X-Cal-Signature-256` is the hex HMAC-SHA256 of the raw body with the webhook's secret.
-Cal.com lets a webhook have no secret: such deliveries are refused unless the operator
-lists `calcom` in LEADRELAY_ALLOW_UNSIGNED (then anyone who finds the URL can post
-bookings: docs/calcom.md says why that is risky).
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Calendly webhooks (API v2): a booked meeting is a stage change that carries its person.
 
-`invitee.created` is a booking: the invitee's email, name and any phone (the SMS
-reminder number, or a phone question's answer) are in the push, so nothing is read
-back. `invitee.canceled` is acknowledged and recorded, never sent. A reschedule is a
-cancel plus a create for the same person: the create's stage was already sent for the
-lead, so it is a duplicate and nothing goes twice. The invitee's URI names it: its last
-segment (and the event's name) is the idempotency key.
-
-`Calendly-Webhook-Signature: t=<unix>,v1=<hex>` is HMAC-SHA256 with the subscription's
-signing key over `t + "." + raw body`; a `t` more than 3 minutes off is refused.
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

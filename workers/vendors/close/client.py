@@ -1,6 +1,8 @@
-"""Close's API v1: the contact of each opportunity that changed (its emails and phones),
-with an API key sent as HTTP Basic (the key, no password). One GET per contact.
-https://developer.close.com/api/resources/contacts"""
+"""Close's API v1: the contact of each opportunity that changed (its emails and phones), with
+an API key sent as HTTP Basic (the key, no password).
+
+Notes: docs/internals/vendors.md
+"""
 
 from __future__ import annotations
 

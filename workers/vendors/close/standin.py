@@ -1,8 +1,7 @@
 """Close's API v1 as the stand-in answers the reads leadrelay makes of it (the sandbox's and
 the tests'; standin/crm.py serves it on the Graph stand-in's loopback server):
 
-    GET /api/v1/contact/{id}/             (Authorization: Basic <key>:)
-    GET /api/v1/status/opportunity/
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

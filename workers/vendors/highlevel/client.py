@@ -1,7 +1,8 @@
-"""HighLevel's API v2: the contact of each opportunity that changed (email, phone, the
-click id HighLevel recorded), with a location's access token or a Private Integration
-token. https://github.com/GoHighLevel/highlevel-api-docs/blob/main/apps/contacts.json
-One GET per contact (the API has no batch read), pinned to one API version."""
+"""HighLevel's API v2: the contact of each opportunity that changed (email, phone, the click id
+HighLevel recorded), with a location's access token or a Private Integration token.
+
+Notes: docs/internals/vendors.md
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The sandbox's `leadrelay send-test highlevel`: the sample lead's opportunity moved to a
-stage, then won with a value, one delivery each (redelivered once, as a retry would be),
-signed with the sandbox's key as HighLevel signs with its own."""
+"""The sandbox's `leadrelay send-test highlevel`.
+
+Notes: docs/internals/vendors.md
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """HighLevel's API v2 as the stand-in answers the reads leadrelay makes of it (the sandbox's
 and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server):
 
-    GET /contacts/{id}                    (Authorization: Bearer, Version: 2021-07-28)
-    GET /opportunities/pipelines
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

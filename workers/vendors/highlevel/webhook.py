@@ -1,18 +1,7 @@
 """HighLevel marketplace-app webhooks: an opportunity moved to a pipeline stage
 (`OpportunityStageUpdate`) or was won or lost (`OpportunityStatusUpdate`).
-https://marketplace.gohighlevel.com/docs/webhook/OpportunityStageUpdate
 
-HighLevel signs the raw body with its own private key; we verify with its published public
-key (HIGHLEVEL_WEBHOOK_PUBLIC_KEY: base64 SubjectPublicKeyInfo, as HighLevel publishes it;
-several, comma-separated). `x-ghl-signature` is Ed25519, tried alone when present (its SDKs
-never fall back from it); the legacy `x-wh-signature` is RSA PKCS#1 v1.5 with SHA-256.
-https://github.com/GoHighLevel/highlevel-api-docs/blob/main/docs/oauth/WebhookAuthentication.md
-A payload's `timestamp` must be within five minutes, and `webhookId` is the idempotency key
-(a redelivery is a duplicate). HighLevel retries only a 429, so a storage failure is
-answered 429 (UNAVAILABLE_STATUS). The contact is read back by id (client.py).
-
-The key is read by keys.py in the forms it is pasted in (base64, PEM, quoted, escaped
-newlines), or refused at start; a value is a local signing seed only when it says so.
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """HubSpot's CRM API as the stand-in answers the reads leadrelay makes of it (the sandbox's
 and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server):
 
-    POST /crm/v3/objects/deals/batch/read            {"inputs": [{"id"}], "properties"}
-    POST /crm/v3/objects/contacts/batch/read
-    POST /crm/v4/associations/deals/contacts/batch/read
-    GET  /crm/v3/pipelines/deals, /crm/v3/properties/contacts/lifecyclestage
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

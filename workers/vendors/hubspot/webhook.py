@@ -1,15 +1,6 @@
 """HubSpot Webhooks API deliveries: deal stage and contact lifecycle stage changes.
 
-HubSpot batches up to 100 events per POST (a JSON list) and retries a failed delivery
-up to 10 times over about a day. An event names the object by id only: the deal's
-amount and its contact (email, phone, name) are read back with a private-app token
-(client.py, beside this module). Each event's idempotency key is its `eventId` with its
-subscription, object and change (`event_key`): HubSpot does not promise `eventId` unique.
-
-The v3 signature (`X-HubSpot-Signature-v3`) is a base64 HMAC-SHA256, keyed with the
-app's client secret, over method + the URL as HubSpot called it + body + the
-`X-HubSpot-Request-Timestamp` (milliseconds); a timestamp more than 5 minutes off is
-refused, so a captured delivery cannot be played again later.
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

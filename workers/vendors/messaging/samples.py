@@ -1,8 +1,7 @@
-"""The sandbox's `leadrelay send-test whatsapp|messenger|instagram`: a person starts a chat
-from an ad (the channel's signed webhook, delivered twice: WhatsApp retries for days), then
-the funnel after it: QualifiedLead and Purchase through the stage API for their phone or
-conversation and, for WhatsApp, their HubSpot deal won (the stand-in's CRM person has
-their phone). `leadrelay dry-run` then shows each once as a business-messaging event."""
+"""The sandbox's `leadrelay send-test whatsapp|messenger|instagram`.
+
+Notes: docs/internals/vendors.md
+"""
 
 from __future__ import annotations
 

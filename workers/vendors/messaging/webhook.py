@@ -1,18 +1,8 @@
 """The messaging webhooks of a Meta app: WhatsApp Cloud API `messages` (object
 `whatsapp_business_account`), Messenger (object `page`, `messaging` events) and Instagram
-(object `instagram`). Signed and verified as every Meta webhook is (X-Hub-Signature-256
-with the app secret; the same subscription check), so `verify` and `sign` are meta's.
+(object `instagram`).
 
-`parse` keeps one thing from each: a conversation started from an ad, with what Meta
-wants back later and nothing else. WhatsApp: the WABA id (`entry[].id`), the person's
-`wa_id` (their phone: hashed at once, the digits kept only as the chat's key, which is
-what a later stage is looked up by), the business-scoped user id when present, the
-referral's `ctwa_clid` and ad id (`source_id`). Messenger: the Page id and the PSID, and
-the referral's ad id; Instagram: the account id and the IGSID. Message text, media,
-statuses and every other field are never read into what is kept.
-https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/text
-https://developers.facebook.com/documentation/business-messaging/messenger-platform/webhooks/webhook-events/messaging_referrals
-https://developers.facebook.com/docs/instagram-messaging/webhooks
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Pipedrive's API v2 as the stand-in answers the reads leadrelay makes of it (the sandbox's
 and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server):
 
-    GET /api/v2/persons?ids=1,2           (x-api-token header)
-    GET /api/v2/pipelines, /api/v2/stages
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

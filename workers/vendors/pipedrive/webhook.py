@@ -1,11 +1,6 @@
 """Pipedrive Webhooks v2 deliveries: a deal's stage changed, or it was won.
 
-Pipedrive sends one event per POST and retries with `meta.attempt`. It does not sign:
-the webhook is created with HTTP Basic credentials (a user name and password we choose),
-checked here in constant time; HTTPS keeps them secret on the way. `meta.id` is the
-idempotency key. `previous` holds what the change replaced: a change is a stage change
-only when `previous` has another `stage_id`, a win only when `previous.status` was not
-`won`. The person is read back by id (client.py, beside this module).
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Salesforce's REST API: the person behind each record that changed, in one SOQL query per
-object and batch. An Opportunity has no email or phone: its primary contact role's Contact
-has them. A Lead whose message carried no Email or Phone is read by id. The token is an
-access token of the instance (SALESFORCE_ACCESS_TOKEN, sent as a Bearer header).
-https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
+object and batch.
+
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

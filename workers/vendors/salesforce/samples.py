@@ -1,6 +1,7 @@
-"""The sandbox's `leadrelay send-test salesforce`: the sample lead's Opportunity moves to
-Qualification, then to Closed Won, each Outbound Message delivered twice (Salesforce
-delivers at least once), to the endpoint's secret path as Salesforce posts it."""
+"""The sandbox's `leadrelay send-test salesforce`.
+
+Notes: docs/internals/vendors.md
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Salesforce's REST API as the stand-in answers the reads leadrelay makes of it (the
 sandbox's and the tests'; standin/crm.py serves it on the Graph stand-in's loopback server):
 
-    GET /services/data/v62.0/query?q=SELECT ... FROM OpportunityContactRole|Lead|OpportunityStage|LeadStatus ...
-    GET /services/data/v62.0/limits
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Salesforce Outbound Messages: a Flow or workflow rule on an Opportunity's or a Lead's
-stage sends a SOAP message of up to 100 notifications, each the record's latest state.
-https://developer.salesforce.com/docs/atlas.en-us.api.meta/api/sforce_api_om_outboundmessaging_understanding.htm
+"""Salesforce Outbound Messages: a Flow or workflow rule on an Opportunity's or a Lead's stage
+sends a SOAP message of up to 100 notifications, each the record's latest state.
 
-Salesforce does not sign. A message is authenticated by a secret path segment
-(`/webhooks/salesforce/<token>`, passed here as PATH_TOKEN_HEADER) and by the message's own
-organization id (the one routing reads), both compared in constant time; the secret,
-SALESFORCE_OUTBOUND_SECRET, is `<organization id>:<token>`. Read with defusedxml. Notes:
-docs/salesforce.md.
+Notes: docs/internals/vendors.md
 """
 
 from __future__ import annotations
