@@ -327,7 +327,7 @@ def test_a_lead_with_no_country_but_an_international_phone_is_placed_by_it():
 
 
 def test_every_format_character_is_folded_away():
-    from workers.identity import userdata
+    from workers.identity import letters
 
     everywhere = {c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"}
-    assert set(userdata._FORMAT_CHARACTERS) == everywhere
+    assert set(letters.FORMAT_CHARACTERS) == everywhere
