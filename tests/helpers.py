@@ -535,3 +535,43 @@ def app_with_lead(graph, work, monkeypatch, tmp_path, mapping: str = "", **setti
 
     delivered_lead(graph, post_meta, work, 3600)
     return client
+
+
+@dataclass
+class Answered:
+    """A privacy request's outcome, read as a response is: its status and JSON."""
+
+    status_code: int
+    body: dict
+
+    def get_json(self) -> dict:
+        return self.body
+
+
+def privacy_walks() -> None:
+    """The privacy requests' walks alone, as their jobs run them, nothing else queued run
+    (a lead left in the inbox, a stage left waiting: what a forget must find)."""
+    from workers.config.settings import load
+    from workers.jobs import install
+    from workers.privacy import requests
+
+    ctx = install(load())
+    for ref in ctx.connection.zrange(requests.RECENT, 0, -1):
+        requests.run(ctx.connection, ctx.routes, ref.decode())
+
+
+def privacy_api(client, what: str, token: str, work, **given):
+    """`POST /api/v1/people/<what>` as a caller makes it, the worker's walk (`work`), then the
+    request's state at its status URL: a refusal at the door as answered (400, 403); else 200
+    with what a done forget removed or an export's result, 409 with why it was refused."""
+    headers = {"Authorization": f"Bearer {token}"}
+    taken = client.post(f"/api/v1/people/{what}", json=given, headers=headers)
+    if taken.status_code != 202:
+        return taken
+    assert taken.headers["Location"] == taken.get_json()["status_url"]
+    work()
+    state = client.get(taken.get_json()["status_url"], headers=headers).get_json()
+    if state["state"] == "refused":
+        return Answered(409, {"error": state["error"], "detail": state["detail"], "others": state["others"]})
+    assert state["state"] == "done", state
+    return Answered(200, {**state.pop("result", {}), **state})

@@ -9,7 +9,7 @@ from flask import abort, flash, redirect, request, url_for
 from workers.common import logs
 from workers.failures import advice, deadletters
 from workers.failures.replay import run_replay
-from workers.privacy import audit
+from workers.privacy import audit, requests
 from workers.privacy import forget as privacy
 from workers.privacy.person import NoIdentifier
 
@@ -53,26 +53,32 @@ def purge():
 
 @bp.post("/people/forget")
 def forget():
-    """Forget one person (every dataset: the admin is the operator), then back to the page."""
+    """Forget one person (every dataset: the admin is the operator): suppressed at once, their
+    records removed by a worker (privacy/requests.py); back to the page, which shows its state."""
     check_form()
     given = {name: request.form.get(name) for name in ("email", "phone", "lead_id", "external_id", "person_id")}
     try:
-        done = privacy.forget(
+        taken = requests.accept(
             ext()["redis"],
+            ext()["queue"],
             ext()["routes"],
             given,
             ext()["settings"].default_region,
             sorted(ext()["routes"].datasets),
+            "forget",
             audittrail.actor(),
             request.remote_addr or "unknown",
             ext()["settings"].audit_retention_days,
             all_matching=request.form.get("all_matching") == "1",
         )
-    except (NoIdentifier, privacy.SharedIdentifiers) as err:
+    except NoIdentifier as err:
         flash(str(err), "error")
     else:
-        removed = ", ".join(f"{n} {kind}" for kind, n in done["removed"].items()) or "nothing held"
-        flash(f"Forgotten ({done['ref']}): removed {removed}. Suppressed from now on. {done['sent_already']}", "ok")
+        flash(
+            f"Forget {taken['ref']} accepted: suppressed from now on; a worker removes their records "
+            f"(its state is below). {privacy.SENT_ALREADY}",
+            "ok",
+        )
     return redirect(url_for("admin_page.page") + "#privacy", code=303)
 
 

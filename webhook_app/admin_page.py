@@ -30,6 +30,7 @@ from workers.identity import matchkeys
 from workers.intake import admission
 from workers.intake.unusable import UNUSABLE_REASONS
 from workers.privacy import audit
+from workers.privacy import requests as privacy_requests
 from workers.reports import readiness, watched
 from workers.sources.signing import matches_any
 
@@ -151,6 +152,7 @@ def overview() -> dict:
         "test_event_code": bool(settings.test_event_code),
         "sandbox": settings.sandbox,
         "audit": [{**entry, "line": audit.line(entry)} for entry in audit.entries(connection, 50)],
+        "privacy_requests": privacy_requests.recent(connection, 10),
     }
 
 

@@ -6,12 +6,12 @@ Notes: docs/internals/webhook_app.md
 
 from __future__ import annotations
 
-from flask import abort, current_app, g, jsonify, request
+from flask import abort, current_app, g, jsonify, request, url_for
 
 from workers.common import jsonbody
 from workers.common.refusals import MalformedBody
 from workers.privacy import forget as privacy
-from workers.privacy.forget import SharedIdentifiers
+from workers.privacy import requests
 from workers.privacy.person import NoIdentifier
 
 from . import audittrail
@@ -25,21 +25,24 @@ def _given() -> dict:
     return body
 
 
-def _run(action, **extra):
+def _accepted(action: str):
+    """Take a forget or an export (privacy/requests.py): 202 with its reference and where to
+    read its state; the walk is a worker's, never this request's."""
     ext = current_app.extensions["leadrelay"]
     given = _given()
     all_matching = given.pop("all_matching", False) is True
     if all_matching and g.scope.client:
         abort(_refusal(403, "not_allowed", "only LEADRELAY_API_TOKEN may erase or show several people at once"))
     try:
-        return action(
-            ext["redis"], ext["routes"], given, ext["settings"].default_region, g.scope.datasets,
-            all_matching=all_matching, **extra,
+        taken = requests.accept(
+            ext["redis"], ext["queue"], ext["routes"], given, ext["settings"].default_region, g.scope.datasets,
+            action, audittrail.actor(), request.remote_addr or "unknown", ext["settings"].audit_retention_days,
+            all_matching=all_matching,
         )  # fmt: skip
     except NoIdentifier as err:
         raise MalformedBody(str(err), reason="no_identifier") from None
-    except SharedIdentifiers as err:
-        abort(_refusal(409, "shared_identifiers", str(err), others=err.others))
+    status_url = url_for("api.privacy_request", ref=taken["ref"])
+    return jsonify({**taken, "status_url": status_url}), 202, {"Location": status_url}
 
 
 def _refusal(status: int, error: str, detail: str, **more):
@@ -51,17 +54,26 @@ def _refusal(status: int, error: str, detail: str, **more):
 @bp.post("/people/export")
 def export():
     """What is held about one person, as hashes and ids: {"email"|"phone"|"external_id"|"lead_id"|"person_id": ...}
-    (and "all_matching": true, the operator's, when the identifiers reach other people's leads too)."""
-    found = _run(privacy.export)
-    audittrail.note("export", datasets=found["datasets"], found=found["counts"])
-    return jsonify(found), 200
+    (and "all_matching": true, the operator's, when the identifiers reach other people's leads too).
+    Answered 202: the result is at `status_url` once a worker has read it (kept an hour)."""
+    answer = _accepted("export")
+    audittrail.note("export", ref=answer[0].get_json()["ref"], datasets=g.scope.datasets)
+    return answer
 
 
 @bp.post("/people/forget")
 def forget():
-    """Remove every record of one person in the caller's datasets and keep them suppressed."""
-    ext = current_app.extensions["leadrelay"]
-    where = request.remote_addr or "unknown"
-    return jsonify(
-        _run(privacy.forget, who=audittrail.actor(), where=where, audit_days=ext["settings"].audit_retention_days)
-    ), 200
+    """Forget one person in the caller's datasets: suppressed from this request on, every
+    record of theirs removed by a worker. Answered 202 with `status_url`."""
+    answer, status, headers = _accepted("forget")
+    return jsonify({**answer.get_json(), "sent_already": privacy.SENT_ALREADY}), status, headers
+
+
+@bp.get("/people/requests/<ref>")
+def privacy_request(ref: str):
+    """A forget's or an export's state: queued, running, done (what was removed, or the
+    export's result) or refused (why); 404 for a reference this token's datasets do not cover."""
+    found = requests.status(current_app.extensions["leadrelay"]["redis"], ref, g.scope.datasets)
+    if found is None:
+        return _refusal(404, "not_found", "no privacy request of yours has this reference (kept 7 days)")
+    return jsonify(found), 200

@@ -13,8 +13,19 @@ DRAIN = "workers.jobs.drain"  # new leads from the inbox, many at a time
 RETRY_BATCH = "workers.jobs.retry_batch"  # leads whose whole batch request failed for a passing reason
 SWEEP = "workers.jobs.run_sweep"  # the scheduled re-read of every form's leads
 WATCH = "workers.jobs.watch_tokens"  # the scheduled check of tokens' expiry and Pages' subscriptions
+PRIVACY_REQUEST = "workers.jobs.privacy_request"  # a forget or export taken by the API or the admin page
 
-NAMES = (PROCESS_META_LEAD, SEND_FORM_LEAD, SEND_STAGE_EVENTS, READ_CRM_STAGE, DRAIN, RETRY_BATCH, SWEEP, WATCH)
+NAMES = (
+    PROCESS_META_LEAD,
+    SEND_FORM_LEAD,
+    SEND_STAGE_EVENTS,
+    READ_CRM_STAGE,
+    DRAIN,
+    RETRY_BATCH,
+    SWEEP,
+    WATCH,
+    PRIVACY_REQUEST,
+)
 FORMER = {
     "workers.batches.drain": DRAIN,
     "workers.batches.retry_batch": RETRY_BATCH,

@@ -21,6 +21,7 @@ from workers.engine.context import Context, context, install  # noqa: F401 (inst
 from workers.engine.inflight import Lead
 from workers.engine.jobwork import Work
 from workers.events import accuracymarks, conversions, ledger
+from workers.privacy import requests as privacy_requests
 from workers.sweep import sweeper, watch
 
 log = logs.get(__name__)
@@ -229,3 +230,11 @@ def watch_tokens(_: dict) -> dict:
         watch.schedule(
             make_queue(ctx.connection, job.origin if job else ctx.settings.queue_name), ctx.settings.watch_seconds
         )
+
+
+def privacy_request(arguments: dict) -> dict:
+    """A forget or export the API or the admin page took (privacy/requests.py): the walk."""
+    ctx = context()
+    done = privacy_requests.run(ctx.connection, ctx.routes, arguments["ref"])
+    log.info("privacy_request", ref=done["ref"], state=done["state"], removed=done.get("removed"))
+    return done

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 
-from helpers import fixture_bytes, hubspot_deal_event, leadgen_body, leadrelay, post_signed, sign
+from helpers import fixture_bytes, hubspot_deal_event, leadgen_body, leadrelay, post_signed, privacy_api, sign
 
 PHONE, WABA = "+1 650 555 1234", "102290129340398"
 CLICK = "Afe4ie2ba13Mh1Tvnz15ivf5ueBeNDDTlaBFy4pshp3OGeMpBsGwA3ASmbFbDa"
@@ -162,7 +162,7 @@ def test_forgetting_a_phone_erases_its_chat_and_keeps_its_next_chat_out(env, mon
     chat = _now("whatsapp", "messages_text__ad_referral.json")
     post_signed(client, "whatsapp", chat, env)
     assert list(redis_conn.scan_iter("leadrelay:chat*"))
-    forgot = client.post("/api/v1/people/forget", json={"phone": PHONE}, headers={"Authorization": f"Bearer {TOKEN}"})
+    forgot = privacy_api(client, "forget", TOKEN, work, phone=PHONE)
     assert forgot.get_json()["removed"] == {"chat": 1, "chat lookup": 1}
     assert list(redis_conn.scan_iter("leadrelay:chat*")) == [] and CLICK not in str(redis_conn.keys("*"))
     again = post_signed(client, "whatsapp", chat, env).get_json()  # WhatsApp's retry, days later
@@ -185,9 +185,7 @@ def test_a_chat_from_a_number_phonenumbers_rejects_is_keyed_by_its_hash_and_forg
     assert post_signed(client, "whatsapp", chat, env).get_json()["accepted"] == 1
     assert "5550101234" not in str(redis_conn.keys("*"))
     assert all(b"5550101234" not in (redis_conn.get(k) or b"") for k in redis_conn.scan_iter("leadrelay:chat*"))
-    forgot = client.post(
-        "/api/v1/people/forget", json={"phone": "+1 555 010 1234"}, headers={"Authorization": f"Bearer {TOKEN}"}
-    )
+    forgot = privacy_api(client, "forget", TOKEN, work, phone="+1 555 010 1234")
     assert forgot.status_code == 200 and forgot.get_json()["removed"].get("chat") == 1, forgot.get_json()
     assert list(redis_conn.scan_iter("leadrelay:chat:*")) == []
     again = post_signed(client, "whatsapp", chat, env).get_json()
@@ -208,7 +206,7 @@ def test_forgetting_a_phone_after_its_chats_stage_went_leaves_no_claim_or_ledger
     work()
     assert _chats(graph)
     ph = phones.key_hash(PHONE)
-    forgot = client.post("/api/v1/people/forget", json={"phone": PHONE}, headers={"Authorization": f"Bearer {TOKEN}"})
+    forgot = privacy_api(client, "forget", TOKEN, work, phone=PHONE)
     assert forgot.status_code == 200, forgot.get_json()
     left = [
         key.decode()

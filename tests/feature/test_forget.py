@@ -10,7 +10,18 @@ import json
 import time
 import zlib
 
-from helpers import API, agency_lead, agency_post, hubspot_deal_event, leadgen_body, leadrelay, post_signed, sign
+from helpers import (
+    API,
+    agency_lead,
+    agency_post,
+    hubspot_deal_event,
+    leadgen_body,
+    leadrelay,
+    post_signed,
+    privacy_api,
+    privacy_walks,
+    sign,
+)
 from workers.events import suppression
 
 EMAIL, PHONE = "Ann.Forget@Example.com", "+44 7911 123456"
@@ -98,9 +109,7 @@ def test_forget_by_email_leaves_nothing_but_the_suppression_and_nothing_more_is_
     for mark in (EM, PH, LEAD, DEAD_LEAD):
         assert mark in everything, f"the scenario never stored {mark}"
 
-    answer = client.post(
-        "/api/v1/people/forget", json={"email": EMAIL}, headers={"Authorization": f"Bearer {OPERATOR_TOKEN}"}
-    )
+    answer = privacy_api(client, "forget", OPERATOR_TOKEN, privacy_walks, email=EMAIL)  # the stage still waits
     assert answer.status_code == 200, answer.get_json()
     done = answer.get_json()
     assert done["removed"]["profile"] == 2 and done["removed"]["dedupe record"] == 2, done["removed"]
@@ -149,9 +158,7 @@ def test_forgetting_with_one_clients_token_leaves_the_others_person_alone(agency
     for leadgen_id, page in (("8800000000000011", "101"), ("8800000000000022", "202")):
         assert agency_post(web, agency_lead(graph, leadgen_id, page, email=shared)).get_json()["accepted"] == 1
     work()
-    answer = web.post(
-        "/api/v1/people/forget", json={"email": shared}, headers={"Authorization": f"Bearer {API['acme']}"}
-    ).get_json()
+    answer = privacy_api(web, "forget", API["acme"], work, email=shared).get_json()
     assert answer["datasets"] == ["acme", "acme_b2b"] and answer["removed"]["profile"] == 1
     everything = _everything(redis_conn)
     assert "8800000000000011" not in everything
@@ -160,9 +167,7 @@ def test_forgetting_with_one_clients_token_leaves_the_others_person_alone(agency
     assert f"leadrelay:profile-by:brandb:em:{em}" in everything
     assert f"leadrelay:profile-by:acme:em:{em}" not in everything
     # Brand B sees its person as before, and can still move them on.
-    export = web.post(
-        "/api/v1/people/export", json={"email": shared}, headers={"Authorization": f"Bearer {API['brandb']}"}
-    ).get_json()
+    export = privacy_api(web, "export", API["brandb"], work, email=shared).get_json()
     assert [p["lead_id"] for p in export["profiles"]] == [8800000000000022] and not export["suppressed"]
     stage = {"email": shared, "stage": "QualifiedLead", "occurred_at": int(time.time()) - 30}
     for client, status in (("acme", "recorded"), ("brandb", "accepted")):
@@ -209,8 +214,14 @@ def test_the_admin_page_forgets_from_its_own_form_and_shows_the_trail(env, monke
     assert client.post("/admin/people/forget", data={"email": EMAIL, "csrf": "forged"}).status_code == 400
     answer = client.post("/admin/people/forget", data={"email": EMAIL, "csrf": csrf}, follow_redirects=True)
     page = answer.get_data(as_text=True)
-    ref = re.search(r"Forgotten \((forget-[0-9a-f]+)\): removed [^.]*1 profile", page).group(1)
+    ref = re.search(r"Forget (forget-[0-9a-f]+) accepted: suppressed from now on", page).group(1)
     assert "cannot be recalled" in page
+    assert f'<tr data-request="{ref}" data-state="queued">' in page  # the page shows it waiting
+    assert redis_conn.exists(f"leadrelay:profile:meta:{LEAD}")  # nothing walked in the request
+    work()
+    page = client.get("/admin").get_data(as_text=True)
+    row = re.search(rf'<tr data-request="{ref}" data-state="done">.*?</tr>', page, re.S).group(0)
+    assert "1 profile" in row
     assert '<tr data-audit="forget">' in page and ref in page
     assert "admin-session:" in page and EMAIL.lower() not in page.lower()
     assert not redis_conn.exists(f"leadrelay:profile:meta:{LEAD}")

@@ -324,7 +324,7 @@ def test_tests_mirror_the_packages():
             continue
         package = CODE_OF.get(rel.parts[0], ROOT / "workers" / rel.parts[0])
         modules = {p.stem for p in package.glob("*.py")} if len(rel.parts) == 2 else set()
-        if rel.parts[0] == "vendors":  # tests/vendors/test_<vendor>_<role>.py: one file name per module
+        if rel.parts[0] == "vendors":  # tests/vendors/<vendor>/test_<vendor>_<role>.py: one name per module
             modules = {f"{p.parent.name}_{p.stem}" for p in package.glob("*/*.py") if p.stem != "__init__"}
         stem = path.stem.removeprefix("test_")
         if not any(stem == m or stem.startswith(m + "_") for m in modules):

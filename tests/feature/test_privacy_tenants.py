@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from helpers import API, agency_post
+from helpers import API, agency_post, privacy_api
 from webhook_app import create_app
 from workers.events import profiles, suppression
 
@@ -49,9 +49,9 @@ def _suppressed(redis_conn, owner: str) -> bool:
 @pytest.mark.parametrize("caller", sorted(LEADS))
 @pytest.mark.parametrize("owner", sorted(LEADS))
 @pytest.mark.parametrize("which", range(3), ids=["email", "phone", "lead_id"])
-def test_export_shows_only_the_callers_own_lead(web, redis_conn, caller, owner, which):
+def test_export_shows_only_the_callers_own_lead(web, redis_conn, work, caller, owner, which):
     given = _identifiers(owner)[which]
-    answer = web.post("/api/v1/people/export", json=given, headers={"Authorization": f"Bearer {API[caller]}"})
+    answer = privacy_api(web, "export", API[caller], work, **given)
     assert answer.status_code == 200, answer.get_json()
     shown = answer.get_json()
     other = next(name for name in LEADS if name != caller)
@@ -65,7 +65,7 @@ def test_export_shows_only_the_callers_own_lead(web, redis_conn, caller, owner, 
 @pytest.mark.parametrize("which", range(3), ids=["email", "phone", "lead_id"])
 def test_forget_erases_and_suppresses_only_the_callers_own_lead(web, graph, work, redis_conn, caller, owner, which):
     given = _identifiers(owner)[which]
-    answer = web.post("/api/v1/people/forget", json=given, headers={"Authorization": f"Bearer {API[caller]}"})
+    answer = privacy_api(web, "forget", API[caller], work, **given)
     assert answer.status_code == 200, answer.get_json()
     other = next(name for name in LEADS if name != caller)
     assert profiles.load(redis_conn, "meta", LEADS[other][0]), "another client's lead was erased"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from helpers import ADMIN, leadrelay
+from helpers import ADMIN, leadrelay, privacy_api
 from webhook_app import create_app
 from workers.privacy import audit
 
@@ -39,11 +39,9 @@ def test_requests_that_change_nothing_are_counted_not_appended(env, monkeypatch,
     assert "300 request(s) that changed nothing" in printed
 
 
-def test_a_forget_is_found_by_action_and_reference_behind_thousands_of_entries(env, monkeypatch, redis_conn):
+def test_a_forget_is_found_by_action_and_reference_behind_thousands_of_entries(env, monkeypatch, redis_conn, work):
     client = _client(monkeypatch)
-    forgot = client.post(
-        "/api/v1/people/forget", json={"email": "ann@example.com"}, headers={"Authorization": f"Bearer {TOKEN}"}
-    ).get_json()
+    forgot = privacy_api(client, "forget", TOKEN, work, email="ann@example.com").get_json()
     with redis_conn.pipeline(transaction=False) as pipe:
         for n in range(3000):
             pipe.xadd(audit.KEY, {"who": "api", "where": "x", "action": "stage_events", "detail": json.dumps({"n": n})})

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from helpers import API, agency_post, stage_events
+from helpers import API, agency_post, privacy_api, stage_events
 from webhook_app import create_app
 from workers.events import profiles, suppression
 
@@ -34,11 +34,12 @@ def web(agency, graph, work, monkeypatch):
     changes.append(_lead(graph, BRANDB, "202", "carol@brandb.example", PHONE))
     assert agency_post(client, *changes).get_json()["accepted"] == 3
     work()
+    client.work = work  # a privacy request's walk is a worker's
     return client
 
 
 def _post(web, what: str, token: str, **given):
-    return web.post(f"/api/v1/people/{what}", json=given, headers={"Authorization": f"Bearer {token}"})
+    return privacy_api(web, what, token, web.work, **given)
 
 
 def _kept(redis_conn) -> list[str]:

@@ -1,7 +1,8 @@
 """The stage API's OpenAPI 3.1 document: valid by the validator the package index keeps
 (openapi-spec-validator), served by the app, true to the routes the app has, and every
-real answer the API gives (202, 400, 401, 413) valid against its schema."""
+real answer the API gives (202, 400, 401, 413, a privacy request's states) valid against its schema."""
 
+import re
 import time
 
 import pytest
@@ -26,9 +27,9 @@ def spec(api) -> dict:
     return answer.get_json()
 
 
-def _conforms(spec: dict, path: str, answer) -> None:
+def _conforms(spec: dict, path: str, answer, method: str = "post") -> None:
     """The answer's body is valid against the schema the document gives for its status."""
-    documented = spec["paths"][path]["post"]["responses"][str(answer.status_code)]
+    documented = spec["paths"][path][method]["responses"][str(answer.status_code)]
     schema = {**documented["content"]["application/json"]["schema"], "components": spec["components"]}
     Draft202012Validator(schema).validate(answer.get_json())
 
@@ -40,7 +41,7 @@ def test_the_document_is_valid_openapi_3_1(spec):
 
 def test_the_document_names_exactly_the_apps_api_routes(api, spec):
     routes = {
-        (rule.rule, method.lower())
+        (re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule), method.lower())
         for rule in api.application.url_map.iter_rules()
         if rule.rule.startswith("/api/")
         for method in rule.methods - {"HEAD", "OPTIONS"}
@@ -74,3 +75,20 @@ def test_every_answer_of_the_api_is_what_the_document_says(api, spec):
         api.post(path, json=items).status_code,
         api.post(path, json=[items[0]] * 1001, headers=auth).status_code,
     }
+
+
+def test_a_privacy_requests_answers_are_what_the_document_says(api, spec, work):
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    for what in ("forget", "export"):
+        path = f"/api/v1/people/{what}"
+        taken = api.post(path, json={"email": f"{what}@example.com"}, headers=auth)
+        assert taken.status_code == 202 and taken.headers["Location"] == taken.get_json()["status_url"]
+        _conforms(spec, path, taken)
+        status = "/api/v1/people/requests/{ref}"
+        for answer in (api.get(taken.headers["Location"], headers=auth), None):
+            if answer is None:
+                work()
+                answer = api.get(taken.headers["Location"], headers=auth)
+                assert answer.get_json()["state"] == "done"
+            _conforms(spec, status, answer, "get")
+        _conforms(spec, status, api.get("/api/v1/people/requests/forget-0000000000000000", headers=auth), "get")

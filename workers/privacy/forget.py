@@ -73,14 +73,16 @@ def forget(
     where: str,
     audit_days: int = 365,
     all_matching: bool = False,
+    ref: str | None = None,
 ) -> dict:
     """Remove every record of one person the caller may reach, suppress them, audit it.
+    `ref`: the request's (requests.py), which suppressed them when it was taken.
 
     Raises:
         NoIdentifier: see person.resolve.
         SharedIdentifiers: other people's records would go too (and all_matching is off).
     """
-    ref = "forget-" + secrets.token_hex(8)
+    ref = ref or "forget-" + secrets.token_hex(8)
     # Suppressed first: a lead arriving while the records go is refused, not kept again.
     # Only what no earlier forget suppresses, so a refusal can lift exactly what it added.
     wanted = resolve(connection, given, region, datasets, routes).suppressions()
@@ -90,7 +92,7 @@ def forget(
     try:
         _one_person(person, all_matching)
     except SharedIdentifiers:
-        suppression.lift(connection, added)
+        suppression.lift(connection, ref=ref)  # what this forget (or its request) added, only
         raise
     suppression.add(connection, person.suppressions(), ref)  # and every lead of theirs the walk found
     for item in found:

@@ -232,6 +232,21 @@ RECORDS = (
         False,
     ),
     Record(
+        "leadrelay:privacy-requests",
+        "privacy request list",
+        "the newest requests' references (the admin page)",
+        "the newest 100",
+        False,
+    ),
+    Record(
+        "leadrelay:privacy-request:*",
+        "privacy request",
+        "a forget's or export's state; until its worker runs, the person's hashed identifiers and ids; an export's "
+        "result (hashes and ids)",
+        "the state 7 days; an export's result an hour",
+        True,
+    ),
+    Record(
         "leadrelay:audit:unchanged",
         "audit count",
         "per day, action and caller (a token fingerprint): requests that changed nothing",

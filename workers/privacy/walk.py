@@ -17,7 +17,16 @@ from workers.config.routing import DEFAULT
 from workers.privacy.records import record_of
 
 # Ours to manage elsewhere, or RQ's live bookkeeping (a worker's current job is not a record).
-_SKIP = ("leadrelay:suppressed", "leadrelay:audit", "rq:worker", "rq:workers", "rq:queues", "rq:clean_registries")
+# A privacy request's own record (requests.py) holds the person while its walk runs.
+_SKIP = (
+    "leadrelay:suppressed",
+    "leadrelay:audit",
+    "leadrelay:privacy-request",
+    "rq:worker",
+    "rq:workers",
+    "rq:queues",
+    "rq:clean_registries",
+)
 _READ = {
     "string": lambda pipe, key: pipe.get(key),
     "list": lambda pipe, key: pipe.lrange(key, 0, -1),
