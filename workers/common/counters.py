@@ -70,21 +70,22 @@ GRAPH = Family(
 )
 
 
-def _field(family: Family, *labels: str) -> str:
+def field(family: Family, *labels: str) -> str:
+    """A counter's field in the metrics hash (a script that counts names it so)."""
     return json.dumps([family.name, *labels])
 
 
 def count(conn: redis.Redis, family: Family, *labels: str, by: int = 1) -> None:
     """Add to a counter; `conn` may be a pipeline, so the count rides with other writes."""
-    conn.hincrby(HASH, _field(family, *labels), by)
+    conn.hincrby(HASH, field(family, *labels), by)
 
 
 def observe(conn, family: Family, labels: tuple[str, ...], value: float, buckets: tuple[float, ...]) -> None:
     """One observation of a histogram: its bucket (cumulated at scrape) and the sum; the
     bucket is the family's last label."""
     bucket = next(b for b in buckets if value <= b)
-    conn.hincrby(HASH, _field(family, *labels, str(bucket)), 1)
-    conn.hincrbyfloat(HASH, _field(family, *labels, "sum"), value)
+    conn.hincrby(HASH, field(family, *labels, str(bucket)), 1)
+    conn.hincrbyfloat(HASH, field(family, *labels, "sum"), value)
 
 
 def cumulative(values: dict[tuple, float], family: Family, labels: tuple[str, ...], buckets: tuple[float, ...]):
@@ -118,17 +119,17 @@ def record_sent(
     figures: dict[str, int] = {}
     lines = []
     for event in events:
-        field = _field(EVENTS, event["event_name"], outcome, dataset)
-        figures[field] = figures.get(field, 0) + 1
+        name = field(EVENTS, event["event_name"], outcome, dataset)
+        figures[name] = figures.get(name, 0) + 1
         if event.get("messaging_channel"):  # a chat's stage: counted per channel too
-            field = _field(CHAT_STAGES, event["messaging_channel"], event["event_name"], outcome)
-            figures[field] = figures.get(field, 0) + 1
+            name = field(CHAT_STAGES, event["messaging_channel"], event["event_name"], outcome)
+            figures[name] = figures.get(name, 0) + 1
         if outcome not in ("delivered", "dry_run"):
             continue
         carried = sorted(k for k in event.get("user_data", {}) if k in matchkeys.ALL)
         for match_key in carried:
-            field = _field(MATCH, event["event_name"], match_key, dataset)
-            figures[field] = figures.get(field, 0) + 1
+            name = field(MATCH, event["event_name"], match_key, dataset)
+            figures[name] = figures.get(name, 0) + 1
         if event["event_id"] in forgotten:
             continue
         lines.append(
@@ -145,8 +146,8 @@ def record_sent(
                 }
             )
         )
-    for field, by in figures.items():
-        pipe.hincrby(HASH, field, by)
+    for name, by in figures.items():
+        pipe.hincrby(HASH, name, by)
     if lines:
         pipe.lpush(RECENT, *lines)
         pipe.ltrim(RECENT, 0, RECENT_KEEP - 1)
@@ -196,9 +197,9 @@ def recent_coverage(events: list[dict]) -> dict[str, dict]:
 def read(connection: redis.Redis) -> dict[tuple, float]:
     """All stored figures as {(metric name, *labels): value}."""
     out: dict[tuple, float] = {}
-    for field, value in connection.hgetall(HASH).items():
-        field = field.decode()
-        key = (field,) if field == LAST_DELIVERED else tuple(json.loads(field))
+    for raw, value in connection.hgetall(HASH).items():
+        name = raw.decode()
+        key = (name,) if name == LAST_DELIVERED else tuple(json.loads(name))
         if key[0] in _GAINED_DATASET and len(key) == len(_GAINED_DATASET[key[0]].labels):
             key = (*key, "default")  # counted before datasets were labelled: the environment's
         out[key] = out.get(key, 0.0) + float(value)

@@ -15,64 +15,122 @@ from workers.config.routing import Routes
 from workers.events import chatevents, conversions, suppression
 from workers.events.chatevents import chat_key as key
 from workers.events.chatevents import lookup_key
-from workers.identity import phones
-from workers.intake import stagereads
+from workers.identity import phones, userdata
 from workers.intake.stagescope import Rejected, Scope, Unsendable
 
 KEEP_CLICKS = 20
 
 
 def record(connection: redis.Redis, chats: list[dict], routes: Routes, region: str, retention_days: int) -> dict:
-    """Keep each ad-started chat and its click; counts, and those no route takes."""
+    """Keep each ad-started chat and its click in one round trip (one script call; several
+    chats, pipelined): counts, and those no route takes or whose person is forgotten."""
     counts, unrouted, people = {"accepted": 0, "duplicates": 0}, [], []
     for chat in chats:
         route, reason = routes.chat(chat["account"])
         if route is None:
             unrouted.append({"reason": reason, "channel": chat["channel"], "account": chat["account"]})
             continue
-        hashed = stagereads.given({"phone": "+" + chat["phone"]}, region).get("ph", []) if chat.get("phone") else []
         keyed = phones.key_hash(chat.get("phone") or "")  # hashed even when phonenumbers rejects it
+        hashed = _phone_hash(chat.get("phone")) if keyed else []
         user = chat["bsuid"] or (keyed if chat["channel"] == "whatsapp" and keyed else chat["user"])
         people.append((chat, route, hashed, user, sorted({*hashed, *([keyed] if keyed else [])})))
-    refs = suppression.which(connection, [suppression.fields(r["dataset"], {"ph": k}) for _, r, _, _, k in people])
-    forgotten = [{"reason": "suppressed", "ref": ref} for ref in refs if ref]
-    for (chat, route, hashed, user, _), ref in zip(people, refs):
-        if ref:  # a forgotten person's new chat is not kept (suppression.py)
-            continue
-        new = _keep(connection, key(chat["channel"], chat["account"], user), chat, user, route, hashed, retention_days)
-        counts["accepted" if new else "duplicates"] += 1
-        if new:
-            counters.count(connection, counters.CHATS, chat["channel"])
+    calls = [
+        (chat, route, hashed, user, suppression.fields(route["dataset"], {"ph": phones_of}))
+        for chat, route, hashed, user, phones_of in people
+    ]
+    if len(calls) == 1:  # the usual delivery: one round trip (a pipeline first asks if the script is loaded)
+        answers = [_keep(connection, *calls[0], retention_days)]
+    else:
+        with connection.pipeline(transaction=False) as pipe:
+            for call in calls:
+                _keep(pipe, *call, retention_days)
+            answers = pipe.execute() if calls else []
+    forgotten = []
+    for kind, detail in answers:
+        if kind == b"suppressed":  # a forgotten person's new chat is not kept (suppression.py)
+            forgotten.append({"reason": "suppressed", "ref": json.loads(detail)["ref"]})
+        else:
+            counts["accepted" if detail else "duplicates"] += 1
     return {**counts, "unrouted": unrouted, "forgotten": forgotten}
 
 
-def _keep(connection, chat_key: str, chat: dict, user: str, route: dict, hashed: list, days: int) -> bool:
-    """Add the click to the chat (made if new), atomically; whether anything was new."""
+def _phone_hash(digits: str | None) -> list[str]:
+    """The phone's match key (`ph`): an international number valid for its country, hashed."""
+    try:
+        return [userdata.hash_value("ph", "+" + (digits or ""))]
+    except userdata.Unusable:
+        return []
+
+
+def _keep(client, chat: dict, route: dict, hashed: list, user: str, fields: list[str], days: int):
+    """The chat's script (_KEEP): its suppression checked, its click added, made if new."""
+    static = {"account": chat["account"], "channel": chat["channel"], "dataset": route["dataset"]}
+    static |= {"dataset_id": route["dataset_id"], "user": user}
     click = {"click": chat["click"], "ad_id": chat["ad_id"], "time": chat["time"]}
-    ttl = days * 86400
+    return _KEEP(
+        keys=[suppression.KEY, key(chat["channel"], chat["account"], user), counters.HASH],
+        args=[
+            days * 86400,
+            lookup_key(route["dataset"], ""),
+            json.dumps(static, sort_keys=True),
+            json.dumps(click, sort_keys=True),
+            json.dumps(chat["time"]),
+            counters.field(counters.CHATS, chat["channel"]),
+            KEEP_CLICKS,
+            len(fields),
+            *fields,
+            *hashed,
+        ],
+        client=client,
+    )
 
-    def change(pipe) -> bool:
-        raw = pipe.get(chat_key)
-        kept = json.loads(raw) if raw else None
-        clicks = (kept or {}).get("clicks", [])
-        new = kept is None or click not in clicks
-        record = {
-            "channel": chat["channel"],
-            "account": chat["account"],
-            "user": user,
-            "dataset": route["dataset"],
-            "dataset_id": route["dataset_id"],
-            "ph": sorted(set((kept or {}).get("ph", [])) | set(hashed)),
-            "clicks": (clicks + ([click] if click not in clicks else []))[-KEEP_CLICKS:],
-            "created_time": (kept or {}).get("created_time") or chat["time"],
-        }
-        pipe.multi()
-        pipe.set(chat_key, json.dumps(record, sort_keys=True), ex=ttl)
-        for value in record["ph"]:
-            pipe.set(lookup_key(route["dataset"], value), chat_key, ex=ttl)
-        return new
 
-    return connection.transaction(change, chat_key, value_from_callable=True)
+# KEYS: the suppression hash, the chat, the metrics hash. ARGV: the ttl, the lookups' prefix,
+# the chat's fixed fields (JSON), the click (JSON), the chat's time (JSON), the counter's
+# field, the clicks kept, how many suppression fields, those fields, the phone's match keys.
+# A forgotten person's chat is not kept ({"suppressed", the forget's record}); else the chat
+# is made or its click added, its lookups set, a new chat counted ({"kept", 1 if new}). The
+# record is the JSON chats.find reads; its arrays are written out here (cjson writes an empty
+# one as an object).
+_KEEP = redis.Redis().register_script("""
+local fixed = 8 + tonumber(ARGV[8])
+for i = 9, fixed do
+  local held = redis.call('HGET', KEYS[1], ARGV[i])
+  if held then return {'suppressed', held} end
+end
+local raw = redis.call('GET', KEYS[2])
+local kept = raw and cjson.decode(raw) or nil
+local click = cjson.decode(ARGV[4])
+local clicks, phones, created = {}, {}, ARGV[5]
+if kept then
+  if type(kept.clicks) == 'table' then clicks = kept.clicks end
+  if type(kept.ph) == 'table' then for _, v in ipairs(kept.ph) do phones[v] = true end end
+  if kept.created_time and kept.created_time ~= cjson.null and kept.created_time ~= 0 then
+    created = cjson.encode(kept.created_time)
+  end
+end
+local new = kept == nil
+local known = false
+for _, c in ipairs(clicks) do
+  if c.click == click.click and c.ad_id == click.ad_id and c.time == click.time then known = true end
+end
+if not known then clicks[#clicks + 1] = click new = true end
+while #clicks > tonumber(ARGV[7]) do table.remove(clicks, 1) end
+for i = fixed + 1, #ARGV do phones[ARGV[i]] = true end
+local ph = {}
+for v in pairs(phones) do ph[#ph + 1] = v end
+table.sort(ph)
+local written = {}
+for i, c in ipairs(clicks) do written[i] = cjson.encode(c) end
+local quoted = {}
+for i, v in ipairs(ph) do quoted[i] = cjson.encode(v) end
+local record = string.sub(ARGV[3], 1, -2) .. ', "clicks": [' .. table.concat(written, ', ') .. '], "created_time": '
+  .. created .. ', "ph": [' .. table.concat(quoted, ', ') .. ']}'
+redis.call('SET', KEYS[2], record, 'EX', ARGV[1])
+for _, v in ipairs(ph) do redis.call('SET', ARGV[2] .. v, KEYS[2], 'EX', ARGV[1]) end
+if new then redis.call('HINCRBY', KEYS[3], ARGV[6], 1) end
+return {'kept', new and 1 or 0}
+""")
 
 
 def find(connection, item: dict, given: dict, scope: Scope) -> dict | None:
