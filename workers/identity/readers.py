@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from workers.identity import birthdates, emails, genders, letters, phones, places, postcodes
+from workers.identity import birthdates, emails, genders, letters, phones, places, postcodes, usstates
 from workers.identity.letters import Unusable
 
 _US_ZIP = re.compile(r"(\d{5})(\d{4})?")
@@ -40,7 +40,7 @@ def _phone(value: str, lead: "Lead") -> str:
 
 def _state(value: str, lead: "Lead") -> str:
     if lead.american:
-        code = places.us_state(value)
+        code = usstates.us_state(value)
         if code:
             return code
         # Letters squashed from a US state no table knows can never match Meta's two-letter
