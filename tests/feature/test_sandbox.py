@@ -2,6 +2,7 @@
 it, and real settings turn it off; settings from .env; every missing setting at once."""
 
 import json
+import re
 import stat
 import subprocess
 from pathlib import Path
@@ -76,6 +77,21 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
         assert json.loads(third.stdout.splitlines()[0])["person"]["phone"] == "+1 650 555 0103"
         assert "no Lead event was kept: its person is suppressed" in third.stdout
 
+        # docs/privacy.md's forget through the API and its status, run as written for the second sample.
+        forget, status = _indented_curls((ROOT / "docs" / "privacy.md").read_text())[:2]
+        script = forget.replace("https://leads.example.com", service.base).replace("ann@example.com", other["email"])
+        taken = json.loads(subprocess.run(["bash", "-c", script], env=shell_env, capture_output=True, text=True).stdout)
+        assert taken["state"] == "queued" and taken["ref"].startswith("forget-"), taken
+        script = status.replace("https://leads.example.com", service.base)
+        script = re.sub(r"forget-[0-9a-f]{16}", taken["ref"], script)
+
+        def walked():
+            curled = subprocess.run(["bash", "-c", script], env=shell_env, capture_output=True, text=True)
+            state = json.loads(curled.stdout)
+            return state if state["state"] == "done" else None
+
+        assert wait_for(walked, timeout=30)["removed"].get("profile") == 1  # the sandbox's worker walked it
+
         stages = cli(env, tmp_path, "send-test", "stages")
         assert stages.returncode == 0 and json.loads(stages.stdout.splitlines()[0])["answer"]["accepted"] == 3
         for form_tool in ("typeform", "tally"):
@@ -86,7 +102,7 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
                 assert kept["action_source"] == "website" and kept["user_data"]["fbc"].startswith("fb.1.")
         # The CRMs and booking tools as they sign and send, for the same lead (docs/hubspot.md...).
         # Each on a lead of its own, so none is a duplicate of `send-test stages`' stages.
-        for crm in ("hubspot", "pipedrive", "calendly", "calcom", "signed"):
+        for crm in ("hubspot", "pipedrive", "close", "calendly", "calcom", "signed"):
             sent_crm = cli(env, tmp_path, "send-test", crm)
             said = json.loads(sent_crm.stdout.splitlines()[0])
             assert sent_crm.returncode == 0 and said["status"] == 200, crm
@@ -371,3 +387,15 @@ def test_metas_version_signals_in_the_sandbox_are_said_by_doctor_readiness_and_d
         assert "invalid" in listed() and "META_API_VERSION" in listed(), listed()
     finally:
         service.stop()
+
+
+def _indented_curls(text: str) -> list[str]:
+    """The curl commands a page shows as indented code, each with its continuation lines."""
+    found, current = [], []
+    for line in text.splitlines():
+        if line.startswith("    curl") or (current and line.startswith("    ")):
+            current.append(line.strip())
+            if not line.rstrip().endswith("\\"):
+                found.append("\n".join(current))
+                current = []
+    return found
