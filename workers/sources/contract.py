@@ -34,6 +34,20 @@ class StageChange(TypedDict):
     occurred_at: int | None  # Unix seconds, when the vendor says
 
 
+class PersonReadBack(TypedDict, total=False):
+    """What a CRM client's `read` answers for one change: the person, and the deal's value."""
+
+    email: list[str]
+    phone: list[str]
+    first_name: str | None
+    last_name: str | None
+    country: str | None
+    fbc: str | None  # a click id the CRM recorded (HighLevel's attribution)
+    value: float | None
+    currency: str | None
+    candidates: list["PersonReadBack"]  # several people on one deal (HubSpot): the one who is a lead gets the stage
+
+
 class StageParse(TypedDict):
     """What a stage source's parse returns."""
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from workers.common.policy import INVALID, JobError
 from workers.crmapi.http import CrmClient
+from workers.sources.contract import PersonReadBack
 from workers.sources.ids import mapping
 
 IN_FLIGHT = 4  # a few at a time: Close limits each API key per endpoint group (429 with its wait)
@@ -24,7 +25,7 @@ class Close(CrmClient):
         key = base64.b64encode(f"{self.http.token}:".encode()).decode("ascii")
         self.http.header = {"Authorization": f"Basic {key}"}
 
-    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+    def read(self, items: list[dict]) -> dict[str, PersonReadBack | Exception]:
         """event key -> the contact's emails and phones, with the opportunity's value (or the error).
 
         Raises:
@@ -33,7 +34,7 @@ class Close(CrmClient):
         ids = sorted({i["contact_id"] for i in items if i.get("contact_id")})
         with ThreadPoolExecutor(IN_FLIGHT) as pool:
             answers = dict(zip(ids, pool.map(self._contact, ids)))
-        out: dict[str, dict | Exception] = {}
+        out: dict[str, PersonReadBack | Exception] = {}
         for item in items:
             contact = answers.get(item.get("contact_id") or "")
             if not isinstance(contact, dict):

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from workers.common.policy import INVALID, JobError
 from workers.crmapi.http import CrmClient
+from workers.sources.contract import PersonReadBack
 from workers.sources.ids import mapping
 
 API_VERSION = "2021-07-28"
@@ -23,7 +24,7 @@ class HighLevel(CrmClient):
         super().__init__(settings, pauses)
         self.http.header["Version"] = API_VERSION
 
-    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+    def read(self, items: list[dict]) -> dict[str, PersonReadBack | Exception]:
         """event key -> the contact and the opportunity's value as the push gave it (or the error).
 
         Raises:
@@ -34,7 +35,7 @@ class HighLevel(CrmClient):
         with ThreadPoolExecutor(IN_FLIGHT) as pool:
             answers = list(pool.map(lambda c: self.http.call("GET", f"/contacts/{c}", operation="contact_read"), ids))
         contacts = {c: a["contact"] for c, a in zip(ids, answers) if isinstance(a.get("contact"), dict)}
-        out: dict[str, dict | Exception] = {}
+        out: dict[str, PersonReadBack | Exception] = {}
         for item in items:
             contact = contacts.get(item.get("contact_id") or "")
             if contact is None:

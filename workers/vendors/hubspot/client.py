@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from workers.common.policy import INVALID, JobError
 from workers.crmapi.http import CrmClient
+from workers.sources.contract import PersonReadBack
 
 BATCH_LIMIT = 100  # HubSpot's batch read takes up to 100 ids
 DEAL_PROPERTIES = ["amount", "deal_currency_code", "dealstage", "pipeline"]
@@ -18,18 +19,18 @@ CONTACT_PROPERTIES = ["email", "hs_additional_emails", "phone", "mobilephone", "
 class HubSpot(CrmClient):
     SOURCE, NAME = "hubspot", "HubSpot"
 
-    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+    def read(self, items: list[dict]) -> dict[str, PersonReadBack | Exception]:
         """event key -> the person and the deal's value (or the error for that item).
 
         Raises:
             JobError, Paused: a call failed for every item of the batch.
         """
-        out: dict[str, dict | Exception] = {}
+        out: dict[str, PersonReadBack | Exception] = {}
         for start in range(0, len(items), BATCH_LIMIT):
             out.update(self._read(items[start : start + BATCH_LIMIT]))
         return out
 
-    def _read(self, items: list[dict]) -> dict[str, dict | Exception]:
+    def _read(self, items: list[dict]) -> dict[str, PersonReadBack | Exception]:
         deals = sorted({i["object_id"] for i in items if i["object"] == "deal"})
         leads = sorted({i["object_id"] for i in items if i["object"] == "lead"})
         found_deals = self._objects("deals", deals, DEAL_PROPERTIES) if deals else {}
@@ -38,7 +39,7 @@ class HubSpot(CrmClient):
         contact_ids = {i["object_id"] for i in items if i["object"] == "contact"}
         contact_ids |= {c for ids in contacts_of.values() for c in ids}
         contacts = self._objects("contacts", sorted(contact_ids), CONTACT_PROPERTIES) if contact_ids else {}
-        out: dict[str, dict | Exception] = {}
+        out: dict[str, PersonReadBack | Exception] = {}
         for item in items:
             deal = found_deals.get(item["object_id"]) if item["object"] == "deal" else None
             ids = contacts_of.get(item["object_id"], []) if item["object"] != "contact" else [item["object_id"]]
@@ -57,7 +58,8 @@ class HubSpot(CrmClient):
             else:
                 # A deal with a buyer and a decision maker: every contact is a candidate;
                 # the stage goes to the one who is a lead (engine/crmreads.py), never the first listed.
-                out[item["event_key"]] = people[0] if len(people) == 1 else {**people[0], "candidates": people}
+                person = people[0] if len(people) == 1 else PersonReadBack(**people[0], candidates=people)
+                out[item["event_key"]] = person
         return out
 
     def _objects(self, kind: str, ids: list[str], properties: list[str]) -> dict[str, dict]:
@@ -105,7 +107,7 @@ class HubSpot(CrmClient):
         return self.http.probe(fp, "/crm/v3/objects/contacts?limit=1")
 
 
-def _person(contact: dict, deal: dict | None) -> dict:
+def _person(contact: dict, deal: dict | None) -> PersonReadBack:
     amount = (deal or {}).get("amount")
     try:
         value = float(amount) if amount not in (None, "") else None

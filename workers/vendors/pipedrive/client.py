@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from workers.common.policy import INVALID, JobError
 from workers.crmapi.http import CrmClient
+from workers.sources.contract import PersonReadBack
 
 BATCH_LIMIT = 100  # ids per GET /api/v2/persons?ids=...
 
@@ -13,7 +14,7 @@ class Pipedrive(CrmClient):
     SOURCE, NAME = "pipedrive", "Pipedrive"
     HEADER = ("x-api-token", "{token}")  # a header, never the URL's api_token
 
-    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+    def read(self, items: list[dict]) -> dict[str, PersonReadBack | Exception]:
         """event key -> the person and the deal's value as the push gave it (or the error).
 
         Raises:
@@ -29,7 +30,7 @@ class Pipedrive(CrmClient):
                 operation="person_read",
             )
             persons.update({str(p.get("id")): p for p in answer.get("data") or [] if isinstance(p, dict)})
-        out: dict[str, dict | Exception] = {}
+        out: dict[str, PersonReadBack | Exception] = {}
         for item in items:
             person = persons.get(item.get("person_id") or "")
             if person is None:

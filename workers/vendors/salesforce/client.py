@@ -14,6 +14,7 @@ import requests
 from workers.common.policy import AUTH, INVALID, TRANSIENT, JobError
 from workers.crmapi.http import CrmClient
 from workers.graphapi.pauses import fingerprint
+from workers.sources.contract import PersonReadBack
 from workers.vendors.salesforce.webhook import OAUTH_TOKEN_PATH
 
 API_VERSION = "v62.0"
@@ -63,7 +64,7 @@ class Salesforce(CrmClient):
         self.http.header["Authorization"] = f"Bearer {token}"
         self.used.add(fingerprint(token))
 
-    def read(self, items: list[dict]) -> dict[str, dict | Exception]:
+    def read(self, items: list[dict]) -> dict[str, PersonReadBack | Exception]:
         """event key -> the person and the record's amount as the message gave it (or the error).
 
         Raises:
@@ -90,7 +91,7 @@ class Salesforce(CrmClient):
                         key = row.get("OpportunityId") if kind == "opportunity" else row.get("Id")
                         if isinstance(record, dict) and isinstance(key, str):
                             people[key[:15]] = record
-        out: dict[str, dict | Exception] = {}
+        out: dict[str, PersonReadBack | Exception] = {}
         for item in items:
             person = people.get(str(item.get("object_id"))[:15])
             if person is None:
