@@ -63,7 +63,7 @@ class Traits:
     default_stages: Mapping[str, str] | None = None  # stage ids that mean the same in every account
     sandbox_stages: Mapping[str, str] | None = None  # the sandbox stand-in's pipeline, mapped with no table
     names_no_currency: bool = False  # its amounts carry no currency (the sandbox says USD)
-    secret_shape: str = ""  # "user:pass": a secret written as Basic credentials
+    secret_shape: str = ""  # "user:pass" (Basic credentials), "public key", "hex" (a key given as hex)
     oauth_token_path: str = ""  # it can take OAuth client credentials instead of a token
     unavailable_status: int | None = None  # what it retries on (HighLevel: 429, not 503)
     parses_headers: bool = False  # its parse reads headers (an idempotency key in a header)
