@@ -14,9 +14,10 @@ from workers.sources.registry import READ_BACK
 @click.command("crm-stages", short_help="List a CRM's stage ids and what each is mapped to.")
 @click.argument("crm", type=click.Choice(READ_BACK))
 def crm_stages(crm: str):
-    """Read CRM's pipelines and stages with its token (HUBSPOT_ACCESS_TOKEN,
-    PIPEDRIVE_API_TOKEN) and print each stage id, its name, and the event it is mapped to
-    in [crm.<source>.stages] (or `unmapped`: recorded, never sent)."""
+    """Read CRM's pipelines and stages with its API token (the CRM's page in docs/ names
+    the setting: CLOSE_API_KEY, HUBSPOT_ACCESS_TOKEN...) and print each stage id, its name,
+    and the event it is mapped to in the mapping file's [crm.<source>.stages] (or
+    `unmapped`: recorded, never sent)."""
     from workers.common.policy import JobError, Paused
     from workers.crmapi.clients import CLIENTS
 

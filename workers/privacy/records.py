@@ -171,9 +171,10 @@ RECORDS = (
     Record(
         "leadrelay:recent-events",
         "recent event",
-        "the last events sent: names, times, counts",
+        "the last events sent: names, times, counts, the lead's id",
         "the newest few hundred",
         False,
+        True,
     ),
     Record(
         "leadrelay:metrics",
