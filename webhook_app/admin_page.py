@@ -31,6 +31,7 @@ from workers.intake import admission
 from workers.intake.unusable import UNUSABLE_REASONS
 from workers.privacy import audit
 from workers.privacy import requests as privacy_requests
+from workers.privacy.records import counted
 from workers.reports import readiness, watched
 from workers.sources.signing import matches_any
 
@@ -56,6 +57,7 @@ def init_app(app: Flask, admin_token: str, secure_cookie: bool = True) -> None:
     app.jinja_env.filters["utc"] = utc
     app.jinja_env.filters["left"] = left
     app.jinja_env.filters["due"] = due
+    app.jinja_env.filters["counted"] = counted
     app.register_blueprint(bp)
 
 

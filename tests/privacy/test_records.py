@@ -69,3 +69,13 @@ def test_the_docs_show_every_row_of_the_table():
         row = rows[record.pattern]
         assert f"| {record.kind} | {record.holds} | {record.kept} |" in row
         assert row.endswith(f"| {'yes' if record.expires else 'no'} | {'yes' if record.person else 'no'} |")
+
+
+def test_what_forget_removed_is_said_in_words_a_person_reads():
+    from workers.privacy.records import counted
+
+    assert [counted(1, "profile"), counted(2, "profile lookup"), counted(3, "inbox entry")] == [
+        "1 profile",
+        "2 profile lookups",
+        "3 inbox entries",
+    ]

@@ -66,6 +66,7 @@ def forget(region, client, all_matching: bool, as_json: bool, **options):
     from workers.privacy.forget import SharedIdentifiers
     from workers.privacy.forget import forget as run
     from workers.privacy.person import NoIdentifier
+    from workers.privacy.records import counted
 
     settings, routes, connection = _context()
     try:
@@ -78,7 +79,7 @@ def forget(region, client, all_matching: bool, as_json: bool, **options):
     if as_json:
         click.echo(json.dumps(done, sort_keys=True))
         return
-    removed = ", ".join(f"{n} {kind}" for kind, n in done["removed"].items()) or "nothing was held"
+    removed = ", ".join(counted(n, kind) for kind, n in done["removed"].items()) or "nothing was held"
     click.echo(f"forgotten as {done['ref']} in {', '.join(done['datasets'])}: removed {removed}")
     if done["others"]:
         click.echo(f"with {done['others']} lead(s) of others sharing their phone or external id (--all-matching)")

@@ -275,6 +275,13 @@ RECORDS = (
 )
 
 
+def counted(number: int, kind: str) -> str:
+    """`1 profile`, `2 profile lookups`, `3 inbox entries`: what forget removed, as said."""
+    if number == 1:
+        return f"1 {kind}"
+    return f"{number} {kind[:-1]}ies" if kind.endswith("y") else f"{number} {kind}s"
+
+
 def record_of(key: str) -> Record | None:
     """The table's row for a key: the first that matches (the specific before the general)."""
     return next((record for record in RECORDS if fnmatch.fnmatchcase(key, record.pattern)), None)
