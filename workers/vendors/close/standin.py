@@ -7,12 +7,13 @@ Notes: docs/internals/vendors.md
 from __future__ import annotations
 
 QUALIFIED = "stat_sandboxQualified0000000000000000000000000"
+PIPELINE = "pipe_sandboxSales"
 STATUSES: dict = {
     "data": [
-        {"id": "stat_sandboxActive000000000000000000000000000", "label": "Active", "type": "active"},
-        {"id": QUALIFIED, "label": "Qualified", "type": "active", "pipeline_id": "pipe_sandboxSales"},
-        {"id": "stat_sandboxWon0000000000000000000000000000000", "label": "Won", "type": "won"},
-        {"id": "stat_sandboxLost000000000000000000000000000000", "label": "Lost", "type": "lost"},
+        {"id": "stat_sandboxActive000000000000000000000000000", "label": "Active", "type": "active", "pipeline_id": PIPELINE},
+        {"id": QUALIFIED, "label": "Qualified", "type": "active", "pipeline_id": PIPELINE},
+        {"id": "stat_sandboxWon0000000000000000000000000000000", "label": "Won", "type": "won", "pipeline_id": PIPELINE},
+        {"id": "stat_sandboxLost000000000000000000000000000000", "label": "Lost", "type": "lost", "pipeline_id": PIPELINE},
     ],
     "has_more": False,
 }
