@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime, timezone
 
 from workers.run import crmsamples
-from workers.vendors.close.standin import QUALIFIED, STATUSES
+from workers.vendors.close.standin import ACTIVE, QUALIFIED, WON
 
 ORGANIZATION = "orga_sandbox0000000000000000000000000000000000"
 
@@ -19,10 +19,8 @@ def send(settings, web: str, name: str, leadgen_id: str) -> dict:
 
 def bodies(made: dict, now: int) -> list[str]:
     contact = made["close_contact_id"]
-    active = STATUSES["data"][0]["id"]
-    won = STATUSES["data"][2]["id"]
-    qualified = _event(contact, now, QUALIFIED, "active", active)
-    return [qualified, qualified, _event(contact, now + 1, won, "won", QUALIFIED)]
+    qualified = _event(contact, now, QUALIFIED, "active", ACTIVE)
+    return [qualified, qualified, _event(contact, now + 1, WON, "won", QUALIFIED)]
 
 
 def _event(contact_id: str, when: int, status: str, kind: str, before: str) -> str:

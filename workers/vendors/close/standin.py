@@ -8,12 +8,16 @@ from __future__ import annotations
 
 QUALIFIED = "stat_sandboxQualified0000000000000000000000000"
 PIPELINE = "pipe_sandboxSales"
+ACTIVE, WON, LOST = (f"stat_sandbox{name}".ljust(47, "0") for name in ("Active", "Won", "Lost"))
 STATUSES: dict = {
     "data": [
-        {"id": "stat_sandboxActive000000000000000000000000000", "label": "Active", "type": "active", "pipeline_id": PIPELINE},
-        {"id": QUALIFIED, "label": "Qualified", "type": "active", "pipeline_id": PIPELINE},
-        {"id": "stat_sandboxWon0000000000000000000000000000000", "label": "Won", "type": "won", "pipeline_id": PIPELINE},
-        {"id": "stat_sandboxLost000000000000000000000000000000", "label": "Lost", "type": "lost", "pipeline_id": PIPELINE},
+        {"id": status, "label": label, "type": kind, "pipeline_id": PIPELINE}
+        for status, label, kind in (
+            (ACTIVE, "Active", "active"),
+            (QUALIFIED, "Qualified", "active"),
+            (WON, "Won", "won"),
+            (LOST, "Lost", "lost"),
+        )
     ],
     "has_more": False,
 }
