@@ -26,8 +26,8 @@ def _given() -> dict:
 
 
 def _accepted(action: str):
-    """Take a forget or an export (privacy/requests.py): 202 with its reference and where to
-    read its state; the walk is a worker's, never this request's."""
+    """Take a forget or an export (privacy/requests.py): its state and where to read it
+    next; the walk is a worker's, never this request's."""
     ext = current_app.extensions["leadrelay"]
     given = _given()
     all_matching = given.pop("all_matching", False) is True
@@ -41,8 +41,11 @@ def _accepted(action: str):
         )  # fmt: skip
     except NoIdentifier as err:
         raise MalformedBody(str(err), reason="no_identifier") from None
-    status_url = url_for("api.privacy_request", ref=taken["ref"])
-    return jsonify({**taken, "status_url": status_url}), 202, {"Location": status_url}
+    return {**taken, "status_url": url_for("api.privacy_request", ref=taken["ref"])}
+
+
+def _answer(taken: dict):
+    return jsonify(taken), 202, {"Location": taken["status_url"]}
 
 
 def _refusal(status: int, error: str, detail: str, **more):
@@ -56,17 +59,16 @@ def export():
     """What is held about one person, as hashes and ids: {"email"|"phone"|"external_id"|"lead_id"|"person_id": ...}
     (and "all_matching": true, the operator's, when the identifiers reach other people's leads too).
     Answered 202: the result is at `status_url` once a worker has read it (kept an hour)."""
-    answer = _accepted("export")
-    audittrail.note("export", ref=answer[0].get_json()["ref"], datasets=g.scope.datasets)
-    return answer
+    taken = _accepted("export")
+    audittrail.note("export", ref=taken["ref"], datasets=g.scope.datasets)
+    return _answer(taken)
 
 
 @bp.post("/people/forget")
 def forget():
     """Forget one person in the caller's datasets: suppressed from this request on, every
     record of theirs removed by a worker. Answered 202 with `status_url`."""
-    answer, status, headers = _accepted("forget")
-    return jsonify({**answer.get_json(), "sent_already": privacy.SENT_ALREADY}), status, headers
+    return _answer({**_accepted("forget"), "sent_already": privacy.SENT_ALREADY})
 
 
 @bp.get("/people/requests/<ref>")

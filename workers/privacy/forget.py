@@ -84,10 +84,7 @@ def forget(
     """
     ref = ref or "forget-" + secrets.token_hex(8)
     # Suppressed first: a lead arriving while the records go is refused, not kept again.
-    # Only what no earlier forget suppresses, so a refusal can lift exactly what it added.
-    wanted = resolve(connection, given, region, datasets, routes).suppressions()
-    added = [field for field, held in zip(wanted, suppression.which(connection, [[f] for f in wanted])) if not held]
-    suppression.add(connection, added, ref)
+    suppress_new(connection, resolve(connection, given, region, datasets, routes), ref)
     person, found = _gather(connection, routes, given, region, datasets)
     try:
         _one_person(person, all_matching)
@@ -103,6 +100,15 @@ def forget(
         connection, who, where, "forget", audit_days, ref=ref, datasets=person.datasets, removed=counts, others=others
     )
     return {"ref": ref, "removed": counts, "others": others, "datasets": person.datasets, "sent_already": SENT_ALREADY}
+
+
+def suppress_new(connection: redis.Redis, person: Person, ref: str) -> int:
+    """Suppress the person under `ref` where no earlier forget does already, so a refusal
+    lifts exactly what this one added (by `ref`); how many fields were added."""
+    wanted = person.suppressions()
+    added = [field for field, held in zip(wanted, suppression.which(connection, [[f] for f in wanted])) if not held]
+    suppression.add(connection, added, ref)
+    return len(added)
 
 
 def unsuppress(connection: redis.Redis, ref: str, who: str, where: str, audit_days: int = 365) -> int:

@@ -16,7 +16,6 @@ from rq import Queue
 from workers import jobnames
 from workers.common.queues import redis_key
 from workers.config.routing import Routes
-from workers.events import suppression
 from workers.privacy import forget as privacy
 from workers.privacy.person import NoIdentifier, resolve
 
@@ -49,17 +48,10 @@ def accept(
     """
     person = resolve(connection, given, region, datasets, routes)
     ref = f"{action}-{secrets.token_hex(8)}"
-    suppressed = 0
-    if action == "forget":
-        # Only what no earlier forget suppresses, so a refusal can lift exactly what it added.
-        wanted = person.suppressions()
-        held = suppression.which(connection, [[f] for f in wanted])
-        added = [f for f, ref_held in zip(wanted, held) if not ref_held]
-        suppression.add(connection, added, ref)
-        suppressed = len(added)
-    hashed = {"email": person.hashed.get("em", []), "phone": person.hashed.get("ph", [])}
-    request = {
-        **hashed,
+    suppressed = privacy.suppress_new(connection, person, ref) if action == "forget" else 0
+    request = {  # hashed: the person as `resolve` reads them again, never as given
+        "email": person.hashed.get("em", []),
+        "phone": person.hashed.get("ph", []),
         "external_id": person.hashed.get("external_id", []),
         "lead_id": person.lead_ids,
         "person_id": person.person_ids,
@@ -67,9 +59,10 @@ def accept(
     now = int(time.time())
     state = {"ref": ref, "action": action, "state": QUEUED, "accepted_at": now, "datasets": datasets}
     job = {"region": region, "datasets": datasets, "who": who, "where": where, "audit_days": audit_days}
+    job["all_matching"] = all_matching
+    stored = {"state": json.dumps(state), "request": json.dumps(request), "job": json.dumps(job)}
     with connection.pipeline() as pipe:
-        pipe.hset(f"{KEY}:{ref}", mapping={"state": json.dumps(state), "request": json.dumps(request)})
-        pipe.hset(f"{KEY}:{ref}", "job", json.dumps({**job, "all_matching": all_matching}))
+        pipe.hset(f"{KEY}:{ref}", mapping=stored)
         pipe.expire(f"{KEY}:{ref}", KEEP_SECONDS)
         pipe.zadd(RECENT, {ref: now})
         pipe.zremrangebyrank(RECENT, 0, -RECENT_KEEP - 1)
