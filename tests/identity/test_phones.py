@@ -3,7 +3,7 @@ prefix) is read only in a region the lead, the form or the settings give."""
 
 import phonenumbers
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workers.identity.phones import NotAPhone, e164_digits
@@ -68,3 +68,18 @@ def test_national_forms_and_stored_country_codes(written, regions, expected):
         assert err.value.reason == "no_region_for_national"
     else:
         assert e164_digits(written, regions) == expected
+
+
+def _outcome(value: str, regions: tuple[str, ...]) -> str:
+    try:
+        return e164_digits(value, regions)
+    except NotAPhone as err:
+        return "!" + err.reason
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(st.sampled_from("0123456789 +-().\t/"), max_size=22), st.sampled_from([(), ("US",), ("DE", "US")]))
+def test_digits_and_separators_read_as_the_whole_reading_reads_them(value, regions):
+    """The short path (digits and what people type between them) gives what the whole reading
+    gives: a `*` sends the same text there, and is dropped with the other non-digits."""
+    assert _outcome(value, regions) == _outcome(value + "*", regions)

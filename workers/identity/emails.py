@@ -9,7 +9,7 @@ import unicodedata
 from email.utils import getaddresses
 
 from email_validator import EmailNotValidError, validate_email
-from email_validator.rfc_constants import DOT_ATOM_TEXT
+from email_validator.rfc_constants import DOT_ATOM_TEXT, DOT_ATOM_TEXT_INTL
 from email_validator.syntax import split_email, validate_email_local_part
 
 _LIST = re.compile(r"[,;]")  # what separates two addresses in one answer
@@ -35,12 +35,21 @@ def address(value: str) -> str:
     # The common case: one @ (which composes with nothing) and no quote or display name, so
     # split_email's walk would split there; its local part is checked by the library's own test.
     local, domain = text.split("@")
-    if not (local and DOT_ATOM_TEXT.match(local)):
+    if not (local and (DOT_ATOM_TEXT.match(local) or _letters_beyond_ascii(local))):
         try:
             validate_email_local_part(local, allow_smtputf8=True)
         except EmailNotValidError:
             raise NotAnEmail("not_an_email") from None
     return _checked(local, domain)
+
+
+def _letters_beyond_ascii(local: str) -> bool:
+    """An internationalised dot-atom whose characters beyond ASCII are all letters: the
+    library's own test passes it (its unsafe-character check refuses no letter)."""
+    return bool(DOT_ATOM_TEXT_INTL.match(local)) and local.translate(_ASCII_GONE).isalpha()
+
+
+_ASCII_GONE = dict.fromkeys(range(128))
 
 
 def _read(text: str) -> str:
@@ -64,7 +73,7 @@ def _checked(local: str, domain: str) -> str:
     text = f"{local}@{domain}"
     if not _domain_valid(domain) or len(local.encode()) > 64 or len(text.encode()) > 254:  # RFC 5321's limits
         raise NotAnEmail("not_an_email")
-    if not text.isascii() and any(_scripts(part) > 1 for part in re.split(r"[@.]", text)):
+    if not text.isascii() and _mixed_scripts(text):
         raise NotAnEmail("mixed_scripts")
     return text
 
@@ -78,11 +87,13 @@ def _domain_valid(domain: str) -> bool:
     return True
 
 
-def _scripts(text: str) -> int:
-    """How many scripts the letters of one part of an address are written in."""
-    if text.isascii():
-        return 1
-    return len(set(text.translate(_SCRIPT_MARKS)))
+def _mixed_scripts(address: str) -> bool:
+    """Whether the letters of one part of the address (between `@` and dots) are written in
+    more than one script: each letter read as its script's mark in one pass, in C."""
+    marks = address.translate(_SCRIPT_MARKS)
+    if len(set(marks)) <= 2:  # one script and the dots: the common case
+        return False
+    return any(len(set(part)) > 1 for part in marks.split("."))
 
 
 class _ScriptMarks(dict):
@@ -91,6 +102,9 @@ class _ScriptMarks(dict):
 
     def __missing__(self, code: int) -> str | None:
         ch = chr(code)
+        if ch in "@.":  # where one part of the address ends: kept, `@` read as a dot
+            self[code] = "."
+            return "."
         name = unicodedata.name(ch, "?").split()[0] if ch.isalpha() else None
         mark = None if name is None else _MARK_OF.setdefault(_SCRIPT_GROUP.get(name, name), chr(0xE000 + len(_MARK_OF)))
         self[code] = mark

@@ -35,6 +35,8 @@ def folded(value: str) -> str:
     and the invisible format characters gone (a byte-order mark, zero-width spaces)."""
     if not unicodedata.is_normalized("NFKC", value):
         value = unicodedata.normalize("NFKC", value)
+    if value.isprintable():  # a format character is never printable: none here, the common case
+        return value
     return _FORMAT_CHARACTER.sub("", value) if _FORMAT_CHARACTER.search(value) else value
 
 
@@ -74,9 +76,10 @@ def cased(value: str, country: str | None) -> str:
 def letters(value: str, country: str | None = None, keep_digits: bool = False) -> str:
     """Letters (and marks; digits if asked) lowercased in the lead's language: `fn`, `ln`,
     `ct` as they are, so the table below names this function itself (a call less per key)."""
-    value = cased(value, country)
+    if "I" in value or "İ" in value:
+        value = cased(value, country)
     if value.isalpha():  # letters only (no marks, spaces or digits): the common case, nothing to drop
-        return lower(value)
+        return value.lower() if value.isascii() else lower(value)
     if value.isascii():  # no strip needed: spaces go with everything else that is not a letter
         return (_NOT_ASCII_LETTER_OR_DIGIT if keep_digits else _NOT_ASCII_LETTER).sub("", value.lower())
     kept, previous = [], ""

@@ -57,6 +57,7 @@ TITLES = frozenset(
 
 # Written after a name (`Smith Jr`, `Smith, Jr.`): never a name.
 SUFFIXES = frozenset("jr sr ii iii iv phd md esq mba cpa rn dds".split())
+_TITLES_AND_SUFFIXES = TITLES | SUFFIXES
 
 # Words that belong to the name after them, never first: `van der Berg`, `dos Santos`, `Al Sabah`.
 PARTICLES = frozenset(
@@ -259,6 +260,8 @@ def _initial(word: str) -> bool:
 
 def is_title(word: str) -> bool:
     """A title, an honorific or a suffix: `Dr.`, `Alhaji`, `Jr`."""
+    if word.isalpha():  # no dot to strip: one look in both lists
+        return word.casefold() in _TITLES_AND_SUFFIXES
     return _title(word) or word.casefold().strip(".") in SUFFIXES
 
 

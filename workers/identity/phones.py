@@ -19,6 +19,7 @@ _EXTENSION = re.compile(
 )
 _NOT_DIGIT = re.compile(r"\D+")
 _WORD_AFTER_DIGITS = re.compile(r"(?<=\d)\D*?[^\W\d_]")  # `... 89 wew. 21`, `... 25 локал 3`
+_SEPARATORS_GONE = dict.fromkeys(map(ord, " +-().\t/"))  # what people type between digits (most numbers)
 _LETTER_OR_HASH = re.compile(r"[^\W\d_]|#")  # only then can an extension be written (most numbers: never)
 _TYPES = (
     "mobile",
@@ -51,11 +52,13 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
         NotAPhone: no digits, or no valid number in any reading.
     """
     text = value
-    if _LETTER_OR_HASH.search(value):  # an extension, or any word after the number, ends it
-        text = _EXTENSION.sub("", value)
-        after = _WORD_AFTER_DIGITS.search(text)
-        text = text[: after.start()] if after else text
-    digits = _NOT_DIGIT.sub("", text)
+    digits = value.translate(_SEPARATORS_GONE)
+    if not (digits.isdigit() and digits.isascii()):  # not only digits and separators: read it all
+        if _LETTER_OR_HASH.search(value):  # an extension, or any word after the number, ends it
+            text = _EXTENSION.sub("", value)
+            after = _WORD_AFTER_DIGITS.search(text)
+            text = text[: after.start()] if after else text
+        digits = _NOT_DIGIT.sub("", text)
     if not digits.isascii():  # Arabic-Indic, Persian, fullwidth digits: their values
         digits = "".join(str(unicodedata.digit(ch)) for ch in digits)
     if not digits:
@@ -65,7 +68,11 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
     if text.lstrip(" \t([").startswith("+") or digits.startswith("00"):
         found = _international(digits.lstrip("0"))
     else:
-        found = next(filter(None, (_national(digits, region) for region in regions)), None)
+        found = None
+        for region in regions:  # a loop, not next(filter(...)): every national number comes here
+            found = _national(digits, region)
+            if found:
+                break
         if not found and national_form(digits):
             raise NotAPhone("no_region_for_national")
         found = found or _international(digits)
@@ -133,8 +140,8 @@ def _international(digits: str) -> str | None:
     number is valid with it (Italy's fixed lines keep it: +39 06 ...).
     """
     for size in (1, 2, 3):
-        code = int(digits[:size] or 0)
-        if code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE:
+        code = _COUNTRY_CODES.get(digits[:size])
+        if code is not None:
             national = digits[size:]
             break
     else:
@@ -143,6 +150,9 @@ def _international(digits: str) -> str | None:
         if _valid(code, candidate):
             return f"{code}{candidate}"
     return None
+
+
+_COUNTRY_CODES = {str(code): code for code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE}  # `49`: 49
 
 
 def _valid(code: int, national: str) -> bool:

@@ -30,7 +30,8 @@ def read(value: str, country: str | None) -> str | None:
     text = value.upper()
     if prefix and text.strip().startswith(prefix):  # SI-1000, L-1115, MD-2001: the prefix is no part of the code
         text = text.strip()[len(prefix) :]
-    codes = _codes(text, pattern)
+    whole = pattern.fullmatch(text.strip())  # the answer is one code: the common case, one look
+    codes = {_code(whole.group(0), pattern)} if whole else _codes(text, pattern)
     if not codes and "-" in text and " ?" in pattern.pattern:  # `SW1A-1AA`: a dash where the format has a space
         codes = _codes(text.replace("-", " "), pattern)
     if not codes:  # `600 001`: a space the format has not, between digits
@@ -45,8 +46,11 @@ _DIGITS_APART = re.compile(r"(?<=\d) (?=\d)")
 
 
 def _codes(text: str, pattern: re.Pattern) -> set[str]:
-    codes = [match.group(0) for match in pattern.finditer(text)]
-    return {code if code[:1].isdigit() else _without_label(code, pattern) for code in codes}  # a label is letters
+    return {_code(match.group(0), pattern) for match in pattern.finditer(text)}
+
+
+def _code(found: str, pattern: re.Pattern) -> str:
+    return found if found[:1].isdigit() else _without_label(found, pattern)  # a label is letters
 
 
 _LABEL = re.compile(r"[A-Z.]+[ .]+")

@@ -6,6 +6,7 @@ Notes: docs/internals/identity.md
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -13,6 +14,7 @@ from workers.identity import birthdates, emails, genders, letters, phones, place
 from workers.identity.letters import Unusable
 
 _US_ZIP = re.compile(r"(\d{5})(\d{4})?")
+_NOT_LETTER_OR_DIGIT = re.compile(r"[\W_]+")  # what str.isalnum() refuses, in any script
 
 
 def _name(value: str, lead: "Lead") -> str:
@@ -59,7 +61,7 @@ def _zip(value: str, lead: "Lead") -> str:
         raise Unusable(str(err)) from None
     if numeric:
         return numeric  # `〒150-0002`, `SI-1000`, `P.C. 112`, `Dhaka-1207`: the code alone
-    squashed = "".join(ch for ch in letters.lower(value) if ch.isalnum())
+    squashed = _NOT_LETTER_OR_DIGIT.sub("", letters.lower(value))
     us_zip = _US_ZIP.fullmatch(squashed)
     if us_zip and lead.american:
         return us_zip.group(1)  # US: the first five digits only
@@ -126,18 +128,22 @@ class Lead(NamedTuple):
     regions: tuple[str, ...]
     country_unread: bool = False  # it named a country no table recognised
     decider: str | None = None  # what decides a date's day-month order: its country, else the form's region
+    # A US lead: it said so, or said no country where the form's or default region is the
+    # US. One that named a country no table knows is not assumed to be one.
+    american: bool = False
 
     @classmethod
     def of(cls, country: str | None, form_region: str | None, region: str, country_unread: bool = False) -> "Lead":
         """`region` (LEADRELAY_DEFAULT_REGION) reads national phones last; it never decides a
         date: the operator's default says nothing about one lead."""
-        regions = tuple(dict.fromkeys([r.upper() for r in (country, form_region, region) if r]))
-        return cls(country, regions, country_unread, (country or form_region or "").lower() or None)
+        return _lead(country, form_region, region, country_unread)
 
-    @property
-    def american(self) -> bool:
-        """A US lead: it said so, or said no country where the form's or default region is the
-        US. One that named a country no table knows is not assumed to be one."""
-        if self.country is not None:
-            return self.country in _USPS  # Puerto Rico, Guam...: USPS ZIP codes
-        return not self.country_unread and self.regions[:1] in ((), ("US",))
+
+@functools.lru_cache(maxsize=1024)  # countries and regions: a few hundred, and no one's data
+def _lead(country: str | None, form_region: str | None, region: str, country_unread: bool) -> Lead:
+    regions = tuple(dict.fromkeys([r.upper() for r in (country, form_region, region) if r]))
+    if country is not None:
+        american = country in _USPS  # Puerto Rico, Guam...: USPS ZIP codes
+    else:
+        american = not country_unread and regions[:1] in ((), ("US",))
+    return Lead(country, regions, country_unread, (country or form_region or "").lower() or None, american)

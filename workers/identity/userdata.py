@@ -53,12 +53,13 @@ def _normalised(key: str, raw, lead: Lead) -> str:
         raise Unusable("empty")
     if not raw.isascii():
         # A lone surrogate, or where one was (jsonbody.py): not a value anyone typed; never ASCII.
-        if _BROKEN_TEXT.search(raw):
+        if "\ufffd" in raw or (not raw.isprintable() and _BROKEN_TEXT.search(raw)):  # a surrogate is unprintable
             raise Unusable("invalid_text")
         if key != "external_id":  # an external id is kept as other channels send it
             raw = letters.folded(raw)
     out = READERS[key](raw, lead)
-    if not out or (key in _MAY_BE_MARKS and not _ALNUM.search(out)):  # `¯`: a lone mark
+    # `¯`: a lone mark. An ASCII answer is read to letters and digits, never marks alone.
+    if not out or (key in _MAY_BE_MARKS and not out.isascii() and not _ALNUM.search(out)):
         raise Unusable("empty_after_normalising")
     return out
 
@@ -92,6 +93,9 @@ def _hashed(key: str, raw, lead: Lead) -> str:
             raise Unusable("empty")
         return hashed
     return hashlib.sha256(_normalised(key, raw, lead).encode("utf-8")).hexdigest()  # sha256(), a call less
+
+
+_HASHERS = [(key, _hashed_repeating if key in _REPEATING else _hashed) for key in HASHED]
 
 
 def lead_country(fields: Mapping[str, object]) -> str | None:
@@ -128,13 +132,19 @@ def build(fields: Mapping[str, object], region: str = "US", form_region: str | N
     if full_names:  # split here, where the lead's country is known: it can decide the order
         fields = dict(fields)
         dropped += names.split_full_name(fields, full_names, lead.decider)
-    for key in HASHED:
+    for key, hasher in _HASHERS:
         given = fields.get(key)
         if given is None:
             continue
-        for raw in (given,) if isinstance(given, str) else _values(given):
+        if isinstance(given, str):  # one answer: the common case, without the list's bookkeeping
             try:
-                hashed = _hashed_repeating(key, raw, lead) if key in _REPEATING else _hashed(key, raw, lead)
+                user_data[key] = [hasher(key, given, lead)]
+            except Unusable as err:
+                dropped.append({"key": key, "reason": err.reason})
+            continue
+        for raw in _values(given):
+            try:
+                hashed = hasher(key, raw, lead)
             except Unusable as err:
                 dropped.append({"key": key, "reason": err.reason})
                 continue
