@@ -77,3 +77,12 @@ def test_the_short_path_is_taken_for_a_plain_address_and_left_for_the_rest():
 def test_the_at_sign_composes_with_nothing():
     """Why the short path may split at the @: split_email's walk passes over one that composes."""
     assert all(unicodedata.normalize("NFC", "@" + chr(c))[0] == "@" for c in range(0x300, 0x2000))
+
+
+def test_the_latin_short_cut_answers_as_the_marks_do():
+    """`_mixed_scripts` skips the marks when every letter is Latin: beside a Latin, a Greek and
+    a Han letter, every character up to U+2000 gets the answer the marks give."""
+    for code in range(0x20, 0x2000):
+        for text in (f"a{chr(code)}@x.com", f"α{chr(code)}@x.com", f"{chr(code)}山@x.com", f"a@{chr(code)}b.com"):
+            marks = text.translate(emails._SCRIPT_MARKS)
+            assert emails._mixed_scripts(text) == any(len(set(part)) > 1 for part in marks.split(".")), text

@@ -12,6 +12,8 @@ from email_validator import EmailNotValidError, validate_email
 from email_validator.rfc_constants import DOT_ATOM_TEXT, DOT_ATOM_TEXT_INTL
 from email_validator.syntax import split_email, validate_email_local_part
 
+from workers.identity import letters
+
 _LIST = re.compile(r"[,;]")  # what separates two addresses in one answer
 _SCRIPT_GROUP = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}  # Japanese and Korean mix Han in
 
@@ -90,6 +92,8 @@ def _domain_valid(domain: str) -> bool:
 def _mixed_scripts(address: str) -> bool:
     """Whether the letters of one part of the address (between `@` and dots) are written in
     more than one script: each letter read as its script's mark in one pass, in C."""
+    if not _BEYOND_LATIN.search(address):  # no letter but Latin ones: most addresses beyond ASCII
+        return False
     marks = address.translate(_SCRIPT_MARKS)
     if len(set(marks)) <= 2:  # one script and the dots: the common case
         return False
@@ -113,3 +117,11 @@ class _ScriptMarks(dict):
 
 _MARK_OF: dict[str, str] = {}
 _SCRIPT_MARKS = _ScriptMarks()
+# Latin letters, and what is no letter, where most addresses beyond ASCII are written (ASCII,
+# Latin-1 to Latin Extended-B, Latin Extended Additional): anything else asks for the marks.
+_LATIN = [
+    code
+    for code in (*range(0x250), *range(0x1E00, 0x1F00))
+    if _SCRIPT_MARKS[code] in (None, ".", _SCRIPT_MARKS[ord("a")])
+]
+_BEYOND_LATIN = re.compile(f"[^{letters.character_class(_LATIN)}]")

@@ -40,6 +40,11 @@ def folded(value: str) -> str:
     return _FORMAT_CHARACTER.sub("", value) if _FORMAT_CHARACTER.search(value) else value
 
 
+def character_class(codes: list[int]) -> str:
+    """Sorted code points as the inside of a regular expression's character class, in ranges."""
+    return "".join(f"\\U{run[0]:08x}-\\U{run[-1]:08x}" for run in _runs(codes))
+
+
 def _runs(codes: list[int]) -> list[list[int]]:
     """Sorted code points as runs of consecutive ones (a character class of ranges is fast)."""
     runs: list[list[int]] = []
@@ -56,9 +61,7 @@ def _runs(codes: list[int]) -> list[list[int]]:
 FORMAT_CHARACTERS = [
     c for r in (range(0x20000), range(0xE0000, 0xE0080)) for c in r if unicodedata.category(chr(c)) == "Cf"
 ]
-_FORMAT_CHARACTER = re.compile(
-    "[%s]" % "".join(f"\\U{run[0]:08x}-\\U{run[-1]:08x}" for run in _runs(FORMAT_CHARACTERS))
-)
+_FORMAT_CHARACTER = re.compile(f"[{character_class(FORMAT_CHARACTERS)}]")
 
 
 # Where the lead's language lowercases I differently (Unicode's SpecialCasing): Turkish and
