@@ -1,6 +1,7 @@
 """How long the accuracy figures' periodic work holds Redis at an agency's size: --pages
-Pages (one form each) marked on every day of the window, then the daily roll of the window,
-the one-time rebuild after an upgrade and the once-a-minute reads, each run alone with
+Pages (one form each) marked on every day of the window, then the one-time rebuild after an
+upgrade, the roll of the window at midnight, the window summed whole (after days without a
+read) and the once-a-minute reads, each run alone with
 Redis's SLOWLOG catching every command; prints the longest command of each, in ms.
 
     .venv/bin/python bench/slowlog.py [ROOT] [--pages 100000] [--leads 3]
@@ -84,14 +85,18 @@ def main() -> None:
         print(f"{root}: {args.pages} Pages, {serial} leads marked over {len(dates)} days in {took:.0f} s")
         connection.config_set("slowlog-log-slower-than", 0)
         connection.config_set("slowlog-max-len", 100_000)
+        yesterday = accuracy.window(accuracy.WINDOW_DAYS, now - 86400)[0]
         steps = {  # the rebuild first: a Redis never rolled up does it at the first read
             "one-time rebuild": lambda: (
                 connection.delete(accuracyrollup.ROLLED),
                 accuracyrollup.window_days(connection, routes, now),
             ),
-            "daily roll of the window": lambda: (
-                connection.set(accuracyrollup.ROLLED, 1),  # as a rebuild that finished leaves it
-                connection.delete(accuracy.window_key("from")),
+            "midnight roll of the window": lambda: (
+                connection.set(accuracy.window_key("from"), yesterday),  # as the day before left it
+                accuracyrollup.window_days(connection, routes, now),
+            ),
+            "window summed whole": lambda: (
+                connection.delete(accuracy.window_key("from")),  # days without a read, or expired
                 accuracyrollup.window_days(connection, routes, now),
             ),
             "once-a-minute read": lambda: (
@@ -99,6 +104,7 @@ def main() -> None:
                 accuracyrollup.coverage(connection, routes, now=now),
             ),
         }
+        accuracyrollup.pages(connection, routes, now=now)  # a running service has its scripts loaded
         for name, step in steps.items():
             longest, took, failed = _longest(connection, step)
             print(f"  {name:28} longest command {longest:9.1f} ms   step {took:6.2f} s   {failed}")

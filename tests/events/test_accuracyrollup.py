@@ -131,7 +131,6 @@ def test_a_form_counts_in_the_dataset_it_was_first_marked_with_that_day(redis_co
     later = {**lead(0), "route": {"dataset": "b"}}
     accuracymarks.mark_now(redis_conn, "webhook", [first])
     accuracymarks.mark_now(redis_conn, "confirmed", [later])
-    redis_conn.set(accuracyrollup.ROLLED, 1)
     assert accuracyrollup.coverage(redis_conn, ROUTES, now=NOW) == {"a": {accuracy.day(NOW): (1, 1)}}
 
 

@@ -27,7 +27,7 @@ NONE = "-"  # a Page or form the lead did not name
 _READ_ALL = redis.Redis().register_script(
     "local out = {} for i, key in ipairs(KEYS) do out[i] = redis.call('HGETALL', key) end return out"
 )
-_KEYS_PER_READ = 2000  # hashes per call: Redis runs nothing else while a script runs
+_KEYS_PER_READ = 100  # hashes per call: Redis runs nothing else while a script runs (a ms or two)
 
 
 def day(unix: float) -> str:
@@ -60,6 +60,20 @@ def window_key(name: str) -> str:
     return redis_key("accuracy", "window", name)
 
 
+# Once after an upgrade from a version that kept no rollups, they are made from the forms'
+# counts in bounded steps (accuracyrebuild.py): ROLLED is set when that is done; while it
+# runs, CURSOR is where its walk of FORMS stands, PAIRS the "page form" pairs it (or a mark
+# of a pair new since it started) has added up, and `rebuilt_pages(day)` the Pages whose
+# counts of that day it has started again from zero.
+ROLLED = redis_key("accuracy", "rolled-up")
+REBUILD_CURSOR = redis_key("accuracy", "rebuild", "cursor")
+REBUILD_PAIRS = redis_key("accuracy", "rebuild", "pairs")
+
+
+def rebuilt_pages(on: str) -> str:
+    return redis_key("accuracy", "rebuild", "pages", on)
+
+
 def report(connection: redis.Redis, days: int = WINDOW_DAYS, now: float | None = None) -> list[dict]:
     """Per Page and form (and per day, for the chart): how many leads Meta holds, came by
     webhook, were recovered, confirmed, dead-lettered, are still waiting, or were too old.
@@ -85,10 +99,12 @@ def window(days: int = WINDOW_DAYS, now: float | None = None) -> list[str]:
 
 
 def read_counts(connection: redis.Redis, keys: list[str]) -> list[dict[str, int]]:
-    """Each hash of counts named in `keys`, whole, as {field: count}."""
-    hashes = []
-    for start in range(0, len(keys), _KEYS_PER_READ):
-        hashes += _READ_ALL(keys=keys[start : start + _KEYS_PER_READ], client=connection)
+    """Each hash of counts named in `keys`, whole, as {field: count}: one round trip, a
+    script call per _KEYS_PER_READ hashes."""
+    with connection.pipeline(transaction=False) as pipe:
+        for start in range(0, len(keys), _KEYS_PER_READ):
+            _READ_ALL(keys=keys[start : start + _KEYS_PER_READ], client=pipe)
+        hashes = [flat for chunk in pipe.execute() for flat in chunk]
     return [{flat[i].decode(): int(flat[i + 1]) for i in range(0, len(flat), 2)} for flat in hashes]
 
 

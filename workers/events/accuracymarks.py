@@ -15,11 +15,15 @@ from workers.events.accuracy import (
     FORMS,
     LUA_STATES,
     NONE,
+    REBUILD_CURSOR,
+    REBUILD_PAIRS,
+    ROLLED,
     ROLLUPS,
     WINDOW,
     WINDOW_DAYS,
     day,
     pair_keys,
+    rebuilt_pages,
     rollup_key,
     window_key,
 )
@@ -36,7 +40,9 @@ from workers.events.accuracy import (
 # accuracy there. So the once-a-minute figures read a few keys, never a key per form or
 # Page (accuracyrollup.py). A (day, Page, form) counts in the dataset it was first marked
 # with that day: known and done land in the same dataset even when the routes change
-# between two marks of a lead.
+# between two marks of a lead. KEYS 15 to 18 (ROLLED, the rebuild's cursor, its pairs, its
+# Pages of the day): until the rollups are made after an upgrade (accuracyrebuild.py), a
+# mark moves the form's own counts only, unless the rebuild has added up its pair already.
 _MARK = (
     LUA_STATES
     + """
@@ -69,11 +75,22 @@ for i = 1, n do
 end
 if changed == 0 then return 0 end
 redis.call('HSET', KEYS[1], unpack(sets))
+local counted = redis.call('EXISTS', KEYS[15]) == 1
+if not counted and redis.call('EXISTS', KEYS[16]) == 1 then
+  -- A rebuild runs: a pair it has added up, or one new since it started, counts from here.
+  if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 or redis.call('SISMEMBER', KEYS[17], ARGV[2]) == 1 then
+    counted = true
+    redis.call('SADD', KEYS[17], ARGV[2])
+    if redis.call('SADD', KEYS[18], ARGV[3]) == 1 then redis.call('DEL', KEYS[5]) end
+  end
+end
 for combo, by in pairs(delta) do
   if by ~= 0 then
     redis.call('HINCRBY', KEYS[2], combo, by)
-    redis.call('HINCRBY', KEYS[5], combo, by)
-    redis.call('HINCRBY', KEYS[6], combo, by)
+    if counted then
+      redis.call('HINCRBY', KEYS[5], combo, by)
+      redis.call('HINCRBY', KEYS[6], combo, by)
+    end
   end
 end
 local dataset = redis.call('HGET', KEYS[4], ARGV[2])
@@ -81,6 +98,7 @@ if not dataset and ARGV[4] ~= '' then
   dataset = ARGV[4]
   redis.call('HSET', KEYS[4], ARGV[2], dataset)
 end
+if not counted then dk, dd = 0, 0 end
 if dk ~= 0 then
   redis.call('ZINCRBY', KEYS[7], dk, ARGV[3])
   if dataset then redis.call('HINCRBY', KEYS[9], dataset, dk) end
@@ -99,8 +117,8 @@ if from and ARGV[5] >= from and (dk ~= 0 or dd ~= 0) then
     redis.call('ZREM', KEYS[14], ARGV[3])
   end
 end
-for i, key in ipairs(KEYS) do
-  if i ~= 3 then redis.call('EXPIRE', key, ARGV[1]) end
+for i = 1, 14 do
+  if i ~= 3 then redis.call('EXPIRE', KEYS[i], ARGV[1]) end
 end
 redis.call('SADD', KEYS[3], ARGV[2])
 return changed
@@ -138,13 +156,14 @@ def mark_all(pipe, marks: list[tuple[str, list[dict]]], now: float | None = None
             flags[lead_id] = flags.get(lead_id, "") + FLAGS[kind]
             if not datasets.get((page, form, on)):
                 datasets[(page, form, on)] = dataset(lead, routes)
+    rebuild = (ROLLED, REBUILD_CURSOR, REBUILD_PAIRS)
     for (page, form, on), flags in groups.items():
         pairs = list(flags.items())
         rollups = [*(rollup_key(name, on, page) for name in ROLLUPS), *(window_key(name) for name in WINDOW)]
         for start in range(0, len(pairs), _PER_CALL):
             chunk = [value for pair in pairs[start : start + _PER_CALL] for value in pair]
             _MARK_SCRIPT(
-                keys=[*pair_keys(page, form, on), FORMS, *rollups],
+                keys=[*pair_keys(page, form, on), FORMS, *rollups, *rebuild, rebuilt_pages(on)],
                 args=[TTL, f"{page} {form}", page, datasets[(page, form, on)], on, *chunk],
                 client=pipe,
             )

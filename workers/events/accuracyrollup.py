@@ -5,42 +5,65 @@ Notes: docs/internals/events.md
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import redis
 
 from workers.common.queues import redis_key
-from workers.events import accuracy, accuracymarks
-from workers.events.accuracy import ROLLUPS, WINDOW, WINDOW_DAYS, rollup_key, window_key
+from workers.events import accuracy, accuracymarks, accuracyrebuild
+from workers.events.accuracy import WINDOW, WINDOW_DAYS, rollup_key, window_key
 
 PAGE_SERIES = 50  # Pages /metrics names one by one; the rest are summed as OTHER_PAGES
 OTHER_PAGES = "_other"
-ROLLED = redis_key("accuracy", "rolled-up")  # set once the forms' older counts are added up
+ROLLED = accuracy.ROLLED  # set once the forms' older counts are added up (accuracyrebuild.py)
+MEMBERS_PER_STEP = 100  # Pages a step of the window's roll sums again: 16 ZSCOREs each, a few ms
+ROLL_DAYS = redis_key("accuracy", "window", "roll")  # the days whose Pages are still to sum again
+ROLL_CURSOR = redis_key("accuracy", "window", "roll-cursor")  # where the first of them stands
 
-# KEYS: the window's keys (WINDOW), then each day's `known` sorted set, then each day's
-# `done`. ARGV: the window's first day, the ttl. The window's per-Page sums made again
-# from its days, and the Pages ranked: when a day leaves the window (once a day), or once
-# after an upgrade. Linear in the Pages, once a day; the marks keep it between.
-_ROLL = redis.Redis().register_script("""
-local days = (#KEYS - 4) / 2
-redis.call('ZUNIONSTORE', KEYS[2], days, unpack(KEYS, 5, 4 + days))
-redis.call('ZUNIONSTORE', KEYS[3], days, unpack(KEYS, 5 + days, 4 + 2 * days))
-redis.call('DEL', KEYS[4])
-local done, ranked = {}, {}
-local flat = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
-for j = 1, #flat, 2 do done[flat[j]] = tonumber(flat[j + 1]) end
-flat = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
-for j = 1, #flat, 2 do
-  local k = tonumber(flat[j + 1])
+# KEYS: the window's `from`, known, done, ranked, ROLL_DAYS, ROLL_CURSOR. ARGV: the `from`
+# the caller read ('' none), the new first day, the ttl, '1' to start the sums from nothing,
+# then the `known` keys of the days whose Pages are to be summed again. Marks landing from
+# here add to the window for the new days alone (accuracymarks.py).
+_ROLL_START = redis.Redis().register_script("""
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+if ARGV[4] == '1' then redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) end
+for i = 5, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+redis.call('EXPIRE', KEYS[5], ARGV[3])
+return 1
+""")
+
+# KEYS: as _ROLL_START's. ARGV: the window's first day, the ttl, the step's size, then the
+# window days' `known` keys, then their `done` keys. Each Page of the next stretch of the
+# first pending day is set to its sums over the window's days (not added to: a mark landing
+# before or after it is counted once either way). -1: the window moved (a new day).
+_ROLL_STEP = redis.Redis().register_script("""
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local day = redis.call('LINDEX', KEYS[5], 0)
+if not day then return 0 end
+local n = (#ARGV - 3) / 2
+local scan = redis.call('ZSCAN', day, redis.call('GET', KEYS[6]) or '0', 'COUNT', ARGV[3])
+for j = 1, #scan[2], 2 do
+  local page, k, d = scan[2][j], 0, 0
+  for i = 4, 3 + n do k = k + (tonumber(redis.call('ZSCORE', ARGV[i], page)) or 0) end
+  for i = 4 + n, 3 + 2 * n do d = d + (tonumber(redis.call('ZSCORE', ARGV[i], page)) or 0) end
   if k > 0 then
-    ranked[#ranked + 1] = string.format('%.17g', (done[flat[j]] or 0) / k)
-    ranked[#ranked + 1] = flat[j]
-  end
-  if #ranked >= 1000 or (j + 1 >= #flat and #ranked > 0) then
-    redis.call('ZADD', KEYS[4], unpack(ranked))
-    ranked = {}
+    redis.call('ZADD', KEYS[2], k, page)
+    redis.call('ZADD', KEYS[3], d, page)
+    redis.call('ZADD', KEYS[4], string.format('%.17g', d / k), page)
+  else
+    redis.call('ZREM', KEYS[2], page)
+    redis.call('ZREM', KEYS[3], page)
+    redis.call('ZREM', KEYS[4], page)
   end
 end
-redis.call('SET', KEYS[1], ARGV[1])
-for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+if scan[1] == '0' then
+  redis.call('LPOP', KEYS[5])
+  redis.call('DEL', KEYS[6])
+else
+  redis.call('SET', KEYS[6], scan[1], 'EX', ARGV[2])
+end
+for i = 2, 4 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
 return 1
 """)
 
@@ -86,83 +109,47 @@ def coverage(connection: redis.Redis, routes, now: float | None = None) -> dict[
 
 
 def window_days(connection: redis.Redis, routes, now: float | None = None) -> list[str]:
-    """The report's window, its days' rollups complete (`_rolled_up`) and the window's own
-    summed over them since its first day last changed."""
+    """The report's window, its days' rollups complete (accuracyrebuild.py) and the window's
+    own sums over them moved on to its first day, in bounded steps (`_roll`)."""
     dates = accuracy.window(WINDOW_DAYS, now)
-    with connection.pipeline(transaction=False) as pipe:
-        pipe.exists(ROLLED)
-        pipe.get(window_key("from"))
-        rolled, since = pipe.execute()
-    if not rolled:
-        _rolled_up(connection, routes, dates)
-    if not rolled or since != dates[0].encode():
-        keys = [*(window_key(name) for name in WINDOW), *(rollup_key(n, on) for n in ("known", "done") for on in dates)]
-        _ROLL(keys=keys, args=[dates[0], accuracymarks.TTL], client=connection)
+    if not connection.exists(ROLLED):
+        accuracyrebuild.rebuild(connection, routes, dates)
+    roll(connection, dates)
     return dates
+
+
+def roll(connection: redis.Redis, dates: list[str], steps: int | None = None) -> bool:
+    """When a day has left the window: its Pages' window sums made again over the days still
+    in it; when the window's sums are missing or far behind: every Page's, from nothing.
+    MEMBERS_PER_STEP Pages a step, all of them or `steps`: False while some are left."""
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.get(window_key("from"))
+        pipe.exists(ROLL_DAYS)
+        since, pending = pipe.execute()
+    since = since.decode() if since else ""
+    keys = [*(window_key(name) for name in WINDOW), ROLL_DAYS, ROLL_CURSOR]
+    if since != dates[0]:
+        # The day before the new first one left: its Pages are summed again. No sums yet, the
+        # clock gone back, or days missed (their counts may have expired): every Page's.
+        whole = since != accuracy.day(_noon(dates[0]) - 86400)
+        days = dates if whole else [since]
+        args = [since, dates[0], accuracymarks.TTL, "1" if whole else "0", *(rollup_key("known", on) for on in days)]
+        _ROLL_START(keys=keys, args=args, client=connection)
+    elif not pending:
+        return True
+    sums = [rollup_key(name, on) for name in ("known", "done") for on in dates]
+    taken = 0
+    while steps is None or taken < steps:
+        taken += 1
+        if _ROLL_STEP(keys=keys, args=[dates[0], accuracymarks.TTL, MEMBERS_PER_STEP, *sums], client=connection) != 1:
+            return True
+    return False
+
+
+def _noon(on: str) -> float:
+    return datetime.strptime(on, "%Y-%m-%d").replace(hour=12, tzinfo=timezone.utc).timestamp()
 
 
 def _figures(days: list[dict[str, int]]) -> dict:
     figures = accuracy.figures(accuracy.summed(days))
     return {**figures, "accuracy": accuracy.share(figures)}
-
-
-# KEYS: FORMS, then the day's rollups but `by-page` (ROLLUPS' order). ARGV: the ttl, the
-# day's prefix of a form's keys and of a Page's counts, then "page form" and the dataset
-# the routes give it now, for each form the caller knew of. The day's rollups are made
-# again from the forms' counts in one step: a mark landing meanwhile waits, and a form
-# first marked since the caller listed them is still counted (its pin names its dataset).
-_REBUILD = redis.Redis().register_script(
-    accuracy.LUA_STATES
-    + """
-local routed = {}
-for n = 4, #ARGV, 2 do routed[ARGV[n]] = ARGV[n + 1] end
-for i = 3, #KEYS do redis.call('DEL', KEYS[i]) end
-local pages = {}
-for _, pair in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local page, form = string.match(pair, '^(%S+) (%S+)$')
-  local flat = redis.call('HGETALL', ARGV[2] .. page .. ':' .. form .. ':counts')
-  if #flat > 0 then
-    local dataset = redis.call('HGET', KEYS[2], pair)
-    if not dataset and (routed[pair] or '') ~= '' then
-      dataset = routed[pair]
-      redis.call('HSET', KEYS[2], pair, dataset)
-    end
-    local page_key = ARGV[3] .. page
-    if not pages[page] then redis.call('DEL', page_key) pages[page] = true end
-    for j = 1, #flat, 2 do
-      local combo, by = flat[j], tonumber(flat[j + 1])
-      redis.call('HINCRBY', page_key, combo, by)
-      redis.call('HINCRBY', KEYS[3], combo, by)
-      if known(combo) then
-        redis.call('ZINCRBY', KEYS[4], by, page)
-        if dataset then redis.call('HINCRBY', KEYS[6], dataset, by) end
-      end
-      if done(combo) then
-        redis.call('ZINCRBY', KEYS[5], by, page)
-        if dataset then redis.call('HINCRBY', KEYS[7], dataset, by) end
-      end
-    end
-    redis.call('EXPIRE', page_key, ARGV[1])
-  end
-end
-for i = 2, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
-return 1
-"""
-)
-
-
-def _rolled_up(connection: redis.Redis, routes, dates: list[str]) -> None:
-    """Once, after an upgrade: the rollups of each day of the window made from the forms'
-    counts (marks from before kept none). Linear in forms, once; every read after it is not."""
-    pairs = sorted(p.decode() for p in connection.smembers(accuracy.FORMS))
-    routed = []
-    for pair in pairs:
-        page, form = pair.split(" ")
-        routed += [pair, accuracymarks.dataset({"page_id": page, "form_id": form}, routes)]
-    for on in dates:
-        _REBUILD(
-            keys=[accuracy.FORMS, *(rollup_key(name, on) for name in ROLLUPS if name != "by-page")],
-            args=[accuracymarks.TTL, redis_key("accuracy", on, ""), rollup_key("by-page", on, ""), *routed],
-            client=connection,
-        )
-    connection.set(ROLLED, 1)
