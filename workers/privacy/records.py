@@ -128,6 +128,13 @@ RECORDS = (
         True,
     ),
     Record(
+        "leadrelay:dead-pass",
+        "dead-letter housekeeping",
+        "where the prune and the scrub of dead letters stand: a cursor and a time",
+        "for the service's life",
+        False,
+    ),
+    Record(
         "leadrelay:quarantine",
         "quarantined entry",
         "inbox entries too broken to run (ids, hashed answers)",
