@@ -61,6 +61,4 @@ def test_a_prune_pass_reads_a_bounded_share_and_resumes_where_it_stopped(redis_c
     finally:
         redis_conn.config_set("zset-max-ziplist-entries", 128)
     assert sum(forgotten) == len(ids[::3]) and max(forgotten) < len(ids[::3])
-    assert sorted(j.decode() for j in redis_conn.zrange(deadletters.INDEX, 0, -1)) == sorted(
-        set(ids) - set(ids[::3])
-    )
+    assert sorted(j.decode() for j in redis_conn.zrange(deadletters.INDEX, 0, -1)) == sorted(set(ids) - set(ids[::3]))

@@ -15,7 +15,6 @@ from workers.events import conversions
 from workers.failures.deadletters import INDEX, forget, record_key
 from workers.intake.admission import HELD
 
-
 PASS = redis_key("dead-pass")  # where the prune and the scrub stand: a ZSCAN cursor, a time
 PER_PASS = 5000  # dead letters a pass looks at, at most: bounded at any number of them
 _PAGE = 500  # read in one command
