@@ -1,10 +1,12 @@
-"""How long the accuracy figures' periodic work holds Redis at an agency's size: --pages
-Pages (one form each) marked on every day of the window, then the one-time rebuild after an
-upgrade, the roll of the window at midnight, the window summed whole (after days without a
-read) and the once-a-minute reads, each run alone with
-Redis's SLOWLOG catching every command; prints the longest command of each, in ms.
+"""How long the periodic work holds Redis at an agency's size: --pages Pages (one form
+each) with --leads leads marked on every day of the accuracy window, and --dead dead
+letters; then the accuracy figures' one-time rebuild after an upgrade, their roll at
+midnight, their window summed whole (after days without a read), a worker's dead-letter
+scrub and prune passes and RQ's registry cleanup, and the once-a-minute reads, each run
+alone with Redis's SLOWLOG catching every command of a ms or more; prints the longest of each, in
+ms, and the step's time. ROOT: a checkout to measure (this one by default).
 
-    .venv/bin/python bench/slowlog.py [ROOT] [--pages 100000] [--leads 3]
+    .venv/bin/python bench/slowlog.py [ROOT] [--pages 100000] [--leads 3] [--dead 100000]
 """
 
 from __future__ import annotations
@@ -44,11 +46,38 @@ def _longest(connection, step) -> tuple[float, float, str]:
     return max((e["duration"] for e in entries), default=0) / 1000, took, failed
 
 
+def _dead_letters(connection, count: int, now: float):
+    """`count` dead letters as deadletters.record keeps them (the record, the index, the
+    reason), their times spread over RQ's 30 days, each job in RQ's failed registry (the
+    registry's entry only: the housekeeping reads the job itself only to scrub it)."""
+    import json
+
+    from rq import Queue
+
+    from workers.common.queues import SERIALIZER
+    from workers.failures import deadletters
+
+    queue = Queue("leadrelay", connection=connection, serializer=SERIALIZER)
+    for first in range(0, count, 1000):
+        with connection.pipeline(transaction=False) as pipe:
+            for n in range(first, min(first + 1000, count)):
+                job_id, at = f"lead-meta-{2 * 10**15 + n}", now - 30 * 86400 * n / count
+                user_data = {"em": ["ab" * 32], "client_ip_address": "203.0.113.9", "client_user_agent": "Mozilla/5.0"}
+                entry = {"job_id": job_id, "reason": "invalid", "last_attempt_at": at, "args": {"user_data": user_data}}
+                pipe.set(deadletters.record_key(job_id), json.dumps(entry))
+                pipe.zadd(deadletters.INDEX, {job_id: at})
+                pipe.hset(deadletters.REASONS, job_id, "invalid default")
+                pipe.zadd(queue.failed_job_registry.key, {job_id: now + 30 * 86400 - (now - at)})
+            pipe.execute()
+    return queue
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", nargs="?", default=str(HERE))
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--leads", type=int, default=3, help="leads per Page and day")
+    parser.add_argument("--dead", type=int, default=100_000, help="dead letters")
     args = parser.parse_args()
     root = Path(args.root).resolve()
     sys.path[:0] = [str(root), str(HERE / "bench")]
@@ -63,11 +92,13 @@ def main() -> None:
         from workers.config.mappingfile import validate
         from workers.config.settings import load
         from workers.events import accuracy, accuracymarks, accuracyrollup
+        from workers.failures import retention
 
         routes = validate(load())["routes"]
         connection = connect(server.url)  # as the service connects: its timeouts
         now = time.time()
-        dates = accuracy.window(accuracy.WINDOW_DAYS, now)
+        dates = accuracy.window(accuracy.WINDOW_DAYS + 1, now)  # and the day that leaves it at midnight
+        accuracyrollup.window_days(connection, routes, now - 86400)  # a service running since yesterday
         started, serial = time.monotonic(), 0
         for first in range(0, args.pages, 500):
             with connection.pipeline(transaction=False) as pipe:
@@ -83,7 +114,9 @@ def main() -> None:
                 pipe.execute()
         took = time.monotonic() - started
         print(f"{root}: {args.pages} Pages, {serial} leads marked over {len(dates)} days in {took:.0f} s")
-        connection.config_set("slowlog-log-slower-than", 0)
+        queue = _dead_letters(connection, args.dead, now)
+        print(f"  and {args.dead} dead letters over 30 days, with their failed jobs in RQ's registry")
+        connection.config_set("slowlog-log-slower-than", 1000)  # µs: every command of a ms or more
         connection.config_set("slowlog-max-len", 100_000)
         yesterday = accuracy.window(accuracy.WINDOW_DAYS, now - 86400)[0]
         steps = {  # the rebuild first: a Redis never rolled up does it at the first read
@@ -99,15 +132,19 @@ def main() -> None:
                 connection.delete(accuracy.window_key("from")),  # days without a read, or expired
                 accuracyrollup.window_days(connection, routes, now),
             ),
+            "dead-letter scrub pass": lambda: retention.scrub(connection, queue, 7, now=now),
+            "dead-letter prune pass": lambda: retention.prune(connection, queue, now=now),
+            "RQ's registry cleanup": lambda: queue.failed_job_registry.cleanup(),
             "once-a-minute read": lambda: (
                 accuracyrollup.pages(connection, routes, now=now),
                 accuracyrollup.coverage(connection, routes, now=now),
             ),
         }
-        accuracyrollup.pages(connection, routes, now=now)  # a running service has its scripts loaded
+        _longest(connection, lambda: accuracyrollup.pages(connection, routes, now=now))  # a running service's scripts
         for name, step in steps.items():
             longest, took, failed = _longest(connection, step)
-            print(f"  {name:28} longest command {longest:9.1f} ms   step {took:6.2f} s   {failed}")
+            said = f"{longest:9.1f} ms" if longest else "   < 1 ms   "
+            print(f"  {name:28} longest command {said}   step {took:6.2f} s   {failed}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from workers.events.accuracy import (
     window_key,
 )
 
-PAIRS_PER_STEP = 25  # "page form" pairs a step adds up, each over the window's 8 days: a few ms
+PAIRS_PER_STEP = 16  # "page form" pairs a step adds up, each over the window's 8 days: a few ms
 _CLEARED = ("all", "known", "done", "dataset-known", "dataset-done")  # a day's rollups made again whole
 _PER_DAY = (*_CLEARED, "pins")  # then the Page counts' prefix, the forms' counts' prefix, its Pages
 
@@ -76,12 +76,14 @@ for p = first, #ARGV, 2 do
             if dataset then redis.call('HINCRBY', ddone, dataset, by) end
           end
         end
-        for i = 0, 8 do
-          if i ~= 6 and i ~= 7 then redis.call('EXPIRE', ARGV[o + i], ttl) end
-        end
         redis.call('EXPIRE', page_key, ttl)
       end
     end
+  end
+end
+for d = 0, days - 1 do
+  for i = 0, 8 do
+    if i ~= 6 and i ~= 7 then redis.call('EXPIRE', ARGV[5 + d * 9 + i], ttl) end
   end
 end
 if ARGV[3] ~= '0' then

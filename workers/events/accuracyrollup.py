@@ -16,18 +16,20 @@ from workers.events.accuracy import WINDOW, WINDOW_DAYS, rollup_key, window_key
 PAGE_SERIES = 50  # Pages /metrics names one by one; the rest are summed as OTHER_PAGES
 OTHER_PAGES = "_other"
 ROLLED = accuracy.ROLLED  # set once the forms' older counts are added up (accuracyrebuild.py)
-MEMBERS_PER_STEP = 100  # Pages a step of the window's roll sums again: 16 ZSCOREs each, a few ms
+MEMBERS_PER_STEP = 64  # Pages a step of the window's roll sums again: 16 ZSCOREs each, a few ms
 ROLL_DAYS = redis_key("accuracy", "window", "roll")  # the days whose Pages are still to sum again
 ROLL_CURSOR = redis_key("accuracy", "window", "roll-cursor")  # where the first of them stands
+ROLL_SUMMED = redis_key("accuracy", "window", "roll-summed")  # Pages this roll has summed again
 
-# KEYS: the window's `from`, known, done, ranked, ROLL_DAYS, ROLL_CURSOR. ARGV: the `from`
-# the caller read ('' none), the new first day, the ttl, '1' to start the sums from nothing,
-# then the `known` keys of the days whose Pages are to be summed again. Marks landing from
+# KEYS: the window's `from`, known, done, ranked, ROLL_DAYS, ROLL_CURSOR, ROLL_SUMMED.
+# ARGV: the `from` the caller read ('' none), the new first day, the ttl, '1' to start the
+# sums from nothing, then the `known` keys of the days whose Pages are to be summed again. Marks landing from
 # here add to the window for the new days alone (accuracymarks.py).
 _ROLL_START = redis.Redis().register_script("""
 if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
 if ARGV[4] == '1' then redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) end
+redis.call('UNLINK', KEYS[7])
 for i = 5, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
 redis.call('EXPIRE', KEYS[5], ARGV[3])
 return 1
@@ -45,16 +47,18 @@ local n = (#ARGV - 3) / 2
 local scan = redis.call('ZSCAN', day, redis.call('GET', KEYS[6]) or '0', 'COUNT', ARGV[3])
 for j = 1, #scan[2], 2 do
   local page, k, d = scan[2][j], 0, 0
-  for i = 4, 3 + n do k = k + (tonumber(redis.call('ZSCORE', ARGV[i], page)) or 0) end
-  for i = 4 + n, 3 + 2 * n do d = d + (tonumber(redis.call('ZSCORE', ARGV[i], page)) or 0) end
-  if k > 0 then
-    redis.call('ZADD', KEYS[2], k, page)
-    redis.call('ZADD', KEYS[3], d, page)
-    redis.call('ZADD', KEYS[4], string.format('%.17g', d / k), page)
-  else
-    redis.call('ZREM', KEYS[2], page)
-    redis.call('ZREM', KEYS[3], page)
-    redis.call('ZREM', KEYS[4], page)
+  if redis.call('SADD', KEYS[7], page) == 1 then  -- not summed yet by this roll, from another day
+    for i = 4, 3 + n do k = k + (tonumber(redis.call('ZSCORE', ARGV[i], page)) or 0) end
+    for i = 4 + n, 3 + 2 * n do d = d + (tonumber(redis.call('ZSCORE', ARGV[i], page)) or 0) end
+    if k > 0 then
+      redis.call('ZADD', KEYS[2], k, page)
+      redis.call('ZADD', KEYS[3], d, page)
+      redis.call('ZADD', KEYS[4], string.format('%.17g', d / k), page)
+    else
+      redis.call('ZREM', KEYS[2], page)
+      redis.call('ZREM', KEYS[3], page)
+      redis.call('ZREM', KEYS[4], page)
+    end
   end
 end
 if scan[1] == '0' then
@@ -64,6 +68,11 @@ else
   redis.call('SET', KEYS[6], scan[1], 'EX', ARGV[2])
 end
 for i = 2, 4 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  redis.call('EXPIRE', KEYS[7], ARGV[2])
+else
+  redis.call('UNLINK', KEYS[7])
+end
 return 1
 """)
 
@@ -127,7 +136,7 @@ def roll(connection: redis.Redis, dates: list[str], steps: int | None = None) ->
         pipe.exists(ROLL_DAYS)
         since, pending = pipe.execute()
     since = since.decode() if since else ""
-    keys = [*(window_key(name) for name in WINDOW), ROLL_DAYS, ROLL_CURSOR]
+    keys = [*(window_key(name) for name in WINDOW), ROLL_DAYS, ROLL_CURSOR, ROLL_SUMMED]
     if since != dates[0]:
         # The day before the new first one left: its Pages are summed again. No sums yet, the
         # clock gone back, or days missed (their counts may have expired): every Page's.
