@@ -3,8 +3,9 @@ each) with --leads leads marked on every day of the accuracy window, and --dead 
 letters; then the accuracy figures' one-time rebuild after an upgrade, their roll at
 midnight, their window summed whole (after days without a read), a worker's dead-letter
 scrub and prune passes and RQ's registry cleanup, and the once-a-minute reads, each run
-alone with Redis's SLOWLOG catching every command of a ms or more; prints the longest of each, in
-ms, and the step's time. ROOT: a checkout to measure (this one by default).
+alone with Redis's SLOWLOG catching every command of a ms or more; prints the longest of each
+(ms), how many of its commands took 10 ms or more, and its time. ROOT: a checkout to measure
+(this one by default).
 
     .venv/bin/python bench/slowlog.py [ROOT] [--pages 100000] [--leads 3] [--dead 100000]
 """
@@ -21,8 +22,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 
 
-def _longest(connection, step) -> tuple[float, float, str]:
-    """(the longest command while `step` ran, in ms; the step's wall time, in s; what failed)."""
+def _longest(connection, step) -> tuple[float, int, float, str]:
+    """While `step` ran: its longest command in ms, how many took 10 ms or more, its wall
+    time in s, and what failed."""
     import redis
 
     connection.slowlog_reset()
@@ -43,7 +45,8 @@ def _longest(connection, step) -> tuple[float, float, str]:
     if os.environ.get("SLOWLOG_SHOW"):
         for e in sorted(entries, key=lambda e: -e["duration"])[:3]:
             print("   ", e["duration"], e["command"][:100])
-    return max((e["duration"] for e in entries), default=0) / 1000, took, failed
+    over = sum(e["duration"] >= 10_000 for e in entries)
+    return max((e["duration"] for e in entries), default=0) / 1000, over, took, failed
 
 
 def _dead_letters(connection, count: int, now: float):
@@ -142,9 +145,12 @@ def main() -> None:
         }
         _longest(connection, lambda: accuracyrollup.pages(connection, routes, now=now))  # a running service's scripts
         for name, step in steps.items():
-            longest, took, failed = _longest(connection, step)
+            longest, over, took, failed = _longest(connection, step)
             said = f"{longest:9.1f} ms" if longest else "   < 1 ms   "
-            print(f"  {name:28} longest command {said}   step {took:6.2f} s   {failed}")
+            print(
+                f"  {name:28} longest command {said}  {over:6d} commands of 10 ms or more"
+                f"   step {took:6.2f} s   {failed}"
+            )
 
 
 if __name__ == "__main__":

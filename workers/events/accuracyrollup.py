@@ -16,7 +16,7 @@ from workers.events.accuracy import WINDOW, WINDOW_DAYS, rollup_key, window_key
 PAGE_SERIES = 50  # Pages /metrics names one by one; the rest are summed as OTHER_PAGES
 OTHER_PAGES = "_other"
 ROLLED = accuracy.ROLLED  # set once the forms' older counts are added up (accuracyrebuild.py)
-MEMBERS_PER_STEP = 64  # Pages a step of the window's roll sums again: 16 ZSCOREs each, a few ms
+MEMBERS_PER_STEP = 32  # Pages a step of the window's roll sums again: 16 ZSCOREs each, a few ms
 ROLL_DAYS = redis_key("accuracy", "window", "roll")  # the days whose Pages are still to sum again
 ROLL_CURSOR = redis_key("accuracy", "window", "roll-cursor")  # where the first of them stands
 ROLL_SUMMED = redis_key("accuracy", "window", "roll-summed")  # Pages this roll has summed again
