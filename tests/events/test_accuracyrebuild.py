@@ -95,4 +95,8 @@ def test_a_window_days_behind_is_summed_again_whole(redis_conn):
     from the days still in it, not from what a day long gone would take away."""
     accuracyrollup.window_days(redis_conn, ROUTES, NOW - 3 * DAY)
     _mark(redis_conn, [("webhook", n) for n in range(20)] + [("confirmed", n) for n in range(0, 20, 3)])
+    gone = {"leadgen_id": "99", "page_id": "7", "form_id": "71", "created_time": NOW - 9 * DAY}
+    accuracymarks.mark_now(redis_conn, "webhook", [gone])  # a Page whose leads are all out of today's window
+    assert "7" in accuracyrollup.pages(redis_conn, ROUTES, now=NOW - 3 * DAY)
     _same_as_walked(redis_conn, NOW)
+    assert "7" not in accuracyrollup.pages(redis_conn, ROUTES, now=NOW)

@@ -81,7 +81,11 @@ if not counted and redis.call('EXISTS', KEYS[16]) == 1 then
   if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 or redis.call('SISMEMBER', KEYS[17], ARGV[2]) == 1 then
     counted = true
     redis.call('SADD', KEYS[17], ARGV[2])
-    if redis.call('SADD', KEYS[18], ARGV[3]) == 1 then redis.call('DEL', KEYS[5]) end
+    if redis.call('SADD', KEYS[18], ARGV[3]) == 1 then
+      redis.call('DEL', KEYS[5])
+      redis.call('ZREM', KEYS[7], ARGV[3])
+      redis.call('ZREM', KEYS[8], ARGV[3])
+    end
   end
 end
 for combo, by in pairs(delta) do

@@ -21,8 +21,12 @@ from workers.events.accuracy import (
 )
 
 PAIRS_PER_STEP = 10  # "page form" pairs a step adds up, each over the window's 8 days: a few ms
-_CLEARED = ("all", "known", "done", "dataset-known", "dataset-done")  # a day's rollups made again whole
-_PER_DAY = (*_CLEARED, "pins")  # then the Page counts' prefix, the forms' counts' prefix, its Pages
+# A day's rollups made again whole: the small ones cleared at the start; the Pages' own (their
+# counts and their place in `known` and `done`) each at the first step or mark that touches
+# it, so nothing large is freed at once.
+_CLEARED = ("all", "dataset-known", "dataset-done")
+_PER_DAY = ("all", "known", "done", "dataset-known", "dataset-done", "pins")  # then the Page counts'
+# prefix, the forms' counts' prefix, the day's rebuilt Pages
 
 # KEYS: ROLLED, the cursor, the pairs, the window's first day, then the keys started again
 # from nothing (each window day's _CLEARED and rebuilt Pages). ARGV: the ttl. Starts a
@@ -62,7 +66,11 @@ for p = first, #ARGV, 2 do
           redis.call('HSET', pins, pair, dataset)
         end
         local page_key = ARGV[o + 6] .. page
-        if redis.call('SADD', ARGV[o + 8], page) == 1 then redis.call('DEL', page_key) end
+        if redis.call('SADD', ARGV[o + 8], page) == 1 then
+          redis.call('DEL', page_key)
+          redis.call('ZREM', known_, page)
+          redis.call('ZREM', done_, page)
+        end
         for j = 1, #flat, 2 do
           local combo, by = flat[j], tonumber(flat[j + 1])
           redis.call('HINCRBY', page_key, combo, by)

@@ -22,13 +22,14 @@ ROLL_CURSOR = redis_key("accuracy", "window", "roll-cursor")  # where the first 
 ROLL_SUMMED = redis_key("accuracy", "window", "roll-summed")  # Pages this roll has summed again
 
 # KEYS: the window's `from`, known, done, ranked, ROLL_DAYS, ROLL_CURSOR, ROLL_SUMMED.
-# ARGV: the `from` the caller read ('' none), the new first day, the ttl, '1' to start the
-# sums from nothing, then the `known` keys of the days whose Pages are to be summed again. Marks landing from
-# here add to the window for the new days alone (accuracymarks.py).
+# ARGV: the `from` the caller read ('' none), the new first day, the ttl, '1' when every Page
+# is to be summed again (what is pending is replaced), then the `known` keys whose Pages are
+# to be. Marks landing from here add to the window for the new days alone (accuracymarks.py).
+# Nothing large is deleted: each Page's sums are set, or removed, as its turn comes.
 _ROLL_START = redis.Redis().register_script("""
 if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-if ARGV[4] == '1' then redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) end
+if ARGV[4] == '1' then redis.call('DEL', KEYS[5], KEYS[6]) end
 redis.call('UNLINK', KEYS[7])
 for i = 5, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
 redis.call('EXPIRE', KEYS[5], ARGV[3])
@@ -129,7 +130,7 @@ def window_days(connection: redis.Redis, routes, now: float | None = None) -> li
 
 def roll(connection: redis.Redis, dates: list[str], steps: int | None = None) -> bool:
     """When a day has left the window: its Pages' window sums made again over the days still
-    in it; when the window's sums are missing or far behind: every Page's, from nothing.
+    in it; when the window's sums are missing or far behind: every Page's.
     MEMBERS_PER_STEP Pages a step, all of them or `steps`: False while some are left."""
     with connection.pipeline(transaction=False) as pipe:
         pipe.get(window_key("from"))
@@ -140,9 +141,10 @@ def roll(connection: redis.Redis, dates: list[str], steps: int | None = None) ->
     if since != dates[0]:
         # The day before the new first one left: its Pages are summed again. No sums yet, the
         # clock gone back, or days missed (their counts may have expired): every Page's.
+        # The window's own Pages are among them then: one it holds that no day still does goes.
         whole = since != accuracy.day(_noon(dates[0]) - 86400)
-        days = dates if whole else [since]
-        args = [since, dates[0], accuracymarks.TTL, "1" if whole else "0", *(rollup_key("known", on) for on in days)]
+        days = [window_key("known"), *dates] if whole else [since]
+        args = [since, dates[0], accuracymarks.TTL, "1" if whole else "0", *(_known(day) for day in days)]
         _ROLL_START(keys=keys, args=args, client=connection)
     elif not pending:
         return True
@@ -153,6 +155,10 @@ def roll(connection: redis.Redis, dates: list[str], steps: int | None = None) ->
         if _ROLL_STEP(keys=keys, args=[dates[0], accuracymarks.TTL, MEMBERS_PER_STEP, *sums], client=connection) != 1:
             return True
     return False
+
+
+def _known(day: str) -> str:
+    return day if day.startswith("leadrelay:") else rollup_key("known", day)
 
 
 def _noon(on: str) -> float:
