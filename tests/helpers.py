@@ -575,3 +575,52 @@ def privacy_api(client, what: str, token: str, work, **given):
         return Answered(409, {"error": state["error"], "detail": state["detail"], "others": state["others"]})
     assert state["state"] == "done", state
     return Answered(200, {**state.pop("result", {}), **state})
+
+
+# The accuracy figures the rollups must agree with, by walking every form: tests/events/
+# test_accuracyrollup.py and test_accuracyrebuild.py.
+
+
+def accuracy_routes():
+    """Pages 1-3 go to dataset a, Page 4 to b, and Page 1's form 12 to b; Page 5 is not routed."""
+    from workers.config.routing import Dataset, Page, Routes
+
+    return Routes(
+        datasets={"a": Dataset("a", "100"), "b": Dataset("b", "200")},
+        pages={str(p): Page(str(p), "token", "", "b" if p == 4 else "a") for p in range(1, 5)},
+        forms={("meta", "12"): "b"},
+    )
+
+
+def accuracy_walked(connection, now: float) -> tuple[dict, dict]:
+    """What the report that reads every form says: per Page, and per dataset and day."""
+    from workers.events import accuracy
+
+    routes = accuracy_routes()
+    rows = accuracy.report(connection, now=now)
+    daily: dict[str, dict[str, tuple[int, int]]] = {}
+    for row in rows:
+        route, _ = routes.lead(row["page_id"], row["form_id"])
+        for figures in row["days"] if route else []:
+            if figures["known"]:
+                done, known = daily.setdefault(route["dataset"], {}).get(figures["day"], (0, 0))
+                done, known = done + figures["confirmed"] + figures["kept"], known + figures["known"]
+                daily[route["dataset"]][figures["day"]] = (done, known)
+    return accuracy.by_page(rows), daily
+
+
+def accuracy_ranked(pages: dict[str, dict], limit: int) -> dict[str, dict]:
+    """`pages` bounded as /metrics shows them: the `limit` least accurate, the rest summed."""
+    from fractions import Fraction
+
+    from workers.events import accuracy
+
+    if len(pages) <= limit:
+        return pages
+
+    def exact(page: str) -> tuple[Fraction, str]:  # done over known unrounded, then the Page's id
+        return Fraction(pages[page]["confirmed"] + pages[page]["kept"], pages[page]["known"]), page
+
+    order = sorted(pages, key=exact)
+    rest = {name: sum(pages[page][name] for page in order[limit:]) for name in pages[order[0]] if name != "accuracy"}
+    return {**{page: pages[page] for page in order[:limit]}, "_other": {**rest, "accuracy": accuracy.share(rest)}}

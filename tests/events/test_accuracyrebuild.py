@@ -10,11 +10,12 @@ import pytest
 import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_accuracyrollup import ROUTES, ranked, walked
 
+from helpers import accuracy_ranked, accuracy_routes, accuracy_walked
 from workers.events import accuracy, accuracymarks, accuracyrebuild, accuracyrollup
 
 NOW = time.time()
+ROUTES = accuracy_routes()  # Pages 1-3 to dataset a, Page 4 and Page 1's form 12 to b
 DAY = 86400
 AGO = (8, 7, 1, 0)  # days: one leaves the window at midnight, one is its first, two are in it
 
@@ -45,14 +46,15 @@ def _mark(connection: redis.Redis, marks: list[tuple[str, int]]) -> None:
         pipe.execute()
 
 
-def _same_as_walked(connection: redis.Redis, now: float) -> None:
+def _same_as_accuracy_walked(connection: redis.Redis, now: float) -> None:
     """Figures, per dataset and day, and the Pages /metrics names at every bound."""
-    pages, daily = walked(connection, now)
+    pages, daily = accuracy_walked(connection, now)
     assert accuracyrollup.pages(connection, ROUTES, limit=100, now=now) == pages
     assert accuracyrollup.coverage(connection, ROUTES, now=now) == daily
     for limit in range(1, 5):
         bounded = accuracyrollup.pages(connection, ROUTES, limit=limit, now=now)
-        assert (set(bounded), bounded.get("_other")) == (set(ranked(pages, limit)), ranked(pages, limit).get("_other"))
+        expected = accuracy_ranked(pages, limit)
+        assert (set(bounded), bounded.get("_other")) == (set(expected), expected.get("_other"))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -69,7 +71,7 @@ def test_marks_between_the_steps_of_a_rebuild_count_once(scanned_in_steps, monke
         _mark(connection, during[:every])
         during = during[every:]
     _mark(connection, during)
-    _same_as_walked(connection, NOW)
+    _same_as_accuracy_walked(connection, NOW)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -87,7 +89,7 @@ def test_marks_between_the_steps_of_the_midnight_roll_count_once(scanned_in_step
         _mark(connection, during[:every])
         during = during[every:]
     _mark(connection, during)
-    _same_as_walked(connection, NOW)
+    _same_as_accuracy_walked(connection, NOW)
 
 
 def test_a_window_days_behind_is_summed_again_whole(redis_conn):
@@ -98,5 +100,5 @@ def test_a_window_days_behind_is_summed_again_whole(redis_conn):
     gone = {"leadgen_id": "99", "page_id": "7", "form_id": "71", "created_time": NOW - 9 * DAY}
     accuracymarks.mark_now(redis_conn, "webhook", [gone])  # a Page whose leads are all out of today's window
     assert "7" in accuracyrollup.pages(redis_conn, ROUTES, now=NOW - 3 * DAY)
-    _same_as_walked(redis_conn, NOW)
+    _same_as_accuracy_walked(redis_conn, NOW)
     assert "7" not in accuracyrollup.pages(redis_conn, ROUTES, now=NOW)

@@ -6,24 +6,18 @@ counts after an upgrade."""
 from __future__ import annotations
 
 import time
-from fractions import Fraction
 
 import pytest
 import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers.config.routing import Dataset, Page, Routes
+from helpers import accuracy_ranked, accuracy_routes, accuracy_walked
 from workers.events import accuracy, accuracymarks, accuracyrollup
 
 NOW = time.time()
+ROUTES = accuracy_routes()  # Pages 1-3 to dataset a, Page 4 and Page 1's form 12 to b
 DAY = 86400
-# Pages 1-3 go to dataset a, Page 4 to b, and Page 1's form 12 to b; Page 5 is not routed.
-ROUTES = Routes(
-    datasets={"a": Dataset("a", "100"), "b": Dataset("b", "200")},
-    pages={str(p): Page(str(p), "token", "", "b" if p == 4 else "a") for p in range(1, 5)},
-    forms={("meta", "12"): "b"},
-)
 
 
 def lead(n: int) -> dict:
@@ -58,44 +52,17 @@ def marked_now(connection: redis.Redis, kind: str, leads: list[dict], now: float
         pipe.execute()
 
 
-def walked(connection: redis.Redis, now: float = NOW) -> tuple[dict, dict]:
-    """What the report that reads every form says: per Page, and per dataset and day."""
-    rows = accuracy.report(connection, now=now)
-    daily: dict[str, dict[str, tuple[int, int]]] = {}
-    for row in rows:
-        route, _ = ROUTES.lead(row["page_id"], row["form_id"])
-        for figures in row["days"] if route else []:
-            if figures["known"]:
-                done, known = daily.setdefault(route["dataset"], {}).get(figures["day"], (0, 0))
-                done, known = done + figures["confirmed"] + figures["kept"], known + figures["known"]
-                daily[route["dataset"]][figures["day"]] = (done, known)
-    return accuracy.by_page(rows), daily
-
-
-def ranked(pages: dict[str, dict], limit: int) -> dict[str, dict]:
-    """`pages` bounded as /metrics shows them: the `limit` least accurate, the rest summed."""
-    if len(pages) <= limit:
-        return pages
-
-    def exact(page: str) -> tuple[Fraction, str]:  # done over known unrounded, then the Page's id
-        return Fraction(pages[page]["confirmed"] + pages[page]["kept"], pages[page]["known"]), page
-
-    order = sorted(pages, key=exact)
-    rest = {name: sum(pages[page][name] for page in order[limit:]) for name in pages[order[0]] if name != "accuracy"}
-    return {**{page: pages[page] for page in order[:limit]}, "_other": {**rest, "accuracy": accuracy.share(rest)}}
-
-
 @settings(max_examples=60, deadline=None)
 @given(MARKS, st.integers(1, 6), st.booleans())
 def test_the_rollups_kept_as_marks_land_say_what_walking_every_form_says(redis_url, marks, limit, read_first):
     connection = redis.Redis.from_url(redis_url)
     marked(connection, marks, read_first)
-    pages, daily = walked(connection)
+    pages, daily = accuracy_walked(connection, NOW)
     assert accuracyrollup.pages(connection, ROUTES, limit=100, now=NOW) == pages
     assert accuracyrollup.coverage(connection, ROUTES, now=NOW) == daily
     bounded = accuracyrollup.pages(connection, ROUTES, limit=limit, now=NOW)
-    assert set(bounded) == set(ranked(pages, limit))
-    assert bounded.get("_other") == ranked(pages, limit).get("_other")
+    assert set(bounded) == set(accuracy_ranked(pages, limit))
+    assert bounded.get("_other") == accuracy_ranked(pages, limit).get("_other")
 
 
 @settings(max_examples=30, deadline=None)
@@ -110,7 +77,7 @@ def test_counts_kept_before_the_rollups_existed_are_added_up_once_by_the_first_r
     ]
     if kept:
         connection.delete(*kept)  # what an older version left: the forms' flags and counts alone
-    pages, daily = walked(connection)
+    pages, daily = accuracy_walked(connection, NOW)
     assert accuracyrollup.pages(connection, ROUTES, limit=100, now=NOW) == pages
     assert accuracyrollup.coverage(connection, ROUTES, now=NOW) == daily
     assert connection.get(accuracyrollup.ROLLED)
@@ -121,7 +88,7 @@ def test_counts_kept_before_the_rollups_existed_are_added_up_once_by_the_first_r
     assert (
         accuracyrollup.pages(connection, ROUTES, limit=100, now=NOW),
         accuracyrollup.coverage(connection, ROUTES, now=NOW),
-    ) == walked(connection)
+    ) == accuracy_walked(connection, NOW)
 
 
 def test_a_form_counts_in_the_dataset_it_was_first_marked_with_that_day(redis_conn):
@@ -163,4 +130,4 @@ def test_a_day_leaves_the_window_at_midnight_and_its_leads_with_it(redis_conn):
     assert (
         accuracyrollup.pages(redis_conn, ROUTES, now=tomorrow),
         accuracyrollup.coverage(redis_conn, ROUTES, now=tomorrow),
-    ) == walked(redis_conn, tomorrow)
+    ) == accuracy_walked(redis_conn, tomorrow)
