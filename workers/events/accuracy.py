@@ -153,6 +153,19 @@ local function done(f) return known(f) and string.find(f, '[{"".join(sorted(_DON
 """
 
 
+# While the rollups are made again (accuracyrebuild.py), a Page's counts of a day start again
+# at the first touch, the rebuild's or a mark's: `pages` holds the Pages of the day touched.
+LUA_PAGE_RESET = """
+local function reset_page(pages, page, page_key, known_key, done_key)
+  if redis.call('SADD', pages, page) == 1 then
+    redis.call('DEL', page_key)
+    redis.call('ZREM', known_key, page)
+    redis.call('ZREM', done_key, page)
+  end
+end
+"""
+
+
 @lru_cache(maxsize=256)  # at most 2^7 combinations of the seven flags
 def _counted_in(flags: str) -> tuple[str, ...]:
     """The figures a lead with these flags counts in: decided once per combination, not once

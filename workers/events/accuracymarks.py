@@ -13,6 +13,7 @@ from workers.common import times
 from workers.events.accuracy import (
     FLAGS,
     FORMS,
+    LUA_PAGE_RESET,
     LUA_STATES,
     NONE,
     REBUILD_CURSOR,
@@ -45,6 +46,7 @@ from workers.events.accuracy import (
 # mark moves the form's own counts only, unless the rebuild has added up its pair already.
 _MARK = (
     LUA_STATES
+    + LUA_PAGE_RESET
     + """
 local n = (#ARGV - 5) / 2
 if n < 1 then return 0 end
@@ -81,11 +83,7 @@ if not counted and redis.call('EXISTS', KEYS[16]) == 1 then
   if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 or redis.call('SISMEMBER', KEYS[17], ARGV[2]) == 1 then
     counted = true
     redis.call('SADD', KEYS[17], ARGV[2])
-    if redis.call('SADD', KEYS[18], ARGV[3]) == 1 then
-      redis.call('DEL', KEYS[5])
-      redis.call('ZREM', KEYS[7], ARGV[3])
-      redis.call('ZREM', KEYS[8], ARGV[3])
-    end
+    reset_page(KEYS[18], ARGV[3], KEYS[5], KEYS[7], KEYS[8])
   end
 end
 for combo, by in pairs(delta) do

@@ -46,6 +46,7 @@ return 1
 # does nothing; a pair already added up (by a step or a mark) is skipped.
 _STEP = redis.Redis().register_script(
     accuracy.LUA_STATES
+    + accuracy.LUA_PAGE_RESET
     + """
 if redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
 local ttl, days = ARGV[1], tonumber(ARGV[4])
@@ -66,11 +67,7 @@ for p = first, #ARGV, 2 do
           redis.call('HSET', pins, pair, dataset)
         end
         local page_key = ARGV[o + 6] .. page
-        if redis.call('SADD', ARGV[o + 8], page) == 1 then
-          redis.call('DEL', page_key)
-          redis.call('ZREM', known_, page)
-          redis.call('ZREM', done_, page)
-        end
+        reset_page(ARGV[o + 8], page, page_key, known_, done_)
         for j = 1, #flat, 2 do
           local combo, by = flat[j], tonumber(flat[j + 1])
           redis.call('HINCRBY', page_key, combo, by)
