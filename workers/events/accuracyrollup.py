@@ -143,8 +143,10 @@ def roll(connection: redis.Redis, dates: list[str], steps: int | None = None) ->
         # clock gone back, or days missed (their counts may have expired): every Page's.
         # The window's own Pages are among them then: one it holds that no day still does goes.
         whole = since != accuracy.day(_noon(dates[0]) - 86400)
-        days = [window_key("known"), *dates] if whole else [since]
-        args = [since, dates[0], accuracymarks.TTL, "1" if whole else "0", *(_known(day) for day in days)]
+        known = [rollup_key("known", since)]
+        if whole:
+            known = [window_key("known"), *(rollup_key("known", on) for on in dates)]
+        args = [since, dates[0], accuracymarks.TTL, "1" if whole else "0", *known]
         _ROLL_START(keys=keys, args=args, client=connection)
     elif not pending:
         return True
@@ -155,10 +157,6 @@ def roll(connection: redis.Redis, dates: list[str], steps: int | None = None) ->
         if _ROLL_STEP(keys=keys, args=[dates[0], accuracymarks.TTL, MEMBERS_PER_STEP, *sums], client=connection) != 1:
             return True
     return False
-
-
-def _known(day: str) -> str:
-    return day if day.startswith("leadrelay:") else rollup_key("known", day)
 
 
 def _noon(on: str) -> float:
