@@ -137,7 +137,7 @@ def main() -> None:
             elif step == "the body middleware":
                 swap(app, "wsgi_app", app.wsgi_app.app)
             elif step == "the replica check":
-                swap(receiver, "_replicated", lambda connection: None)
+                swap(kinds, "replicated", lambda connection: None)
             return undo
 
         steps = [
