@@ -23,7 +23,8 @@ NONE = "-"  # a Page or form the lead did not name
 
 # The report's read: every counts hash named in KEYS, whole, in one reply. 8,000 HGETALLs in
 # a pipeline were most of the once-a-minute recompute at a thousand forms (redis-py packs
-# and parses each command); here Redis reads them in one call of a few milliseconds.
+# and parses each command); here Redis reads _KEYS_PER_READ of them a call, the calls
+# pipelined: one round trip, and no call holds Redis for more than a millisecond or two.
 _READ_ALL = redis.Redis().register_script(
     "local out = {} for i, key in ipairs(KEYS) do out[i] = redis.call('HGETALL', key) end return out"
 )
