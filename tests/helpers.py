@@ -624,3 +624,37 @@ def accuracy_ranked(pages: dict[str, dict], limit: int) -> dict[str, dict]:
     order = sorted(pages, key=exact)
     rest = {name: sum(pages[page][name] for page in order[limit:]) for name in pages[order[0]] if name != "accuracy"}
     return {**{page: pages[page] for page in order[:limit]}, "_other": {**rest, "accuracy": accuracy.share(rest)}}
+
+
+PRIVACY_ADMIN, PRIVACY_API = "admin-token-value", "api-token-value"
+
+
+def privacy_run(client, graph, work) -> None:
+    """A run that writes nearly every kind of record that can hold a person (the admin and
+    API tokens above set): a Lead Ads lead and its stage, a second lead of the same person,
+    a held and a dead-lettered lead, a form, a stage of a person never had, a forget."""
+    created = int(time.time()) - 600
+    answers = [{"name": "email", "values": ["kept@example.com"]}]
+    graph.add_lead("6600000000000003", created_time=created - 600, field_data=answers)  # their older lead
+    graph.add_lead("6600000000000001", created_time=created, field_data=answers)
+    for lead in ("6600000000000003", "6600000000000001"):
+        body = leadgen_body(lead, created_time=int(time.time()) - 60)
+        client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+        work()
+    unmapped = leadgen_body("6600000000000009", created_time=int(time.time()) - 60).replace(b'"111"', b'"999"')
+    client.post("/webhooks/meta", data=unmapped, headers={"X-Hub-Signature-256": sign(unmapped)})
+    work()
+    stage = {"email": "kept@example.com", "stage": "QualifiedLead", "occurred_at": int(time.time()) - 30}
+    never = {"email": "never.a.lead@example.com", "stage": "QualifiedLead", "occurred_at": int(time.time()) - 30}
+    answer = client.post(
+        "/api/v1/stage-events", json=[stage, never], headers={"Authorization": f"Bearer {PRIVACY_API}"}
+    )
+    assert answer.get_json()["accepted"] == 2, answer.get_json()
+    form = fixture("typeform", "form_response__hidden_fields.json", int(time.time()) - 30)
+    client.post("/webhooks/typeform", data=form, headers={"Typeform-Signature": typeform_sig(form)})
+    work()
+    invalid_dead_letter(client, graph, work, "6600000000000002")
+    client.get("/admin/dead-letters", headers={"Authorization": "Bearer wrong"})
+    client.post("/admin/login", data={"token": PRIVACY_ADMIN})
+    client.get("/metrics")
+    assert leadrelay("forget", "--email", "gone@example.com").returncode == 0

@@ -23,7 +23,7 @@ from workers.common import counters, logs
 from workers.common.policy import ADMIN_SESSION_TTL
 from workers.common.queues import queue_status, routine_scheduled
 from workers.config.routing import DEFAULT, dataset_of
-from workers.events import accuracy, conversions
+from workers.events import accuracy, conversions, personindex
 from workers.failures import advice, deadletters
 from workers.graphapi.pauses import Pauses
 from workers.identity import matchkeys
@@ -155,6 +155,7 @@ def overview() -> dict:
         "sandbox": settings.sandbox,
         "audit": [{**entry, "line": audit.line(entry)} for entry in audit.entries(connection, 50)],
         "privacy_requests": privacy_requests.recent(connection, 10),
+        "person_index": personindex.progress(connection),
     }
 
 

@@ -17,7 +17,7 @@ from rq import Worker
 from workers.common import counters
 from workers.common.queues import queue_status
 from workers.config import redissafety
-from workers.events import accuracy
+from workers.events import accuracy, personindex
 from workers.failures import deadletters
 from workers.graphapi.pauses import Pauses
 from workers.reports import watched
@@ -114,9 +114,24 @@ class RedisCollector:
             retest.add_metric([pause["token"]], pause["next_retest_at"])
         yield retest
         yield from _watched(watched.read(self.connection) or {})
+        yield from _person_index(personindex.progress(self.connection))
         slow = readinessmetrics.slow_figures(self.connection, self.routes, self.settings)
         yield from _accuracy(self.connection, slow["pages"])
         yield from readinessmetrics.families(slow["readiness"], values)
+
+
+def _person_index(progress: dict):
+    done = GaugeMetricFamily(
+        "leadrelay_person_index_complete",
+        "1 once every record kept before the person index is in it (forget reads the index); 0: it walks.",
+    )
+    done.add_metric([], 1 if progress["done"] else 0)
+    yield done
+    scanned = GaugeMetricFamily(
+        "leadrelay_person_index_backfill_keys_scanned", "Keys the person index's backfill has read so far."
+    )
+    scanned.add_metric([], progress["scanned"])
+    yield scanned
 
 
 def _watched(found: dict):

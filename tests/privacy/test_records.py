@@ -7,34 +7,11 @@ docs/privacy.md shows are the table's."""
 from __future__ import annotations
 
 import re
-import time
 
-from helpers import ROOT, fixture, invalid_dead_letter, leadgen_body, leadrelay, sign, typeform_sig
+from helpers import PRIVACY_ADMIN as ADMIN
+from helpers import PRIVACY_API as API
+from helpers import ROOT, privacy_run
 from workers.privacy.records import RECORDS, record_of
-
-ADMIN, API = "admin-token-value", "api-token-value"
-
-
-def _run_that_writes_everything(client, graph, work) -> None:
-    created = int(time.time()) - 600
-    answers = [{"name": "email", "values": ["kept@example.com"]}]
-    graph.add_lead("6600000000000001", created_time=created, field_data=answers)
-    body = leadgen_body("6600000000000001", created_time=int(time.time()) - 60)
-    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
-    unmapped = leadgen_body("6600000000000009", created_time=int(time.time()) - 60).replace(b'"111"', b'"999"')
-    client.post("/webhooks/meta", data=unmapped, headers={"X-Hub-Signature-256": sign(unmapped)})
-    work()
-    stage = {"email": "kept@example.com", "stage": "QualifiedLead", "occurred_at": int(time.time()) - 30}
-    answer = client.post("/api/v1/stage-events", json=stage, headers={"Authorization": f"Bearer {API}"})
-    assert answer.get_json()["accepted"] == 1, answer.get_json()
-    form = fixture("typeform", "form_response__hidden_fields.json", int(time.time()) - 30)
-    client.post("/webhooks/typeform", data=form, headers={"Typeform-Signature": typeform_sig(form)})
-    work()
-    invalid_dead_letter(client, graph, work, "6600000000000002")
-    client.get("/admin/dead-letters", headers={"Authorization": "Bearer wrong"})
-    client.post("/admin/login", data={"token": ADMIN})
-    client.get("/metrics")
-    assert leadrelay("forget", "--email", "gone@example.com").returncode == 0
 
 
 def test_every_key_a_run_writes_has_a_row_and_a_ttl_where_its_row_says(env, monkeypatch, graph, work, redis_conn):
@@ -43,7 +20,7 @@ def test_every_key_a_run_writes_has_a_row_and_a_ttl_where_its_row_says(env, monk
     monkeypatch.setenv("LEADRELAY_ADMIN_TOKEN", ADMIN)
     monkeypatch.setenv("LEADRELAY_API_TOKEN", API)
     monkeypatch.setenv("LEADRELAY_ADMIN_COOKIE_SECURE", "false")
-    _run_that_writes_everything(create_app().test_client(), graph, work)
+    privacy_run(create_app().test_client(), graph, work)
     keys = sorted(k.decode() for k in redis_conn.scan_iter(match="*", count=1000))
     assert len(keys) > 30, keys  # the run wrote what it meant to
     unlisted = [key for key in keys if record_of(key) is None]

@@ -41,6 +41,7 @@ def profile_of(leadgen: dict, read: dict, dataset: Dataset) -> tuple[dict, dict]
         lead_id=int(leadgen_id),
         created_time=read["created_time"],
         page_id=leadgen.get("page_id"),
+        form_id=leadgen.get("form_id"),
         user_data=read["user_data"],
         fbc=None,
         dataset=dataset,
@@ -105,6 +106,7 @@ def _kept(
     user_data: dict,
     fbc: str | None,
     dataset: Dataset,
+    form_id: str | None = None,
 ) -> dict:
     """A profile holds only what a later stage event uses (stages.py): the lead's keys and
     creation time, the hashed email, phone and external id it is found by and sends, the
@@ -116,6 +118,7 @@ def _kept(
         "lead_id": lead_id,
         "created_time": created_time,
         "page_id": page_id,
+        **({"form_id": form_id} if form_id else {}),  # where forget finds its accuracy flag
         "user_data": {k: v for k, v in user_data.items() if k in LOOKUP_KEYS},
         "fbc": fbc,
         # stage events for the lead go where the lead went

@@ -12,9 +12,9 @@ import redis
 
 from workers.common.queues import redis_key
 from workers.config.routing import DEFAULT
-from workers.events import conversions
+from workers.events import conversions, personindex
 
-LOOKUP_KEYS = ("em", "ph", "external_id")
+LOOKUP_KEYS = personindex.LOOKUP_KEYS
 
 
 def save(connection: redis.Redis, profile: dict, retention_days: int) -> str:
@@ -30,9 +30,11 @@ def write(pipe, profile: dict, retention_days: int) -> str:
     ttl = retention_days * 24 * 3600
     profile_key = redis_key("profile", profile["source"], profile["key"])
     pipe.set(profile_key, json.dumps(profile, sort_keys=True, separators=(",", ":")), ex=ttl)
+    hashes = [hashed for match_key in LOOKUP_KEYS for hashed in profile.get("user_data", {}).get(match_key, [])]
     for match_key in LOOKUP_KEYS:
         for hashed in profile.get("user_data", {}).get(match_key, []):
             pipe.set(lookup_key(profile.get("dataset"), match_key, hashed), profile_key, ex=ttl)
+    personindex.note_profile(pipe, f"{profile['source']}:{profile['key']}", hashes, ttl)
     return profile_key
 
 

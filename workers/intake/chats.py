@@ -12,7 +12,7 @@ import redis
 
 from workers.common import counters
 from workers.config.routing import Routes
-from workers.events import chatevents, conversions, suppression
+from workers.events import chatevents, conversions, personindex, suppression
 from workers.events.chatevents import chat_key as key
 from workers.events.chatevents import lookup_key
 from workers.identity import phones, userdata
@@ -77,6 +77,8 @@ def _keep(client, chat: dict, route: dict, hashed: list, user: str, fields: list
             json.dumps(chat["time"]),
             counters.field(counters.CHATS, chat["channel"]),
             KEEP_CLICKS,
+            personindex.KEY + "h:",
+            max(days * 86400, personindex.LIFE),
             len(fields),
             *fields,
             *hashed,
@@ -87,14 +89,16 @@ def _keep(client, chat: dict, route: dict, hashed: list, user: str, fields: list
 
 # KEYS: the suppression hash, the chat, the metrics hash. ARGV: the ttl, the lookups' prefix,
 # the chat's fixed fields (JSON), the click (JSON), the chat's time (JSON), the counter's
-# field, the clicks kept, how many suppression fields, those fields, the phone's match keys.
+# field, the clicks kept, the person index's prefix for hashes and its life (the chat under
+# its phone's hashes and a user that is one), how many suppression fields, those fields, the
+# phone's match keys.
 # A forgotten person's chat is not kept ({"suppressed", the forget's record}); else the chat
 # is made or its click added, its lookups set, a new chat counted ({"kept", 1 if new}). The
 # record is the JSON chats.find reads; its arrays are written out here (cjson writes an empty
 # one as an object).
 _KEEP = redis.Redis().register_script("""
-local fixed = 8 + tonumber(ARGV[8])
-for i = 9, fixed do
+local fixed = 10 + tonumber(ARGV[10])
+for i = 11, fixed do
   local held = redis.call('HGET', KEYS[1], ARGV[i])
   if held then return {'suppressed', held} end
 end
@@ -128,6 +132,13 @@ local record = string.sub(ARGV[3], 1, -2) .. ', "clicks": [' .. table.concat(wri
   .. created .. ', "ph": [' .. table.concat(quoted, ', ') .. ']}'
 redis.call('SET', KEYS[2], record, 'EX', ARGV[1])
 for _, v in ipairs(ph) do redis.call('SET', ARGV[2] .. v, KEYS[2], 'EX', ARGV[1]) end
+local user = cjson.decode(ARGV[3]).user
+if #user == 64 and string.match(user, '^%x+$') then ph[#ph + 1] = user end
+for _, v in ipairs(ph) do
+  local index = ARGV[8] .. string.sub(v, 1, 32)
+  redis.call('SADD', index, 'c ' .. KEYS[2])
+  if redis.call('TTL', index) < tonumber(ARGV[9]) then redis.call('EXPIRE', index, ARGV[9]) end
+end
 if new then redis.call('HINCRBY', KEYS[3], ARGV[6], 1) end
 return {'kept', new and 1 or 0}
 """)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+import uuid
 
 import pycountry
 import redis
@@ -17,7 +18,7 @@ from workers.common.queues import redis_key
 from workers.config import ldu
 from workers.config.routing import DEFAULT
 from workers.config.stagemap import StageMap
-from workers.events import conversions, ledger, profiles, stagelag
+from workers.events import conversions, ledger, personindex, profiles, stagelag
 from workers.identity import browserids
 from workers.intake import admission, chats, stagereads
 from workers.intake import forgotten as intake_forgotten
@@ -247,11 +248,15 @@ def accept(
         admission.record_ignored(connection, "crm", recorded)  # `leadrelay ignored` and the admin page list them
         with connection.pipeline(transaction=False) as pipe:  # how late `source` posts (stagelag.py)
             stagelag.record(pipe, source, items, results, now)
+            personindex.note_events(pipe, [checked["event_id"] for checked in accepted])  # forget finds them
+            batch = None if send is not None or not accepted else uuid.uuid4().hex
+            if batch:
+                personindex.note_job(pipe, batch, accepted)
             pipe.execute()
-        if accepted and send is not None:
+        if batch:
+            queue_events(queue, accepted, batch)
+        elif accepted and send is not None:
             send(accepted)
-        elif accepted:
-            queue_events(queue, accepted)
         # Acknowledged means replicated. Not replicated in time: the claims are released
         # below and the sender retries; the job already queued may then go twice, with the
         # same event ids, which Meta deduplicates.
@@ -265,11 +270,18 @@ def accept(
     return results
 
 
-def queue_events(queue, accepted: list[dict]) -> None:
-    """One job sends these checked items (jobs.send_stage_events), retried as a whole."""
+def queue_events(queue, accepted: list[dict], batch: str | None = None) -> None:
+    """One job sends these checked items (jobs.send_stage_events), retried as a whole; the
+    person index names it under each of their leads (given its id `batch`, the caller did)."""
+    if batch is None:
+        batch = uuid.uuid4().hex
+        with queue.connection.pipeline(transaction=False) as pipe:
+            personindex.note_job(pipe, batch, accepted)
+            pipe.execute()
     queue.enqueue(
         jobnames.SEND_STAGE_EVENTS,
         {"events": accepted},
+        job_id=batch,
         result_ttl=policy.STAGE_RESULT_TTL,
         failure_ttl=policy.FAILURE_TTL,
         description=f"{len(accepted)} stage events",

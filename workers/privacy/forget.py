@@ -16,10 +16,13 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from workers.config.routing import Routes
-from workers.events import suppression
-from workers.privacy import audit
+from workers.events import personindex, suppression
+from workers.privacy import audit, reach
 from workers.privacy.person import Person, resolve
 from workers.privacy.walk import Found, find
+
+BACKFILL_SECONDS = 1.0  # a forget waiting on the index's backfill helps it this long, then walks
+WALKED = "every key: the person index is still being built (the admin page and /metrics show how far)"
 
 # What a person asking "delete everything" must also be told (docs/privacy.md).
 SENT_ALREADY = (
@@ -59,6 +62,7 @@ def export(
         "profiles": person.profiles,
         "records": [{"kind": f.kind, "key": f.key, **_member(f), "holds": f.text} for f in found],
         "counts": dict(Counter(f.kind for f in found)),
+        "read": person.read,
         "suppressed": any(suppression.which(connection, [person.suppressions()])),
     }
 
@@ -99,7 +103,14 @@ def forget(
     audit.record(
         connection, who, where, "forget", audit_days, ref=ref, datasets=person.datasets, removed=counts, others=others
     )
-    return {"ref": ref, "removed": counts, "others": others, "datasets": person.datasets, "sent_already": SENT_ALREADY}
+    return {
+        "ref": ref,
+        "removed": counts,
+        "others": others,
+        "datasets": person.datasets,
+        "read": person.read,
+        "sent_already": SENT_ALREADY,
+    }
 
 
 def suppress_new(connection: redis.Redis, person: Person, ref: str) -> int:
@@ -122,7 +133,12 @@ def _gather(connection, routes: Routes, given: dict, region: str, datasets: list
     """The person and every record of theirs; their profiles, also those only the walk
     found (a lookup names their newest lead's profile alone)."""
     person = resolve(connection, given, region, datasets, routes)
-    found = find(connection, person.marks(routes))
+    marks = person.marks(routes)
+    # The index read while it holds every record kept; until its backfill is done, the walk.
+    if personindex.complete(connection) or personindex.step(connection, seconds=BACKFILL_SECONDS):
+        found, person.read = reach.find(connection, person, marks), "index"
+    else:
+        found, person.read = find(connection, marks), WALKED
     known = {(p["source"], p["key"]) for p in person.profiles}
     for item in found:
         if item.kind == "profile" and item.member is None:

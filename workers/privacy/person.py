@@ -33,6 +33,7 @@ class Person:
     person_ids: list[str]  # a profile's `source:key` (a CRM's, a form's submission, a chat's)
     datasets: list[str]  # the caller's
     profiles: list[dict] = field(default_factory=list)  # theirs, in those datasets
+    read: str = ""  # how their records were found: "index", or every key read (forget.WALKED)
 
     def marks(self, routes: Routes) -> Marks:
         owned = {p["key"] for p in self.profiles} | {str(p.get("lead_id")) for p in self.profiles if p.get("lead_id")}

@@ -84,6 +84,21 @@ RECORDS = (
         True,
         True,
     ),
+    Record(
+        "leadrelay:person:*",
+        "person index",
+        "a lead's id or a hash's first half (in the key) -> its stage event ids, batch job ids, profiles",
+        "90 days from its last entry, or its profiles' retention if longer",
+        True,
+        True,
+    ),
+    Record(
+        "leadrelay:person-index",
+        "person index backfill",
+        "where indexing what was kept before the index stands: a cursor, a count, a time",
+        "for the service's life",
+        False,
+    ),
     Record("leadrelay:seen:*", "dedupe record", "a lead's job id (names the lead)", "7 days", True, True),
     Record(
         "leadrelay:inbox",

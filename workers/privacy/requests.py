@@ -87,7 +87,7 @@ def run(connection: redis.Redis, routes: Routes, ref: str) -> dict:
     try:
         if state["action"] == "forget":
             done = privacy.forget(*args, job["who"], job["where"], job["audit_days"], job["all_matching"], ref=ref)
-            result = {"removed": done["removed"], "others": done["others"], "sent_already": done["sent_already"]}
+            result = {key: done[key] for key in ("removed", "others", "read", "sent_already")}
         else:
             result = privacy.export(*args, all_matching=job["all_matching"])
     except privacy.SharedIdentifiers as err:

@@ -27,7 +27,7 @@ _SKIP = (
     "rq:queues",
     "rq:clean_registries",
 )
-_READ = {
+READ = {  # a record's whole value, by its type
     "string": lambda pipe, key: pipe.get(key),
     "list": lambda pipe, key: pipe.lrange(key, 0, -1),
     "set": lambda pipe, key: pipe.smembers(key),
@@ -105,14 +105,20 @@ def find(connection: redis.Redis, marks: Marks) -> list[Found]:
     read again until no new profile turns up."""
     while True:
         found = _find_once(connection, marks)
-        more = set()
-        for item in found:
-            if item.kind == "profile":
-                profile = json.loads(item.text)
-                more |= {str(profile["key"])} | ({str(profile["lead_id"])} if profile.get("lead_id") else set())
+        more = owned_by(found)
         if more <= marks.owned:
             return found
         marks.owned |= more
+
+
+def owned_by(found: list[Found]) -> set[str]:
+    """The ids the profiles among `found` make the person's: each profile's key and lead id."""
+    more = set()
+    for item in found:
+        if item.kind == "profile" and item.member is None:
+            profile = json.loads(item.text)
+            more |= {str(profile["key"])} | ({str(profile["lead_id"])} if profile.get("lead_id") else set())
+    return more
 
 
 def _find_once(connection: redis.Redis, marks: Marks) -> list[Found]:
@@ -128,17 +134,18 @@ def _find_once(connection: redis.Redis, marks: Marks) -> list[Found]:
             for key in chunk:
                 pipe.type(key)
             types = [t.decode() for t in pipe.execute()]
-        readable = [(k, t) for k, t in zip(chunk, types) if t in _READ]
+        readable = [(k, t) for k, t in zip(chunk, types) if t in READ]
         with connection.pipeline(transaction=False) as pipe:
             for key, kind in readable:
-                _READ[kind](pipe, key)
+                READ[kind](pipe, key)
             values = pipe.execute()
         for (key, kind), value in zip(readable, values):
-            found += _in_record(connection, marks, key, kind, value)
+            found += in_record(connection, marks, key, kind, value)
     return found
 
 
-def _in_record(connection, marks: Marks, key: str, kind: str, value) -> list[Found]:
+def in_record(connection, marks: Marks, key: str, kind: str, value) -> list[Found]:
+    """The person's entries in one record (its whole value, or the entries read of it)."""
     record = record_of(key)
     name = record.kind if record else "other"
     if key.startswith("rq:job:") and kind == "hash" and key.count(":") == 2:

@@ -20,6 +20,7 @@ from workers.common.queues import SERIALIZER, connect, queue
 from workers.config import redissafety, versions
 from workers.config.settings import Settings
 from workers.engine import recovery
+from workers.events import personindex
 from workers.failures import retention
 from workers.graphapi import capi
 from workers.graphapi.pauses import Pauses
@@ -64,6 +65,8 @@ class LeadrelayWorker(SimpleWorker):
                 ("prune", lambda q=q: retention.prune(self.connection, q)),
             ]
         tasks.append(("drop_held", lambda: retention.drop_held(self.connection)))
+        # What was kept before the person index, indexed a second's worth a pass until done.
+        tasks.append(("person_index", lambda: personindex.step(self.connection, seconds=1.0)))
         tasks.append(("redis_safety", self._say_if_redis_unsafe))
         for name, task in tasks:
             try:
