@@ -88,3 +88,34 @@ def test_data_kept_before_the_index_is_indexed_in_steps_and_the_walk_stands_in_u
     for given in PEOPLE:
         walked, reached = _both(ran, given)
         assert reached == walked, given
+
+
+def test_a_forget_while_the_backfill_runs_reads_every_key_and_says_so(ran, monkeypatch):
+    from workers.events import personindex
+    from workers.privacy import forget
+
+    connection = ran.connection
+    connection.delete(personindex.BACKFILL)
+    with connection.pipeline(transaction=False) as pipe:
+        for n in range(3000):  # more than one step's keys: the backfill cannot end in one
+            pipe.set(f"leadrelay:unrelated:{n}", 1)
+        pipe.execute()
+    monkeypatch.setattr(forget, "BACKFILL_SECONDS", 0.0)
+    datasets = sorted(ran.routes.datasets)
+    walked = forget.forget(connection, ran.routes, PEOPLE[0], "US", datasets, "test", "test")
+    assert walked["read"] == forget.WALKED and walked["removed"]["profile"] == 2
+    assert not personindex.complete(connection)
+    while not personindex.step(connection, steps=10):
+        pass
+    indexed = forget.forget(connection, ran.routes, PEOPLE[2], "US", datasets, "test", "test")
+    assert indexed["read"] == "index" and indexed["removed"]["dead letter"] == 1
+
+
+def test_metrics_show_how_far_the_backfill_is(ran, env):
+    from webhook_app import create_app
+    from workers.events import personindex
+
+    ran.connection.hset(personindex.BACKFILL, mapping={"cursor": 17, "scanned": 4000, "done": 0})
+    text = create_app().test_client().get("/metrics").get_data(as_text=True)
+    assert "leadrelay_person_index_complete 0.0" in text
+    assert "leadrelay_person_index_backfill_keys_scanned 4000.0" in text

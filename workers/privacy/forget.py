@@ -162,6 +162,7 @@ def _remove(connection: redis.Redis, item: Found) -> None:
         except NoSuchJobError:  # gone since it was read: nothing to remove
             return
         if item.rest is not None:
+            _ = job.func_name  # its data read first: RQ cannot save a job whose args alone were set
             job.args = item.rest
             job.save()
         else:
