@@ -15,6 +15,7 @@ SMALL = {
     "ingestparts.py": (["--calls", "3", "--rounds", "1"], "held reference"),
     "slowlog.py": (["--pages", "20", "--dead", "20", "--leads", "1"], "dead-letter prune pass"),
     "userdata.py": (["--records", "100", "--rounds", "1"], "ratio ours/SDK"),
+    "forget.py": (["--leads", "300"], "walk"),
 }
 
 

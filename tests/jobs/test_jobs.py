@@ -148,13 +148,14 @@ def test_profile_keeps_hashes_and_ids_never_raw_pii(graph, post_meta, work, redi
         "dataset",
         "dataset_id",
         "fbc",
+        "form_id",
         "key",
         "lead_id",
         "page_id",
         "source",
         "user_data",
     ]
-    assert profile["lead_id"] == int(LEAD_ID) and profile["page_id"] == "111"
+    assert profile["lead_id"] == int(LEAD_ID) and profile["page_id"] == "111" and profile["form_id"] == "555"
     assert profiles.find(redis_conn, "em", EM)["key"] == LEAD_ID
     assert profiles.find(redis_conn, "ph", PH)["key"] == LEAD_ID
     everything = b" ".join(redis_conn.dump(k) or b"" for k in redis_conn.keys("*"))

@@ -21,7 +21,7 @@ from workers.privacy import audit, reach
 from workers.privacy.person import Person, resolve
 from workers.privacy.walk import Found, find
 
-BACKFILL_SECONDS = 1.0  # a forget waiting on the index's backfill helps it this long, then walks
+BACKFILL_SECONDS = 1.0  # a forget waiting on the index's backfill helps it this long (0: not), then walks
 WALKED = "every key: the person index is still being built (the admin page and /metrics show how far)"
 
 # What a person asking "delete everything" must also be told (docs/privacy.md).
@@ -135,7 +135,9 @@ def _gather(connection, routes: Routes, given: dict, region: str, datasets: list
     person = resolve(connection, given, region, datasets, routes)
     marks = person.marks(routes)
     # The index read while it holds every record kept; until its backfill is done, the walk.
-    if personindex.complete(connection) or personindex.step(connection, seconds=BACKFILL_SECONDS):
+    if personindex.complete(connection) or (
+        BACKFILL_SECONDS > 0 and personindex.step(connection, seconds=BACKFILL_SECONDS)
+    ):
         found, person.read = reach.find(connection, person, marks), "index"
     else:
         found, person.read = find(connection, marks), WALKED
