@@ -4,7 +4,8 @@ lookups, the dedupe record, the ledger's Lead, a stage of every third lead with 
 its ledger entry and its batch job in the person index, a dead letter of every hundredth),
 then one person's records are found and removed, read from the person index and by reading
 every key (the walk, which forget used before the index and uses until its backfill is
-done). Prints, per size, each one's time and Redis commands. ROOT: a checkout to measure.
+done). Prints, per size, each one's time and Redis commands; last, the backfill an upgrade
+runs over everything held, its pace and its longest Redis command. ROOT: a checkout to measure.
 
     .venv/bin/python bench/forget.py [ROOT] [--leads 10000,100000,1000000] [--walk-max 1000000]
 """
@@ -123,7 +124,18 @@ def main() -> None:
                 assert found["read"] == gone["read"] and ((how == "index") == (gone["read"] == "index"))
                 assert gone["removed"]["profile"] == 2, gone["removed"]
                 print(f"{size:>9} {keys:>10} | {how:>5} {e_took:>9.3f} {e_cmds:>9} | {f_took:>9.3f} {f_cmds:>9}")
-        connection.hset(personindex.BACKFILL, "done", 1)
+        # The backfill after an upgrade, over everything held: keys a second and the longest command.
+        connection.delete(personindex.BACKFILL)
+        connection.config_set("slowlog-log-slower-than", 1000)
+        connection.slowlog_reset()
+        started, steps = time.perf_counter(), 0
+        while not personindex.step(connection):
+            steps += 1
+        took = time.perf_counter() - started
+        longest = max((e["duration"] for e in connection.slowlog_get(100_000)), default=0) / 1000
+        rate = connection.dbsize() / took
+        print(f"backfill over {connection.dbsize()} keys: {steps + 1} steps in {took:.1f} s ({rate:,.0f} keys/s),")
+        print(f"  its longest Redis command {longest:.1f} ms")
 
 
 if __name__ == "__main__":
