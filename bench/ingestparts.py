@@ -1,15 +1,15 @@
 """Where a webhook's CPU goes: leadrelay's receiver step by step, beside the held
 reference's (bench/limit_app.py: bare Flask, a signature, a JSON parse, one SET NX EX on
 a held socket), measured in one process under gevent as gunicorn's workers run them.
+Each step's CPU is read in the request itself (a thread CPU clock around it, what it calls
+taken apart), so the steps add up to the request.
 
 bench/ingest.py measures the whole: requests/s under load, and CPU per request. This
 script says which steps make the difference. Whole requests go through each app's WSGI
 callable with the environ gunicorn gives it, without the server (gunicorn's parsing and
-socket writes cost both alike). Each round times the reference, leadrelay, and leadrelay
-with one step stubbed out, for each step in turn; a step's cost is the median over the
-rounds of (leadrelay - leadrelay without it), printed with its spread, since on a shared
-machine a single difference can be off by more than the step. Last, a few steps timed
-alone, caches hot: a lower bound of what they cost in a request.
+socket writes cost both alike). Each round times the reference and leadrelay whole, then
+each again with its steps timed; a step's figure is the median over the rounds. Last, a
+few steps timed alone, caches hot: a lower bound of what they cost in a request.
 
     .venv/bin/python bench/ingestparts.py [--calls 500] [--rounds 12]
 """
@@ -93,7 +93,6 @@ def main() -> None:
             PROMETHEUS_MULTIPROC_DIR=tempfile.mkdtemp(dir=tmp),
         )
         import limit_app
-        from flask import Response
 
         import webhook_app
         from webhook_app import deliveries, webhooks
@@ -118,46 +117,39 @@ def main() -> None:
             checks = [admission._suppression_fields(argument)]
             inbox.admit(request_redis, [(job, entry)], inbox.SLOTS, suppressions=checks)
 
-        def without(step: str):
-            """The whole request with one step taken out (a stub in its place), to see what
-            it costs in the request: timed alone, every step costs about a third of that,
-            its code and data hot in the CPU's caches as they never are in a request."""
-            undo = []
-
-            def swap(owner, name, value):
-                undo.append((owner, name, getattr(owner, name)))
-                setattr(owner, name, value)
-
-            if step == "its log line and counts (deliveries.note)":
-                swap(deliveries, "note", lambda *args: None)
-            elif step == "the yield before the Redis call":
-                swap(requestredis, "time", _NoSleep())
-            elif step == "the answer (jsonify)":
-                swap(webhooks, "jsonify", lambda **fields: Response(b'{"accepted":1}', mimetype="application/json"))
-            elif step == "the body middleware":
-                swap(app, "wsgi_app", app.wsgi_app.app)
-            elif step == "the replica check":
-                swap(kinds, "replicated", lambda connection: None)
-            return undo
-
-        steps = [
-            "its log line and counts (deliveries.note)",
-            "the yield before the Redis call",
-            "the answer (jsonify)",
-            "the body middleware",
-            "the replica check",
+        clock = _Clock()
+        spots = [  # (label, its parent, the object and attribute called in the request)
+            ("flask", "whole", app.wsgi_app, "app"),
+            ("view", "flask", app.view_functions, "webhooks.receive"),
+            ("request id", "view", webhooks, "_request_id"),
+            ("body read", "view", webhooks, "_body"),
+            ("receiver", "view", receiver, "receive"),
+            ("signature", "receiver", receiver, "_verify"),
+            ("parse", "receiver", meta, "parse"),
+            ("handler", "receiver", kinds.HANDLERS, meta.kind),
+            ("routing", "handler", kinds, "lead_jobs"),
+            ("enqueue", "handler", kinds, "enqueue_new"),
+            ("entry JSON", "enqueue", inbox, "entry"),
+            ("suppression fields", "enqueue", admission, "_suppression_fields"),
+            ("admit", "enqueue", inbox, "admit"),
+            ("yield", "admit", requestredis.time, "sleep"),
+            ("round trip", "admit", requestredis, "_roundtrip"),
+            ("ignored and replica", "handler", kinds, "_recorded"),
+            ("log line and counts", "view", deliveries, "note"),
+            ("answer (JSON)", "view", webhooks, "_json"),
         ]
-        runs: dict[str, list[float]] = {name: [] for name in ["held reference", "leadrelay", *steps]}
+        ref_spots = [("ref flask", "ref whole", held, "wsgi_app")]
+        ref_spots += [("ref signature and parse", "ref flask", limit_app, "_signed_lead")]
+        ref_spots += [("ref answer (jsonify)", "ref flask", limit_app, "jsonify")]
+        per: dict[str, list[float]] = {}
+        wholes: dict[str, list[float]] = {"held reference": [], "leadrelay": []}
         for _ in range(args.rounds):  # short runs interleaved, so drift on the machine hits all alike
-            runs["held reference"].append(cpu_us(lambda i: wsgi_call(held, *next(leads)), n, 1))
-            runs["leadrelay"].append(cpu_us(lambda i: wsgi_call(app, *next(leads)), n, 1))
-            for step in steps:
-                undo = without(step)
-                try:
-                    runs[step].append(cpu_us(lambda i: wsgi_call(app, *next(leads)), n, 1))
-                finally:
-                    for owner, name, value in reversed(undo):
-                        setattr(owner, name, value)
+            wholes["held reference"].append(cpu_us(lambda i: wsgi_call(held, *next(leads)), n, 1))
+            wholes["leadrelay"].append(cpu_us(lambda i: wsgi_call(app, *next(leads)), n, 1))
+            for name, value in clock.run(spots, "whole", lambda: wsgi_call(app, *next(leads)), n).items():
+                per.setdefault(name, []).append(value)
+            for name, value in clock.run(ref_spots, "ref whole", lambda: wsgi_call(held, *next(leads)), n).items():
+                per.setdefault(name, []).append(value)
         alone = {
             "signature": cpu_us(lambda i: receiver._verify(meta, body, headers, settings, mapping["routes"]), n),
             "parse": cpu_us(lambda i: meta.parse(body, headers), n),
@@ -167,7 +159,7 @@ def main() -> None:
             ),
         }
 
-    best = {name: min(values) for name, values in runs.items()}
+    best = {name: min(values) for name, values in wholes.items()}
     reference, whole = best["held reference"], best["leadrelay"]
     print(
         f"CPU per webhook request, one process under gevent, best of {args.rounds} interleaved runs "
@@ -175,25 +167,73 @@ def main() -> None:
     )
     print(f"  held reference (bare Flask, signature, parse, SET NX EX)   {reference:7.1f}")
     print(f"  leadrelay as shipped (INFO logs, metrics on)              {whole:7.1f}   {whole / reference:.2f}x")
-    print("what each step costs in leadrelay's request: the request with it minus without it, paired run by run")
-    print(f"  {'step':<46} {'median':>7} {'(min .. max)':>18}")
-    saved = {}
-    for step in steps:
-        paired = sorted(w - o for w, o in zip(runs["leadrelay"], runs[step]))
-        saved[step] = statistics.median(paired)
-        print(f"  {step:<46} {saved[step]:7.1f}   ({paired[0]:+.0f} .. {paired[-1]:+.0f})")
-    print("  (a spread wider than the median is this machine's noise, not the step)")
+    print("where it goes, each step timed in the request (its own CPU, what it calls apart), median of the rounds;")
+    print("the steps add up to the timed request, which the timers themselves make a little slower:")
+    steps = {name: statistics.median(values) for name, values in per.items()}
+    for tree, label in (("whole", "leadrelay"), ("ref whole", "held reference")):
+        names = [name for name in steps if (name == tree or _root(name, spots + ref_spots) == tree)]
+        print(f"  {label:<46} {steps[tree] + sum(steps[x] for x in names if x != tree):7.1f}")
+        for name in sorted(names, key=lambda x: -steps[x]):
+            print(f"    {name:<44} {steps[name]:7.1f}")
     print("timed alone (caches hot; about a third of what they cost in a request):")
     for name, cost in alone.items():
         print(f"  {name:<48} {cost:7.1f}")
-    figures = {"best_us": best, "step_median_us": saved, "alone_us": alone}
+    figures = {"best_us": best, "step_us": steps, "alone_us": alone}
     print(json.dumps({key: {k: round(v, 1) for k, v in values.items()} for key, values in figures.items()}))
 
 
-class _NoSleep:
+def _root(name: str, spots: list) -> str:
+    parents = {label: parent for label, parent, _, _ in spots}
+    while name in parents:
+        name = parents[name]
+    return name
+
+
+class _Clock:
+    """Each spot's own CPU in the request: its time minus the time of the spots it called.
+    A spot is an attribute of an object (or a key of a dict) replaced, while timed, by a
+    wrapper reading the thread's CPU clock; what no spot covers is its parent's own."""
+
+    def run(self, spots: list, top: str, call, calls: int) -> dict[str, float]:
+        own: dict[str, int] = {label: 0 for label, *_ in spots} | {top: 0}
+        stack: list[list] = []
+        undo = []
+        for label, _parent, owner, name in spots:
+            original = owner[name] if isinstance(owner, dict) else getattr(owner, name)
+            timed = self._timed(label, original, own, stack)
+            undo.append((owner, name, original))
+            if isinstance(owner, dict):
+                owner[name] = timed
+            else:
+                object.__setattr__(owner, name, timed)
+        try:
+            whole = self._timed(top, call, own, stack)
+            for _ in range(calls):
+                whole()
+        finally:
+            for owner, name, original in reversed(undo):
+                if isinstance(owner, dict):
+                    owner[name] = original
+                else:
+                    object.__setattr__(owner, name, original)
+        return {label: value / calls / 1000 for label, value in own.items()}
+
     @staticmethod
-    def sleep(seconds):
-        pass
+    def _timed(label, original, own, stack):
+        clock = time.thread_time_ns
+
+        def timed(*args, **kwargs):
+            stack.append([clock(), 0])  # when it began, what its callees took
+            try:
+                return original(*args, **kwargs)
+            finally:
+                began, inner = stack.pop()
+                spent = clock() - began
+                own[label] += spent - inner
+                if stack:
+                    stack[-1][1] += spent
+
+        return timed
 
 
 if __name__ == "__main__":

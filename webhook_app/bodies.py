@@ -16,6 +16,7 @@ from . import greenlets
 
 log = logs.get(__name__)
 _NO_BODY = ("GET", "HEAD", "OPTIONS", "DELETE")
+BODY = "leadrelay.body"  # the environ's key for the body read whole
 
 
 class BodyTimedOut(Exception):
@@ -58,6 +59,7 @@ class WholeBodies:
                 "body_too_large",
                 f"body over the {self.limit}-byte limit",
             )
+        environ[BODY] = data  # the app's webhooks read it here, not through the stream again
         environ["wsgi.input"] = io.BytesIO(data)
         environ["CONTENT_LENGTH"] = str(len(data))
         environ.pop("HTTP_TRANSFER_ENCODING", None)

@@ -6,11 +6,12 @@ Notes: docs/internals/webhook_app.md
 
 from __future__ import annotations
 
+import json
+import os
 import re
-import secrets
 import time
 
-from flask import Blueprint, Response, abort, current_app, jsonify, request
+from flask import Blueprint, Response, abort, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from workers.common import logs
@@ -19,7 +20,7 @@ from workers.intake import receiver
 from workers.sources import meta
 from workers.sources.registry import CHAT, SOURCES
 
-from . import deliveries, errors, webmetrics
+from . import bodies, deliveries, errors, webmetrics
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 log = logs.get(__name__)
@@ -109,7 +110,11 @@ def receive(name: str, path_token: dict | None = None):
         answer, mimetype = source.traits.acknowledge(counts)
         said = {"X-Leadrelay-Accepted": str(counts["accepted"]), "X-Leadrelay-Duplicates": str(counts["duplicates"])}
         return Response(answer, status=200, mimetype=mimetype, headers=said)  # the counts, for people and tests
-    return jsonify(accepted=counts["accepted"], duplicates=counts["duplicates"], skipped=skipped), 200
+    answer = {"accepted": counts["accepted"], "duplicates": counts["duplicates"], "skipped": skipped}
+    return Response(_json(answer) + "\n", status=200, mimetype="application/json")  # as jsonify writes it, cheaper
+
+
+_json = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 
 
 def _called_url(public: str) -> str:
@@ -124,18 +129,19 @@ def _called_url(public: str) -> str:
 def _request_id() -> str:
     """The caller's X-Request-Id when it is a plain id of at most 64 characters (it is
     logged and kept with the jobs), otherwise one of ours."""
-    given = request.headers.get("X-Request-Id", "")
-    return (
-        given if _REQUEST_ID.fullmatch(given) else secrets.token_hex(16)
-    )  # uuid4's 32 hex digits at a third of its cost
+    given = request.environ.get("HTTP_X_REQUEST_ID", "")
+    return given if _REQUEST_ID.fullmatch(given) else os.urandom(16).hex()  # uuid4's 32 hex digits, cheaper
 
 
 def _body() -> bytes:
-    """The raw body, which signatures are computed over.
+    """The raw body, which signatures are computed over: as the body middleware read it.
 
     Raises:
         BodyTooLarge: over LEADRELAY_MAX_BODY_BYTES.
     """
+    read = request.environ.get(bodies.BODY)
+    if read is not None:
+        return read
     try:
         return request.get_data(cache=False)
     except RequestEntityTooLarge:
