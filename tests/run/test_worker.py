@@ -107,3 +107,16 @@ def test_a_worker_whose_rq_loop_quits_on_a_redis_error_starts_again(env, graph, 
         worker.terminate()
         worker.wait(timeout=60)
         proxy.close()
+
+
+def test_a_pass_indexes_what_was_kept_before_the_person_index(env, redis_url, redis_conn):
+    from workers.events import personindex
+
+    redis_conn.set("leadrelay:stage:meta:7700000000000001:QualifiedLead", 1)  # a claim from before the index
+    worker = LeadrelayWorker([queue(redis_conn, "leadrelay")], connection=redis_conn)
+    worker.settings = load()
+    assert not personindex.complete(redis_conn)
+    worker.run_maintenance_tasks()
+    assert personindex.progress(redis_conn)["done"]
+    found = personindex.entries(redis_conn, ["meta:7700000000000001"])["e"]
+    assert found == ["meta:7700000000000001:QualifiedLead"]
