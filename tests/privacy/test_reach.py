@@ -54,6 +54,12 @@ def test_reach_finds_what_reading_every_key_finds(ran, given):
     assert reached == walked
 
 
+def test_every_kind_of_record_that_can_hold_a_person_says_how_reach_finds_it():
+    from workers.privacy.reach import REACHED
+
+    assert set(REACHED) == {record.pattern for record in RECORDS if record.person}
+
+
 def test_every_kind_that_can_hold_a_person_is_reached_in_the_run(ran):
     """The rows that can hold a person, against the kinds the run left and reach found."""
     from workers.privacy.records import record_of

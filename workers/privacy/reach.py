@@ -34,6 +34,38 @@ _FORM = re.compile(r'"form_id": ?"?([0-9]+)')
 REGISTRIES = ("failed", "finished", "started", "scheduled", "deferred", "canceled")
 
 
+# How each kind of record that can hold a person (records.RECORDS, person=True) is reached:
+# a key its ids name, an entry of a shared record by id, the whole of a capped record, or the
+# person index. A new such kind fails tests/privacy/test_reach.py until it is added here.
+REACHED = {
+    "leadrelay:profile:*": "named: profile:<source>:<key>, and the index's profiles under their hashes",
+    "leadrelay:profile-by:*": "named: each hash of theirs, in each dataset they may reach",
+    "leadrelay:chat:*": "named: the chat their phone's lookup names, and the index's chats under their hashes",
+    "leadrelay:chat-by:*": "named: each hash of theirs, in each dataset they may reach",
+    "leadrelay:lead-event:*": "named: each event id of theirs",
+    "leadrelay:confirmed:*": "named: each event id of theirs (the Lead's, and the index's stage events)",
+    "leadrelay:kept:*": "named: each event id of theirs",
+    "leadrelay:stage:*": "named: each stage event id the index holds",
+    "leadrelay:person:*": "named: each lead of theirs, and each hash's first half",
+    "leadrelay:seen:*": "named: each job id of theirs",
+    "leadrelay:inbox": "whole: trimmed as taken",
+    "leadrelay:dead": "entry: each job id of theirs",
+    "leadrelay:dead:*": "named: each job id of theirs",
+    "leadrelay:dead-reasons": "entry: each job id of theirs",
+    "leadrelay:dead-waiting": "entry: each job id of theirs",
+    "leadrelay:quarantine": "whole: kept 30 days, rare",
+    "leadrelay:recovering:*": "named: each job id of theirs",
+    "leadrelay:ignored": "whole: the newest 1,000",
+    "leadrelay:held": "entry: each lead id of theirs",
+    "leadrelay:accuracy:*": "entry: each lead id, under the Page and form their records name, each day kept",
+    "leadrelay:dry-run:events": "whole: the newest LEADRELAY_DRY_RUN_KEEP",
+    "leadrelay:recent-events": "whole: the newest 200",
+    "leadrelay:pause*": "entry: each job id of theirs, in each paused token's waiting set",
+    "rq:job:*": "named: each job id of theirs, and the index's batch jobs",
+    "rq:*": "entry: each job id of theirs, in each queue's registries and list",
+}
+
+
 @dataclass(frozen=True)
 class Look:
     key: str
