@@ -163,7 +163,7 @@ def test_forgetting_a_phone_erases_its_chat_and_keeps_its_next_chat_out(env, mon
     post_signed(client, "whatsapp", chat, env)
     assert list(redis_conn.scan_iter("leadrelay:chat*"))
     forgot = privacy_api(client, "forget", TOKEN, work, phone=PHONE)
-    assert forgot.get_json()["removed"] == {"chat": 1, "chat lookup": 1, "person index": 1}
+    assert forgot.get_json()["removed"] == {"chat": 1, "chat lookup": 1, "person index entry": 1}
     assert list(redis_conn.scan_iter("leadrelay:chat*")) == [] and CLICK not in str(redis_conn.keys("*"))
     again = post_signed(client, "whatsapp", chat, env).get_json()  # WhatsApp's retry, days later
     assert again["accepted"] == 0 and again["skipped"][0]["reason"] == "suppressed"

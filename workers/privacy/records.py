@@ -86,7 +86,7 @@ RECORDS = (
     ),
     Record(
         "leadrelay:person:*",
-        "person index",
+        "person index entry",
         "a lead's id or a hash's first half (in the key) -> its stage event ids, batch job ids, profiles",
         "90 days from its last entry, or its profiles' retention if longer",
         True,
