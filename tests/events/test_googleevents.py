@@ -19,11 +19,14 @@ from workers.identity import googlekeys
 DESTINATION = googleevents.Destination("1234567890", "987654321")
 
 # https://developers.google.com/data-manager/api/devguides/events/google-ads/offline/send-events
-# and https://developers.google.com/data-manager/api/reference/rest/v1/events/ingest (as
-# ../shared/spec/google-ads.md section 2.2 condenses them; the hashes written out here).
+# and https://developers.google.com/data-manager/api/reference/rest/v1/events/ingest (the
+# hashes written out here).
 DOCUMENTED = {
     "destinations": [
-        {"operatingAccount": {"accountType": "GOOGLE_ADS", "accountId": "1234567890"}, "productDestinationId": "987654321"}
+        {
+            "operatingAccount": {"accountType": "GOOGLE_ADS", "accountId": "1234567890"},
+            "productDestinationId": "987654321",
+        }
     ],
     "encoding": "HEX",
     "validateOnly": False,

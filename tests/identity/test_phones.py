@@ -83,3 +83,15 @@ def test_digits_and_separators_read_as_the_whole_reading_reads_them(value, regio
     """The short path (digits and what people type between them) gives what the whole reading
     gives: a `*` sends the same text there, and is dropped with the other non-digits."""
     assert _outcome(value, regions) == _outcome(value + "*", regions)
+
+
+@pytest.mark.parametrize(
+    "written, region, digits",
+    [
+        ("tel:+46-8-12-34-56", "SE", "468123456"),  # RFC 3966, as a link prefills it (phonenumbers' own form)
+        ("Phone: +44 20 7946 0958", "US", "442079460958"),  # a label before an international number
+        ("Tel. 08-12 34 56", "SE", "468123456"),  # a label before a national one
+    ],
+)
+def test_a_label_before_the_number_leaves_its_plus_read(written, region, digits):
+    assert e164_digits(written, (region,)) == digits

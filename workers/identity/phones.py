@@ -18,6 +18,7 @@ _EXTENSION = re.compile(
     r"\s*(?:ext\.?|extension|x|#|anexo|poste|ramal|durchwahl|dw\.?|interno|int\.)\s*:?\s*\d{1,6}\s*$", re.IGNORECASE
 )
 _NOT_DIGIT = re.compile(r"\D+")
+_FIRST_SIGN = re.compile(r"[+\d]")  # a number's first digit, or the `+` before it
 _WORD_AFTER_DIGITS = re.compile(r"(?<=\d)\D*?[^\W\d_]")  # `... 89 wew. 21`, `... 25 локал 3`
 _SEPARATORS_GONE = dict.fromkeys(map(ord, " +-().\t/"))  # what people type between digits (most numbers)
 _LETTER_OR_HASH = re.compile(r"[^\W\d_]|#")  # only then can an extension be written (most numbers: never)
@@ -65,7 +66,7 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
         raise NotAPhone("unparseable_phone")
     if len(digits) > MAX_DIGITS:
         raise NotAPhone("invalid_phone")
-    if text.lstrip(" \t([").startswith("+") or digits.startswith("00"):
+    if _international_sign(text) or digits.startswith("00"):
         found = _international(digits.lstrip("0"))
     else:
         found = None
@@ -81,12 +82,21 @@ def e164_digits(value: str, regions: tuple[str, ...]) -> str:
     return found
 
 
+def _international_sign(text: str) -> bool:
+    """A `+` before the number's first digit (`+46 8 ...`; after a label too: `tel:+46-8-...`)."""
+    start = text.lstrip(" \t([")[:1]
+    if start == "+" or start.isdigit():  # most numbers: decided by their first character
+        return start == "+"
+    first = _FIRST_SIGN.search(text)
+    return first is not None and first.group() == "+"
+
+
 def region_of(value: str) -> str | None:
     """The country (ISO alpha-2) an international number (`+62 ...`, `0062 ...`) belongs
     to; None for a national form, an invalid number, or a code several countries share
     whose number no one of them claims (+1 outside a known area code)."""
     text = value.strip()
-    if not (text.lstrip(" \t([").startswith("+") or _NOT_DIGIT.sub("", text).startswith("00")):
+    if not (_international_sign(text) or _NOT_DIGIT.sub("", text).startswith("00")):
         return None
     try:
         digits = e164_digits(value, ())
