@@ -120,3 +120,16 @@ def test_metrics_show_how_far_the_backfill_is(ran, env):
     text = create_app().test_client().get("/metrics").get_data(as_text=True)
     assert "leadrelay_person_index_complete 0.0" in text
     assert "leadrelay_person_index_backfill_keys_scanned 4000.0" in text
+
+
+def test_the_backfill_indexes_a_chat_keyed_by_a_phones_hash(redis_conn):
+    """A chat from a number no region reads has no lookup: only the index names it."""
+    from workers.events import personindex
+
+    hashed = "6f5f87218b71c93bcba2e851e555d077ae8f2fd560f6b5964ab84c2e828471b2"
+    redis_conn.set(f"leadrelay:chat:whatsapp:102290129340398:{hashed}", "{}")
+    redis_conn.set("leadrelay:chat:whatsapp:102290129340398:BSUID-1", "{}")  # a lookup names this one
+    assert personindex.step(redis_conn)
+    assert personindex.entries(redis_conn, ["h:" + hashed[:32]])["c"] == [
+        f"leadrelay:chat:whatsapp:102290129340398:{hashed}"
+    ]

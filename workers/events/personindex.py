@@ -26,6 +26,7 @@ KEYS_PER_STEP = 1000
 STAGE = redis_key("stage", "")
 PROFILE = redis_key("profile", "")
 ACCURACY = redis_key("accuracy", "")
+CHAT = redis_key("chat", "")
 LOOKUP_KEYS = ("em", "ph", "external_id")  # as profiles.LOOKUP_KEYS (which imports this module)
 JOB = "rq:job:"
 
@@ -105,11 +106,12 @@ def step(connection: redis.Redis, steps: int = 1, seconds: float | None = None, 
 
 
 def _index(connection: redis.Redis, keys: list[str]) -> None:
-    """Stage claims, batch jobs and profiles among `keys`, noted under their owners."""
+    """Stage claims, batch jobs, profiles, accuracy flags and chats keyed by a hash among `keys`, under their owners."""
     claims = [k[len(STAGE) :] for k in keys if k.startswith(STAGE)]
     jobs = [k for k in keys if k.startswith(JOB) and k.count(":") == 2]
     kept = [k for k in keys if k.startswith(PROFILE)]
     flags = [k for k in keys if k.startswith(ACCURACY) and k.endswith(":leads") and k.count(":") == 5]
+    chats = [k for k in keys if k.startswith(CHAT) and _hashed_user(k)]  # keyed by a phone's hash
     with connection.pipeline(transaction=False) as pipe:
         for key in jobs:
             pipe.hget(key, "data")
@@ -126,11 +128,19 @@ def _index(connection: redis.Redis, keys: list[str]) -> None:
             held = json.loads(raw) if raw else {}
             hashes = [h for kind in LOOKUP_KEYS for h in held.get("user_data", {}).get(kind, [])]
             note_profile(pipe, key[len(PROFILE) :], hashes, LIFE)
+        for key in chats:
+            note(pipe, ["h:" + key.rsplit(":", 1)[1][:32]], ["c " + key])
         for key, leads in zip(flags, read[len(jobs) + len(kept) :]):
             _, _, _, page, form, _ = key.split(":")  # a Lead Ads lead's accuracy flag: its form
             for lead in leads:
                 note(pipe, ["meta:" + lead.decode()], [f"f {page} {form}"])
         pipe.execute()
+
+
+def _hashed_user(chat_key: str) -> bool:
+    """A chat whose user is a phone's hash (a number no region reads): no lookup names it."""
+    user = chat_key.rsplit(":", 1)[1]
+    return len(user) == 64 and all(c in "0123456789abcdef" for c in user)
 
 
 def _events(raw: bytes | None) -> list:
