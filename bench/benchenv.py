@@ -51,6 +51,22 @@ def app_on(redis_url: str, data: str):
 
 
 @contextmanager
+def service_redis():
+    """An embedded Redis in a temporary data folder, this process's environment pointed at it
+    as the service's (no Graph call is made); yields a client connected as the service
+    connects (its timeouts) and the mapping's routes. Import the tree to measure first."""
+    from workers.run.embedded_redis import EmbeddedRedis
+
+    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data) / "redis") as server:
+        os.environ.update(service_env(server.url, "http://127.0.0.1:9", data))
+        from workers.common.queues import connect
+        from workers.config.mappingfile import validate
+        from workers.config.settings import load
+
+        yield connect(server.url), validate(load())["routes"]
+
+
+@contextmanager
 def running_against(graph):
     """Start the Graph stand-in `graph` and an embedded Redis in a temporary folder; yield
     (the Redis URL, the settings that reach both, also put in this process's environment);

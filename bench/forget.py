@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -82,20 +80,12 @@ def main() -> None:
     root = Path(args.root).resolve()
     sys.path[:0] = [str(root), str(HERE / "bench")]
 
-    from benchenv import service_env
+    from benchenv import service_redis
 
-    from workers.run.embedded_redis import EmbeddedRedis
-
-    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data) / "redis") as server:
-        os.environ.update(service_env(server.url, "http://127.0.0.1:9", data))
-        from workers.common.queues import connect
-        from workers.config.mappingfile import validate
-        from workers.config.settings import load
+    with service_redis() as (connection, routes):
         from workers.events import personindex
         from workers.privacy import forget
 
-        routes = validate(load())["routes"]
-        connection = connect(server.url)
         connection.hset(personindex.BACKFILL, "done", 1)  # a Redis the index has held from the start
         forget.BACKFILL_SECONDS = 0.0  # the walk, when asked for, at once
         now, held = time.time(), 0

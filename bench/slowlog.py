@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -85,20 +84,12 @@ def main() -> None:
     root = Path(args.root).resolve()
     sys.path[:0] = [str(root), str(HERE / "bench")]
 
-    from benchenv import service_env
+    from benchenv import service_redis
 
-    from workers.run.embedded_redis import EmbeddedRedis
-
-    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data) / "redis") as server:
-        os.environ.update(service_env(server.url, "http://127.0.0.1:9", data))
-        from workers.common.queues import connect
-        from workers.config.mappingfile import validate
-        from workers.config.settings import load
+    with service_redis() as (connection, routes):
         from workers.events import accuracy, accuracymarks, accuracyrollup
         from workers.failures import retention
 
-        routes = validate(load())["routes"]
-        connection = connect(server.url)  # as the service connects: its timeouts
         now = time.time()
         dates = accuracy.window(accuracy.WINDOW_DAYS + 1, now)  # and the day that leaves it at midnight
         accuracyrollup.window_days(connection, routes, now - 86400)  # a service running since yesterday

@@ -81,8 +81,9 @@ def find(connection: redis.Redis, person: Person, marks: Marks) -> list[Found]:
     while True:
         marks.compile()
         owners = _owners(connection, person, marks, seen)
-        forms |= {tuple(f.split(" ")) for f in personindex.entries(connection, owners)["f"]}  # type: ignore[misc]
-        found = _read(connection, marks, _looks(connection, person, marks, owners, forms))
+        noted = personindex.entries(connection, owners)
+        forms |= {tuple(f.split(" ")) for f in noted["f"]}  # type: ignore[misc]
+        found = _read(connection, marks, _looks(connection, person, marks, owners, noted, forms))
         more = owned_by(found)
         seen |= {f.key[len(PROFILE) :] for f in found if f.kind == "profile" and f.member is None}
         named = {pair for f in found for pair in _forms(f.text)}
@@ -116,8 +117,7 @@ def _prefixes(marks: Marks) -> set[str]:
     return {h[:32] for h in marks.hashes if len(h) == 64}
 
 
-def _looks(connection, person: Person, marks: Marks, owners: set[str], forms: set) -> list[Look]:
-    noted = personindex.entries(connection, owners)
+def _looks(connection, person: Person, marks: Marks, owners: set[str], noted: dict, forms: set) -> list[Look]:
     events = set(noted["e"]) | {conversions.event_id(*o.split(":", 1), conversions.LEAD) for o in owners}
     jobs = {job_id("lead", *o.split(":", 1)) for o in owners} | {job_id("stage", e) for e in events}
     looks = [Look(redis_key("profile", o)) for o in owners] + [Look(personindex.KEY + o) for o in owners]
