@@ -219,7 +219,7 @@ LAYERS = (
     ("workers.sources",),
     ("workers.config",),
     ("workers.events",),
-    ("workers.graphapi", "workers.crmapi"),  # Meta's APIs; the CRMs' read-back APIs
+    ("workers.graphapi", "workers.crmapi", "workers.googleapi"),  # Meta's APIs; the CRMs' read-back APIs; Google's
     ("workers.reports",),  # read sides of what jobs write: the web process loads them alone
     ("workers.intake",),
     ("workers.failures",),

@@ -9,7 +9,7 @@ import click
 
 from workers.cli.common import LazyChoice, meta_said, running_queue, settings_or_exit
 from workers.config import environment
-from workers.sources.registry import CHAT_SOURCES, SOURCES
+from workers.sources.registry import CHAT_SOURCES, GOOGLE_SOURCES, SOURCES
 
 
 def _failures() -> tuple[str, ...]:
@@ -32,7 +32,7 @@ LAST_SENT = "send-test.json"  # the last sample lead, for `send-test stages`
 @click.command("send-test", short_help="Send a signed sample to the running service.")
 @click.argument(
     "what",
-    type=click.Choice([*SOURCES, "stages", "readiness"]),
+    type=click.Choice([*SOURCES, "google", "stages", "readiness"]),
 )
 @click.option(
     "--fail", type=LazyChoice(_failures), help="Sandbox, meta: make the lead fail this way (see README, The sandbox)."
@@ -60,12 +60,15 @@ def send_test(
     month of a sample funnel, then `leadrelay readiness` shows Meta's gates.
     whatsapp, messenger, instagram (sandbox): a chat started from an ad, then its
     QualifiedLead and Purchase (and, for WhatsApp, a HubSpot deal won for its phone).
+    google (googleads): a lead as Google's lead form webhook posts it, then its
+    QualifiedLead, Schedule and Purchase: Google's events beside Meta's in the dry run.
     """
     import requests
 
     from workers.common.policy import JobError
     from workers.run import sendtest, supervisor
 
+    what = GOOGLE_SOURCES[0] if what == "google" else what
     settings = settings_or_exit()
     data = environment.data_dir()
     running = supervisor.web_url(data)
@@ -88,9 +91,10 @@ def send_test(
             result = sendtest.meta_test_lead(settings, form_id)
         elif what == "meta":
             result = sendtest.meta_lead(settings, web, fail, webhook=not no_webhook)
-        elif what in CHAT_SOURCES:
+        elif what in CHAT_SOURCES or what in GOOGLE_SOURCES:
             if not settings.sandbox:
-                raise click.UsageError(f"send-test {what} is the sandbox's: live, start a chat from one of your ads")
+                live = "start a chat from one of your ads" if what in CHAT_SOURCES else "use the form's test button"
+                raise click.UsageError(f"send-test {what} is the sandbox's: live, {live}")
             result = _sample(SOURCES[what].sample)(settings, web, what)
         elif what == "stages" or SOURCES[what].sample:
             last = data / LAST_SENT

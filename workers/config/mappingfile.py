@@ -15,7 +15,7 @@ from workers.config import crmmap, ldu, routesfile
 from workers.config.needed import ConfigError, Gather
 from workers.config.stagemap import StageMap
 from workers.identity import matchkeys
-from workers.sources.registry import CRM_SOURCES, FORM_SOURCES, LDU_SOURCES
+from workers.sources.registry import CRM_SOURCES, FORM_SOURCES, GOOGLE_SOURCES, LDU_SOURCES
 
 SETTING = "LEADRELAY_CONFIG"
 HIDDEN_FIELDS = ("fbclid", "fbc", "fbp", "event_id", "user_agent", "page_url", "client_ip")
@@ -103,13 +103,13 @@ def load(doc: dict, gather: Gather | None = None) -> dict:
     # [forms.meta.ID] only routes a Lead Ads form to a dataset: routing.py reads it.
     if (
         not isinstance(forms, dict)
-        or any(s not in (*FORM_SOURCES, "meta") for s in forms)
+        or any(s not in (*FORM_SOURCES, *GOOGLE_SOURCES, "meta") for s in forms)
         or any(not isinstance(table, dict) for table in forms.values())
     ):
-        _fail("forms", f"sources must be among meta, {', '.join(FORM_SOURCES)}, each a table of forms")
+        _fail("forms", f"sources must be among meta, {', '.join(FORM_SOURCES + GOOGLE_SOURCES)}, each a table of forms")
     gather = gather or Gather()
-    loaded: dict[str, dict] = {source: {} for source in FORM_SOURCES}
-    for source in FORM_SOURCES:
+    loaded: dict[str, dict] = {source: {} for source in FORM_SOURCES + GOOGLE_SOURCES}
+    for source in FORM_SOURCES + GOOGLE_SOURCES:
         for form_id, raw in forms.get(source, {}).items():
             with gather.entry():
                 form = _form(f"forms.{source}.{form_id}", raw)

@@ -10,7 +10,7 @@ import os
 import re
 from typing import Mapping
 
-from workers.config import ldu
+from workers.config import googledest, ldu
 from workers.config.needed import ConfigError, Gather
 from workers.config.routing import ANY_PAGE, DEFAULT, Client, Dataset, Page, Routes
 from workers.sources.registry import CHAT, LEAD_ADS, SOURCES
@@ -145,6 +145,16 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None, gather: Gath
                 _fail(f"chats.{account}", "a messaging account is named by its numeric id: [chats.1234567890]")
             chats[account] = dataset_of(f"chats.{account}", raw)
 
+    google: dict[str, googledest.GoogleDestination] = {}
+    for key, raw in _table(doc, "google").items():
+        with gather.entry():
+            google[key] = googledest.load(key, raw, dataset_of, settings.google_credentials)
+    if not google and settings.sandbox and default is not None:
+        google[SANDBOX_GOOGLE.key] = googledest.GoogleDestination(**{**SANDBOX_GOOGLE.__dict__, "name": default})
+    google_forms: dict[str, str] = {}
+    with gather.entry():
+        google_forms = googledest.by_form(google)
+
     clients: dict[str, Client] = {}
     for name, raw in _table(doc, "clients").items():
         with gather.entry():
@@ -170,7 +180,18 @@ def load(doc: dict, settings, env: Mapping[str, str] | None = None, gather: Gath
         _one_owner_per_secret(clients, settings)
     if outer is None:  # no caller gathers: its mistakes are raised here, all of them
         gather.done()
-    return Routes(datasets, pages, forms, clients, default, chats)
+    return Routes(datasets, pages, forms, clients, default, chats, google, google_forms)
+
+
+# With no `[google.*]` table, the sandbox's own destination (dry run: its events are kept,
+# shown by `leadrelay dry-run` beside Meta's), so `send-test google` shows the whole funnel.
+SANDBOX_GOOGLE = googledest.GoogleDestination(
+    key="sandbox",
+    name=DEFAULT,
+    operating_account="1234567890",
+    conversion_actions={"Lead": "1001", "QualifiedLead": "1002", "Schedule": "1003", "Purchase": "1004"},
+    forms=frozenset({googledest.ANY_FORM}),
+)
 
 
 def _page(page_id: str, raw: dict, env: Mapping[str, str], dataset_of) -> Page:

@@ -10,6 +10,7 @@ import hmac
 from dataclasses import dataclass, field
 
 from workers.common.policy import INVALID, JobError
+from workers.config.googledest import PREFIX, GoogleDestination
 
 DEFAULT = "default"  # the environment's dataset (META_DATASET_ID)
 
@@ -64,6 +65,8 @@ class Routes:
     clients: dict[str, Client] = field(default_factory=dict)
     default: str | None = None
     chats: dict[str, str] = field(default_factory=dict)  # messaging account id -> dataset name
+    google: dict[str, GoogleDestination] = field(default_factory=dict)  # `[google.<key>]`, by key
+    google_forms: dict[str, str] = field(default_factory=dict)  # Google lead form id -> destination key
 
     @property
     def by_id(self) -> dict[str, Dataset]:
@@ -86,6 +89,20 @@ class Routes:
         route = self._route(self.forms.get((source, form_id)) or self.default)
         return (route, None) if route else (None, "no_dataset")
 
+    def google_lead(self, form_id: str | None) -> tuple[dict | None, str | None]:
+        """A Google lead form's route: its destination, under the dataset that owns it; or
+        None with why (`no_google_destination`)."""
+        key = self.google_forms.get(form_id or "") or self.google_forms.get("*")
+        found = self.google.get(key or "")
+        if found is None:
+            return None, "no_google_destination"
+        return {"dataset": found.name, "dataset_id": found.id, "page_id": None}, None
+
+    def google_of(self, route: dict | None) -> GoogleDestination | None:
+        """The Google destination a route names, if it names one."""
+        named = str((route or {}).get("dataset_id") or "")
+        return self.google.get(named[len(PREFIX) :]) if named.startswith(PREFIX) else None
+
     def chat(self, account: str) -> tuple[dict | None, str | None]:
         """An ad-started chat's route, by its WhatsApp Business Account, Page or Instagram
         account: `[chats.<id>]`, else that Page's dataset, else the default; or None with
@@ -98,15 +115,20 @@ class Routes:
         """The route to a dataset by name (stage events that name their dataset)."""
         return self._route(name)
 
-    def dataset(self, route: dict | None) -> Dataset:
-        """The dataset a job's route names (by id: names may be edited); the default
-        dataset for a job queued before routes existed.
+    def dataset(self, route: dict | None) -> Dataset | GoogleDestination:
+        """The dataset a job's route names (by id: names may be edited), or the Google
+        destination (its id `google:<key>`); the default dataset for a job queued before
+        routes existed.
 
         Raises:
             JobError: invalid, the dataset is no longer configured (replayable once it is).
         """
-        if route and route.get("dataset_id"):
-            found = self.by_id.get(str(route["dataset_id"]))
+        found: Dataset | GoogleDestination | None
+        named = str((route or {}).get("dataset_id") or "")
+        if named.startswith(PREFIX):
+            found = self.google.get(named[len(PREFIX) :])
+        elif named:
+            found = self.by_id.get(named)
         else:
             found = self.datasets.get((route or {}).get("dataset") or self.default or "")
         if found is None:

@@ -21,6 +21,7 @@ from workers.config.needed import ConfigError, problems
 DEFAULT_GRAPH_URL = "https://graph.facebook.com"
 # v26.0 shipped 2026-07-29 (Meta's changelog); Marketing API versions expire within a year.
 DEFAULT_API_VERSION = "v26.0"
+DEFAULT_GOOGLE_URL = "https://datamanager.googleapis.com"  # Google's Data Manager API
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,10 @@ class Settings:
     # The address senders call us at, when a proxy in front changes it: HubSpot signs the
     # URL it called (https://leads.example.com), not the one this process sees.
     public_url: str = ""
+    # Google's Data Manager API: a service account's key file (Google's own variable), and
+    # where the API is (the sandbox's stand-in, a test's).
+    google_credentials: str = ""
+    google_url: str = DEFAULT_GOOGLE_URL
 
     @property
     def app_secrets(self) -> tuple[str, ...]:
@@ -228,6 +233,14 @@ def load(
         setting, default = f"{name.upper()}_API_URL", graph_url if in_sandbox else SOURCES[name].module.API_URL
         return checked(lambda: _check_url(setting, _text(env, setting, default), ("http", "https")), default)
 
+    google_default = graph_url if in_sandbox else DEFAULT_GOOGLE_URL
+
+    def google_credentials():
+        value = _text(env, "GOOGLE_APPLICATION_CREDENTIALS")
+        if value and not os.path.isfile(value):
+            raise ConfigError("GOOGLE_APPLICATION_CREDENTIALS", "names no file: give the service account's key file")
+        return value
+
     def public_url():
         value = _text(env, "LEADRELAY_PUBLIC_URL")
         return _check_url("LEADRELAY_PUBLIC_URL", value, ("http", "https")) if value else value
@@ -280,6 +293,13 @@ def load(
             if SOURCES[name].traits.oauth_token_path
         },
         public_url=checked(public_url),
+        google_credentials=checked(google_credentials),
+        google_url=checked(
+            lambda: _check_url(
+                "GOOGLE_DATAMANAGER_URL", _text(env, "GOOGLE_DATAMANAGER_URL", google_default), ("http", "https")
+            ),
+            google_default,
+        ),
         token_warn_days=number("LEADRELAY_TOKEN_WARN_DAYS", 7, minimum=0),
         watch_seconds=number("LEADRELAY_WATCH_SECONDS", 21600, minimum=0),
         source_silent_hours=number("LEADRELAY_SOURCE_SILENT_HOURS", 48.0, kind=float, minimum=1),

@@ -8,6 +8,7 @@ from rq.job import Job
 
 from workers.common import logs
 from workers.common.policy import AUTH, INVALID, JobError, Paused
+from workers.config.googledest import GoogleDestination
 from workers.config.routing import dataset_of
 from workers.engine import sending
 from workers.engine.context import Context
@@ -86,6 +87,8 @@ def build(ctx: Context, leads: list[Lead], reads: dict[str, dict]) -> tuple[list
                     )
                 )
                 event = leadevents.lead_ads_event(profile, user_data, lead.args, dataset)
+            elif isinstance(dataset, GoogleDestination):  # a Google lead form's lead (intake/googleleads.py)
+                profile, event = leadevents.google_lead(lead.args, dataset)
             else:
                 profile = leadevents.form_profile(lead.args, dataset)
                 event = leadevents.form_event(lead.args)
@@ -120,6 +123,7 @@ def send(ctx: Context, built: list[Built]) -> tuple[list[Built], list[Failed]]:
                 [(item.event, item) for item in group],
                 dataset,
                 ledger_checked=True,  # already_done looked each lead up moments before
+                google=ctx.google,
             )
         except (JobError, Paused) as err:
             errors = each_lead_error(err, dataset.token, len(group))

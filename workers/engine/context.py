@@ -15,6 +15,7 @@ from workers.config.routing import Routes
 from workers.config.settings import Settings
 from workers.config.stagemap import StageMap
 from workers.crmapi.clients import clients
+from workers.googleapi.datamanager import DataManager
 from workers.graphapi.graph import Graph
 from workers.graphapi.pauses import Pauses
 
@@ -30,6 +31,7 @@ class Context:
     processing: dict | None = None  # the Lead Ads source's Limited Data Use fields ([sources.meta] ldu)
     stages: StageMap | None = None  # stage names to events ([stages])
     crm: dict = field(default_factory=dict)  # each CRM source's read-back client (workers/crmapi)
+    google: DataManager | None = None  # Google's Data Manager API, when credentials are set
 
 
 _context: Context | None = None
@@ -56,7 +58,13 @@ def install(settings: Settings, routes: Routes | None = None) -> Context:
     )
     crm = clients(settings, pauses)
     graph.probes.extend(client.probe for client in crm.values())  # a waiting job tests a CRM token too
-    _context = Context(settings, connection, graph, routes, mapping["processing"].get("meta"), mapping["stages"], crm)
+    google = None
+    if settings.google_credentials:
+        google = DataManager(settings.google_url, settings.google_credentials, settings.graph_timeout_seconds, pauses)
+        graph.probes.append(google.probe)
+    _context = Context(
+        settings, connection, graph, routes, mapping["processing"].get("meta"), mapping["stages"], crm, google
+    )
     return _context
 
 

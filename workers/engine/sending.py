@@ -15,10 +15,12 @@ from rq.job import Job
 from workers.common import logs, policy
 from workers.common.policy import EXPIRED, INVALID, JobError
 from workers.common.queues import SERIALIZER, job_id
+from workers.config.googledest import GoogleDestination
 from workers.config.routing import DEFAULT, dataset_of
 from workers.engine.jobwork import Work, dead_letter
-from workers.events import chatevents, conversions, ledger, profiles
+from workers.events import chatevents, conversions, googleevents, ledger, profiles
 from workers.failures import deadletters
+from workers.googleapi import ingest as google_ingest
 from workers.graphapi import capi
 
 MAX_BATCH = 1000  # Meta's limit per Conversions API request
@@ -26,10 +28,17 @@ log = logs.get(__name__)
 
 
 def deliver_isolating(
-    graph, connection: redis.Redis, settings, pairs: list[tuple[dict, dict]], dataset, ledger_checked: bool = False
+    graph,
+    connection: redis.Redis,
+    settings,
+    pairs: list[tuple[dict, dict]],
+    dataset,
+    ledger_checked: bool = False,
+    google=None,
 ):
-    """Deliver (event, item) pairs to one dataset (routing.Dataset) in requests of up to
-    MAX_BATCH; return (delivered count,
+    """Deliver (event, item) pairs to one dataset (routing.Dataset), or to a Google
+    destination with `google`'s Data Manager client, in requests of up to the platform's
+    limit; return (delivered count,
     [(item, error)] for the events Meta refused on their own). `ledger_checked`: the
     caller has just looked each event up in the ledger of what Meta confirmed (a drain's
     already_done), so it is not looked up twice.
@@ -39,8 +48,10 @@ def deliver_isolating(
             caller's policy retries the batch; what was delivered is in the ledger already.
     """
     delivered, isolated = 0, []
-    for start in range(0, len(pairs), MAX_BATCH):
-        chunk = pairs[start : start + MAX_BATCH]
+    to_google = isinstance(dataset, GoogleDestination)
+    limit = google_ingest.MAX_BATCH if to_google else MAX_BATCH
+    for start in range(0, len(pairs), limit):
+        chunk = pairs[start : start + limit]
         if not ledger_checked:
             confirmed = ledger.confirmed_many(connection, [e["event_id"] for e, _ in chunk])
             chunk = [p for p, done in zip(chunk, confirmed) if not done]
@@ -48,7 +59,11 @@ def deliver_isolating(
         while stack:
             part = stack.pop()
             try:
-                capi.deliver(graph, connection, settings, [event for event, _ in part], dataset, _lead_times(part))
+                events = [event for event, _ in part]
+                if to_google:
+                    google_ingest.deliver(google, connection, settings, events, dataset, _lead_times(part))
+                else:
+                    capi.deliver(graph, connection, settings, events, dataset, _lead_times(part))
                 delivered += len(part)
             except JobError as err:
                 if err.reason not in (INVALID, EXPIRED):
@@ -80,7 +95,7 @@ def send_stage_items(ctx, items: list[dict], parent: Job | None, job_function: s
             isolated += [(item, err) for _, item in pairs]
             continue
         dry = dry and dataset.dry_run
-        sent, refused = deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset)
+        sent, refused = deliver_isolating(ctx.graph, ctx.connection, ctx.settings, pairs, dataset, google=ctx.google)
         delivered, isolated = delivered + sent, isolated + refused
     for item, err in isolated:
         dead_letter_one(ctx.connection, parent, item, err, job_function)
@@ -176,6 +191,16 @@ def by_route(pairs: list[tuple[dict, dict]]) -> list[tuple[dict | None, list]]:
 
 
 def stage_event(item: dict) -> dict:
+    if item.get("google") is not None:  # a Google lead's stage: Google's identifiers (googleevents.py)
+        return googleevents.internal(
+            event_name=item["event_name"],
+            event_id=item["event_id"],
+            event_time=item["event_time"],  # clamped to now by the check; Google's window is the sender's
+            user_data=item["user_data"],
+            google=item["google"],
+            value=item.get("value"),
+            currency=item.get("currency"),
+        )
     if item.get("channel"):  # a chat's stage: a business-messaging event (chatevents.py)
         return chatevents.build(item)
     return conversions.build(

@@ -26,12 +26,15 @@ class Destination:
     operating_account: str  # the Google Ads account that owns the conversion action: 10 digits
     conversion_action: str  # its id (`productDestinationId`), type UPLOAD_CLICKS
     login_account: str | None = None  # a manager the credential reaches it through
+    reference: str | None = None  # how a request's events name it, when it holds several
 
     def body(self) -> dict:
         out: dict = {
             "operatingAccount": {"accountType": "GOOGLE_ADS", "accountId": self.operating_account},
             "productDestinationId": self.conversion_action,
         }
+        if self.reference:
+            out["reference"] = self.reference
         if self.login_account:
             out["loginAccount"] = {"accountType": "GOOGLE_ADS", "accountId": self.login_account}
         return out
@@ -49,20 +52,24 @@ def event(
     occurred: int,
     emails: Sequence[str] = (),
     phones: Sequence[str] = (),
+    email_hashes: Sequence[str] = (),
+    phone_hashes: Sequence[str] = (),
     gclid: str | None = None,
     value: float | None = None,
     currency: str | None = None,
     consent: dict | None = None,
 ) -> dict:
-    """One conversion. `emails` and `phones` in Google's normalised form (googlekeys); at most
-    MAX_IDENTIFIERS of them go, emails first. `consent`: `adUserData` and
+    """One conversion. `emails` and `phones` in Google's normalised form (googlekeys), or
+    their hashes as kept (`email_hashes`, `phone_hashes`); at most MAX_IDENTIFIERS of them
+    go, emails first. `consent`: `adUserData` and
     `adPersonalization`, each granted or denied, else left out.
 
     Raises:
         ValueError: neither an identifier nor a click id (Google: NO_IDENTIFIERS_PROVIDED).
     """
-    identifiers = [{"emailAddress": googlekeys.hashed(e)} for e in dict.fromkeys(emails)]
-    identifiers += [{"phoneNumber": googlekeys.hashed(p)} for p in dict.fromkeys(phones)]
+    mails = dict.fromkeys([*(googlekeys.hashed(e) for e in emails), *email_hashes])
+    numbers = dict.fromkeys([*(googlekeys.hashed(p) for p in phones), *phone_hashes])
+    identifiers = [{"emailAddress": h} for h in mails] + [{"phoneNumber": h} for h in numbers]
     if not identifiers and not gclid:
         raise ValueError("no identifier and no click id: Google would refuse it (NO_IDENTIFIERS_PROVIDED)")
     out: dict = {
@@ -83,12 +90,70 @@ def event(
 
 def requests(destination: Destination, events: list[dict], validate_only: bool = False) -> list[dict]:
     """The ingest requests for these events: MAX_EVENTS at most each, hex-encoded hashes."""
+    return several([destination], events, validate_only)
+
+
+def several(destinations: Sequence[Destination], events: list[dict], validate_only: bool = False) -> list[dict]:
+    """Requests naming several destinations (each event names its own by reference)."""
     return [
         {
-            "destinations": [destination.body()],
+            "destinations": [d.body() for d in destinations],
             "encoding": "HEX",
             "validateOnly": validate_only,
             "events": events[start : start + MAX_EVENTS],
         }
         for start in range(0, len(events), MAX_EVENTS)
     ]
+
+
+def transaction_of(event_id: str) -> str:
+    """`transaction_id` for our event id (`source:key:event name`): the same three."""
+    return hashlib.sha256(event_id.encode()).hexdigest()[:32]
+
+
+def internal(
+    *,
+    event_name: str,
+    event_id: str,
+    event_time: int,
+    user_data: dict,
+    google: dict,
+    value=None,
+    currency=None,
+    test=False,
+) -> dict:
+    """A Google event as our pipelines carry it (a plain dict, as a Meta event is): Google's
+    identifiers under `google`, and Meta's hashes under `user_data` only to check a forget
+    (suppression.py), never sent."""
+    return {
+        "event_name": event_name,
+        "event_id": event_id,
+        "event_time": int(event_time),
+        "user_data": {k: v for k, v in user_data.items() if k in ("em", "ph", "external_id", "lead_id")},
+        "google": google,
+        "value": value,
+        "currency": currency,
+        **({"test": True} if test else {}),
+    }
+
+
+def of_internal(item: dict, reference: str | None = None) -> dict:
+    """The Data Manager event for an internal one (and the destination it names).
+
+    Raises:
+        ValueError: no identifier and no click id.
+    """
+    google = item.get("google") or {}
+    out = event(
+        transaction=transaction_of(item["event_id"]),
+        occurred=item["event_time"],
+        email_hashes=google.get("em", ()),
+        phone_hashes=google.get("ph", ()),
+        gclid=google.get("gclid"),
+        value=item.get("value"),
+        currency=item.get("currency"),
+        consent=google.get("consent"),
+    )
+    if reference:
+        out["destinationReferences"] = [reference]
+    return out

@@ -7,7 +7,7 @@ import time
 
 from workers.common import logs, times
 from workers.config.routing import Dataset
-from workers.events import conversions
+from workers.events import conversions, googleevents
 from workers.events.profiles import LOOKUP_KEYS
 from workers.identity import matchkeys, userdata
 
@@ -94,6 +94,23 @@ def form_event(submission: dict) -> dict:
         event_source_url=submission.get("event_source_url"),
         processing=submission.get("processing"),
     )
+
+
+def google_lead(submission: dict, destination) -> tuple[dict, dict]:
+    """A Google lead's profile (Google's identifiers and click id kept beside the lookups,
+    for its later stages) and its `Lead` event (googleevents.internal)."""
+    profile = {**form_profile(submission, destination), "google": submission["google"]}
+    event = googleevents.internal(
+        event_name=submission["event_name"],
+        event_id=submission["event_id"],
+        event_time=min(profile["created_time"], int(time.time())),
+        user_data=submission["user_data"],
+        google=submission["google"],
+        value=submission.get("value"),
+        currency=submission.get("currency"),
+        test=submission.get("test", False),
+    )
+    return profile, event
 
 
 def _kept(

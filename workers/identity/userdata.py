@@ -98,6 +98,16 @@ def _hashed(key: str, raw, lead: Lead) -> str:
 _HASHERS = [(key, _hashed_repeating if key in _REPEATING else _hashed) for key in HASHED]
 
 
+def phone_regions(fields: Mapping[str, object], region: str = "US", form_region: str | None = None) -> tuple[str, ...]:
+    """Where the lead's national phone numbers are read, in order, as `build` reads them:
+    its country, the form's region, the default region."""
+    country = lead_country(fields)
+    unread = country is None and any(raw.strip() for raw in _values(fields.get("country")))
+    if country is None and not unread:
+        country = _phone_country(fields)
+    return Lead.of(country, form_region, region, unread).regions
+
+
 def lead_country(fields: Mapping[str, object]) -> str | None:
     """The lead's own country (alpha-2, lowercase) from its `country` answer, if readable."""
     for raw in _values(fields.get("country")):

@@ -16,9 +16,9 @@ from rq import Queue
 from workers.common.refusals import QueueUnavailable
 from workers.config.routing import Client, Routes
 from workers.config.settings import Settings
-from workers.intake import chats, crmitems, forms
+from workers.intake import chats, crmitems, forms, googleleads
 from workers.intake.admission import HELD, enqueue_new, held, record_ignored, replicated
-from workers.sources.registry import CHAT, CRM_STAGES, FORM, LEAD_ADS, Source
+from workers.sources.registry import CHAT, CRM_STAGES, FORM, GOOGLE_LEAD, LEAD_ADS, Source
 
 if TYPE_CHECKING:
     from workers.intake.requestredis import RequestRedis
@@ -75,6 +75,22 @@ def form(delivery: Delivery) -> dict:
     return _recorded(delivery, counts, not_sent)
 
 
+def google_lead(delivery: Delivery) -> dict:
+    """Google Ads lead form leads: routed to their Google destination, hashed by Google's
+    rules (googleleads.py), then admitted and deduped on Google's lead_id."""
+    source = delivery.source
+    jobs, not_sent = googleleads.jobs(
+        delivery.parsed["leads"],
+        delivery.mapping["forms"].get(source.name, {}),
+        delivery.mapping["routes"],
+        delivery.settings.default_region,
+        delivery.owner,
+        source.lead_key,
+    )
+    counts = enqueue_new(delivery.queue, source, jobs, delivery.request_id, request_redis=delivery.request_redis)
+    return _recorded(delivery, counts, not_sent)
+
+
 def crm_stages(delivery: Delivery) -> dict:
     """A CRM's or booking tool's changes, mapped to stages (crmitems.py), then admitted; what
     its parser marks `recorded` (a cancelled booking) is recorded as not sent."""
@@ -111,7 +127,13 @@ def chat(delivery: Delivery) -> dict:
     return {"accepted": kept["accepted"], "duplicates": kept["duplicates"], "job_ids": [], "skipped": skipped}
 
 
-HANDLERS: dict[str, Callable[[Delivery], dict]] = {LEAD_ADS: lead_ads, FORM: form, CRM_STAGES: crm_stages, CHAT: chat}
+HANDLERS: dict[str, Callable[[Delivery], dict]] = {
+    LEAD_ADS: lead_ads,
+    FORM: form,
+    CRM_STAGES: crm_stages,
+    CHAT: chat,
+    GOOGLE_LEAD: google_lead,
+}
 
 
 def _recorded(

@@ -86,12 +86,16 @@ def check(
         raise Rejected("missing_time", "give `occurred_at`: when the stage changed (ISO 8601 or unix seconds)")
     if occurred > now + CLOCK_SKEW_SECONDS:
         raise Rejected("future_time", "occurred_at is in the future")
+    found = None
     if occurred < conversions.oldest_acceptable(now):
-        raise Rejected(
-            "too_old",
-            "occurred_at is more than 7 days ago (less an hour of margin): Meta refuses "
-            "such events (2804003); backfills cannot be sent",
-        )
+        # Meta's 7 days; a Google lead's stage has its conversion actions' window (the sender's).
+        found = identify(connection, item, region, scope, hashed)
+        if not (found[0] or {}).get("google"):
+            raise Rejected(
+                "too_old",
+                "occurred_at is more than 7 days ago (less an hour of margin): Meta refuses "
+                "such events (2804003); backfills cannot be sent",
+            )
     value = item.get("value", stage_map.values.get(event_name))
     currency = item.get("currency") or (stage_map.currency if value is not None else None)
     if value is not None and (
@@ -114,7 +118,7 @@ def check(
         processing = ldu.from_item(item)
     except ldu.BadLdu as err:
         raise Rejected("bad_ldu", str(err)) from None
-    profile, given = identify(connection, item, region, scope, hashed)
+    profile, given = found or identify(connection, item, region, scope, hashed)
     chat = chats.find(connection, item, given, scope)
     if chat is not None and profile is None:  # a chat-born person: the chat's own event alone
         return chats.stage(chat, event_name, occurred, now, value, currency)
@@ -170,6 +174,7 @@ def check(
         "lead_first": lead_first,
         "lead_time": profile["created_time"] if profile else None,  # the funnel's days to this stage
         "stage": stage,
+        **({"google": profile["google"]} if profile and profile.get("google") else {}),  # a Google lead's
         "processing": stage_map.processing if processing is None else processing,
         # Both a Lead Ads lead and a chat an ad started: each origin gets its own event.
         "also": _chat_too(chat, event_name, occurred, now, value, currency),

@@ -8,6 +8,7 @@ Notes: docs/internals/sources.md
 
 from __future__ import annotations
 
+import json
 from typing import Mapping, Sequence
 
 from workers.common import jsonbody
@@ -18,6 +19,18 @@ from workers.sources.signing import matches_any
 NAME = "googleads"
 KEY_FIELD = "google_key"
 _IDS = ("form_id", "campaign_id", "adgroup_id", "creative_id", "asset_group_id")  # int64: kept as text
+
+
+def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
+    """Google signs nothing: its key travels in the body (sign_body)."""
+    return {"Content-Type": "application/json"}
+
+
+def sign_body(secret: str, body: bytes, url: str = "") -> tuple[bytes, dict[str, str]]:
+    """The body Google posts for a lead whose form holds the key `secret`."""
+    doc = jsonbody.load(body)
+    doc[KEY_FIELD] = secret
+    return json.dumps(doc).encode(), sign(secret, body, url)
 
 
 def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:

@@ -12,8 +12,8 @@ from types import ModuleType
 from typing import Callable
 
 from workers import jobnames
+from workers.sources import googleads, meta, signed, tally, typeform
 from workers.sources import keys as signing_keys
-from workers.sources import meta, signed, tally, typeform
 from workers.sources.contract import Traits, Vendor
 from workers.vendors.calcom import webhook as calcom
 from workers.vendors.calendly import webhook as calendly
@@ -34,12 +34,15 @@ CRM_STAGES = "crm_stages"
 # Chat sources send the first message of a conversation an ad started: kept in the request
 # (workers/intake/chats.py), for the funnel after it to go back as business-messaging events.
 CHAT = "chat"
+# Google Ads lead forms send the answers, as forms do, but their funnel goes to Google
+# (workers/intake/googleleads.py): never to Meta, and with Google's own hashing.
+GOOGLE_LEAD = "google_lead"
 
 
 @dataclass(frozen=True)
 class Source:
     name: str
-    kind: str  # LEAD_ADS, FORM, CRM_STAGES or CHAT
+    kind: str  # LEAD_ADS, FORM, CRM_STAGES, CHAT or GOOGLE_LEAD
     secret_setting: str  # the environment variable holding its signing secret(s)
     module: ModuleType  # signature, verify, parse, lead_key
     job: str  # the RQ job each new lead runs should it need its own (workers/jobnames.py)
@@ -142,6 +145,15 @@ SOURCES = {
         Source(typeform.NAME, FORM, "TYPEFORM_SECRET", typeform, jobnames.SEND_FORM_LEAD, "Typeform"),
         Source(tally.NAME, FORM, "TALLY_SIGNING_SECRET", tally, jobnames.SEND_FORM_LEAD, "Tally"),
         Source(
+            googleads.NAME,
+            GOOGLE_LEAD,
+            "GOOGLE_ADS_WEBHOOK_KEY",
+            googleads,
+            jobnames.SEND_FORM_LEAD,
+            "Google Ads lead forms",
+            sample="workers.run.googlesample.send",
+        ),
+        Source(
             hubspot.NAME,
             CRM_STAGES,
             "HUBSPOT_CLIENT_SECRET",
@@ -232,6 +244,7 @@ SOURCES = {
     )
 }
 FORM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == FORM)
+GOOGLE_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == GOOGLE_LEAD)
 CRM_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == CRM_STAGES)
 CHAT_SOURCES = tuple(name for name, source in SOURCES.items() if source.kind == CHAT)
 READ_BACK = tuple(name for name, source in SOURCES.items() if source.client)  # CRMs read with their token

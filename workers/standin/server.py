@@ -16,12 +16,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, parse_qsl, urlparse
 
 from workers.standin.crm import CrmStandin
+from workers.standin.google import GoogleStandin
 from workers.standin.leads import FAILURES, VERSION_HEADER, VERSION_WARNING, LeadAds, auto_upgraded
 
 
-class GraphStandin(LeadAds, CrmStandin):
+class GraphStandin(LeadAds, CrmStandin, GoogleStandin):
     def __init__(self, any_lead: bool = False):
         self.crm_init()  # each CRM vendor's read API, on the same server (crm.py)
+        self.google_init()  # Google's OAuth and Data Manager API (google.py)
         self.leads: dict[str, dict] = {}
         self.events: list[dict] = []  # every event Meta "received", with its dataset
         self.requests: list[dict] = []
@@ -150,7 +152,10 @@ class GraphStandin(LeadAds, CrmStandin):
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         crm = self.crm_kind(method, parts)
-        if crm:
+        google = self.google_kind(method, parts)
+        if google:
+            kind = google
+        elif crm:
             kind = crm
         elif parts[:2] == ["_standin", "leads"]:
             kind = "standin"
@@ -191,6 +196,8 @@ class GraphStandin(LeadAds, CrmStandin):
         }
         with self.lock:
             self.requests.append(record)
+        if google:
+            return self._reply(handler, *self.google_answer(google, handler.headers, record["query"], record["body"]))
         if crm:
             time.sleep(self.crm_latency)
             action = self._next_action("crm")

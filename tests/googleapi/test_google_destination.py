@@ -1,0 +1,227 @@
+"""Google as a destination (#62), as a user runs it: Google's lead form webhook in (Google's
+samples), the lead and its CRM stages out through the Data Manager API stand-in over real
+HTTP, with a real service account key signing its OAuth assertion (google-auth), every
+request read by Google's own generated types. Never to Meta; Google's hashes, not Meta's."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from datetime import datetime, timezone
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from google.ads import datamanager_v1
+
+from helpers import API_TOKEN, CRM_STAGE_TABLES, fast_forward, fixture_bytes
+from workers import jobs
+from workers.config.settings import load
+from workers.events import googleevents
+from workers.common.queues import job_id
+from workers.failures import deadletters
+from workers.graphapi import capi
+from workers.sources.registry import SOURCES
+
+ACCOUNT = "service@leadrelay-test.iam.gserviceaccount.com"
+GOOGLE_TABLE = """
+[google.acme]
+operating_account = "123-456-7890"
+consent = { ad_user_data = "granted", ad_personalization = "denied" }
+[google.acme.conversion_actions]
+Lead = "1001"
+QualifiedLead = "1002"
+Schedule = "1003"
+Purchase = "1004"
+"""
+LEAD_ID = "Cj0KCQjwAAAAAAAAAAProductionLead0001"
+# Google's formatting page's examples (developers.google.com/data-manager/api/devguides/concepts/formatting)
+EMAIL = hashlib.sha256(b"cloudysanfrancisco@gmail.com").hexdigest()
+PHONE = hashlib.sha256(b"+18005550100").hexdigest()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.fixture
+def google(env, graph, monkeypatch, tmp_path):
+    """The app with a Google destination, a service account whose public key the stand-in's
+    token endpoint knows, and the stage API on."""
+    from webhook_app import create_app
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    graph.google_keys[ACCOUNT] = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    path = tmp_path / "service-account.json"
+    path.write_text(
+        json.dumps(
+            {
+                "type": "service_account",
+                "project_id": "leadrelay-test",
+                "private_key_id": "k1",
+                "private_key": pem,
+                "client_email": ACCOUNT,
+                "client_id": "1",
+                "token_uri": f"{graph.url}/google/token",
+            }
+        )
+    )
+    mapping = tmp_path / "leadrelay.toml"
+    mapping.write_text(CRM_STAGE_TABLES + GOOGLE_TABLE)
+    for name, value in {
+        "GOOGLE_APPLICATION_CREDENTIALS": str(path),
+        "GOOGLE_DATAMANAGER_URL": graph.url,
+        "LEADRELAY_API_TOKEN": API_TOKEN,
+        "LEADRELAY_CONFIG": str(mapping),
+    }.items():
+        monkeypatch.setenv(name, value)
+    jobs.install(load())
+    return create_app().test_client()
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+SUBMITTED = int(time.time()) - 60  # a minute before the test: it passes at any hour
+
+
+def _post(client, env, name: str = "lead__production.json", key: str | None = None):
+    """The fixture as Google posts it, submitted a minute ago, its form's key in the body."""
+    source = SOURCES["googleads"]
+    doc = json.loads(fixture_bytes("googleads", name))
+    if "lead_submit_time" in doc:
+        doc["lead_submit_time"] = _iso(SUBMITTED)
+    body, headers = source.signed(key or env[source.secret_setting], json.dumps(doc).encode())
+    return client.post("/webhooks/googleads", data=body, headers=headers)
+
+
+def _stages(client, *stages: tuple[str, dict]):
+    now = int(time.time())
+    items = [
+        {"email": "Cloudy.SanFrancisco+shopping@gmail.com", "stage": s, "occurred_at": now, **x} for s, x in stages
+    ]
+    return client.post("/api/v1/stage-events", json=items, headers={"Authorization": f"Bearer {API_TOKEN}"})
+
+
+def _ingested(graph) -> list[dict]:
+    """Each ingest request the stand-in took, read by Google's generated types (an unknown
+    field or enum value raises)."""
+    bodies = [r["body"] for r in graph.requests if r["kind"] == "google_ingest"]
+    for body in bodies:
+        datamanager_v1.IngestEventsRequest.from_json(json.dumps(body))
+    return bodies
+
+
+def test_a_google_lead_goes_to_google_hashed_by_googles_rules_never_to_meta(google, env, graph, work):
+    answer = _post(google, env)
+    assert answer.status_code == 200 and answer.get_json()["accepted"] == 1
+    work()
+    [request] = _ingested(graph)
+    assert request["destinations"] == [
+        {
+            "operatingAccount": {"accountType": "GOOGLE_ADS", "accountId": "1234567890"},
+            "productDestinationId": "1001",
+            "reference": "Lead",
+        }
+    ]
+    [event] = request["events"]
+    assert event["userData"]["userIdentifiers"] == [{"emailAddress": EMAIL}, {"phoneNumber": PHONE}]
+    assert event["adIdentifiers"] == {"gclid": "Cj0KCQjwAAAAAAAAAAProductionClick001"}
+    assert event["eventTimestamp"] == _iso(SUBMITTED)
+    assert event["transactionId"] == googleevents.transaction_of(f"googleads:{LEAD_ID}:Lead")
+    assert event["consent"] == {"adUserData": "CONSENT_GRANTED", "adPersonalization": "CONSENT_DENIED"}
+    assert LEAD_ID not in json.dumps(event) and "cloudy" not in json.dumps(event).lower()
+    assert graph.events == []  # Meta never hears of a Google lead
+
+
+def test_a_redelivered_google_lead_is_a_duplicate_and_sent_once(google, env, graph, work):
+    assert _post(google, env).get_json()["accepted"] == 1
+    again = _post(google, env).get_json()
+    assert again["accepted"] == 0 and again["duplicates"] == 1
+    work()
+    assert len([e for r in _ingested(graph) for e in r["events"]]) == 1
+
+
+def test_a_crm_stage_of_a_google_lead_goes_to_googles_conversion_action_for_it(google, env, graph, work):
+    _post(google, env)
+    work()
+    answer = _stages(google, ("marketing qualified", {}), ("won", {"value": 1200, "currency": "EUR"}))
+    assert [r["status"] for r in answer.get_json()["results"]] == ["accepted", "accepted"]
+    work()
+    sent = {r["destinations"][0]["productDestinationId"]: r for r in _ingested(graph)[1:]}
+    events = {
+        d["reference"]: e
+        for r in sent.values()
+        for d in r["destinations"]
+        for e in r["events"]
+        if e["destinationReferences"] == [d["reference"]]
+    }
+    assert set(events) == {"QualifiedLead", "Purchase"}
+    assert events["Purchase"]["conversionValue"] == 1200.0 and events["Purchase"]["currency"] == "EUR"
+    assert events["Purchase"]["transactionId"] == googleevents.transaction_of(f"googleads:{LEAD_ID}:Purchase")
+    assert events["QualifiedLead"]["adIdentifiers"]["gclid"].startswith("Cj0KCQjw")
+    assert graph.events == []
+
+
+def test_one_event_google_refuses_is_dead_lettered_alone_and_the_rest_go(google, env, graph, work, redis_conn):
+    _post(google, env)
+    work()
+    graph.google_refuse.add(googleevents.transaction_of(f"googleads:{LEAD_ID}:Schedule"))
+    _stages(google, ("marketing qualified", {}), ("meeting booked", {}), ("won", {"value": 10, "currency": "EUR"}))
+    work()
+    _ingested(graph)  # every request, the refused ones too, in Google's types
+    names = sorted(e["event"]["destinationReferences"][0] for e in graph.google_events[1:])  # what Google took
+    assert names == ["Purchase", "QualifiedLead"]
+    letter = deadletters.get(redis_conn, job_id("stage", f"googleads:{LEAD_ID}:Schedule"))
+    assert letter["reason"] == "invalid" and letter["event_name"] == "Schedule"
+    assert "INVALID_FORMAT" in letter["detail"]
+
+
+def test_googles_quota_is_retried_later_with_the_same_events(google, env, graph, work, redis_conn):
+    graph.google_script.append((429, {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Quota"}}))
+    _post(google, env)
+    work()
+    assert len(_ingested(graph)) == 1 and graph.google_events == []  # tried once, refused for quota
+    fast_forward(redis_conn)
+    work()
+    first, again = _ingested(graph)
+    assert again["events"] == first["events"]  # the same event, the same transactionId
+    [taken] = graph.google_events
+    assert taken["event"]["transactionId"] == googleevents.transaction_of(f"googleads:{LEAD_ID}:Lead")
+
+
+def test_a_lead_from_googles_test_button_is_recorded_never_uploaded(google, env, graph, work):
+    answer = _post(google, env, "lead__test_button.json")
+    assert answer.status_code == 200
+    assert [s["reason"] for s in answer.get_json()["skipped"]] == ["test_delivery"]
+    work()
+    assert _ingested(graph) == []
+
+
+def test_a_wrong_google_key_is_401_and_nothing_is_kept(google, env, graph, work):
+    answer = _post(google, env, key="not-the-key")
+    assert answer.status_code == 401
+    work()
+    assert _ingested(graph) == []
+
+
+def test_in_dry_run_googles_events_are_kept_beside_metas(google, env, graph, work, monkeypatch, redis_conn):
+    from webhook_app import create_app
+
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
+    jobs.install(load())
+    dry = create_app().test_client()  # both processes without Google's credentials
+    _post(dry, env, "lead__test_button.json")  # a test lead: visible in a dry run
+    work()
+    [kept] = capi.last_dry_run(redis_conn, 10)
+    assert kept["platform"] == "google" and kept["dataset"] == "google:acme" and kept["test"] is True
+    assert kept["conversion_action"] == "1001" and kept["event"]["event_name"] == "Lead"
+    assert kept["event"]["userData"]["userIdentifiers"][0] == {"emailAddress": _sha("test@example.com")}
+    assert _ingested(graph) == []
