@@ -17,9 +17,9 @@ from google.ads import datamanager_v1
 
 from helpers import API_TOKEN, CRM_STAGE_TABLES, fast_forward, fixture_bytes
 from workers import jobs
+from workers.common.queues import job_id
 from workers.config.settings import load
 from workers.events import googleevents
-from workers.common.queues import job_id
 from workers.failures import deadletters
 from workers.graphapi import capi
 from workers.sources.registry import SOURCES
