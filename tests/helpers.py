@@ -418,7 +418,7 @@ def post_signed(client, name: str, body: bytes, env: dict):
     from workers.sources.registry import SOURCES
 
     secret = env[SOURCES[name].secret_setting].split(",")[0]
-    headers = SOURCES[name].sign(secret, body, f"http://localhost/webhooks/{name}")
+    body, headers = SOURCES[name].signed(secret, body, f"http://localhost/webhooks/{name}")
     return client.post(f"/webhooks/{name}", data=body, headers={"Content-Type": "application/json", **headers})
 
 
@@ -498,6 +498,17 @@ CRM_STAGE_TABLES += (
 )
 # Salesforce's stages are its picklist values (tests/vendors/salesforce/fixtures).
 CRM_STAGE_TABLES += '[crm.salesforce.stages]\n"Working - Contacted" = "QualifiedLead"\n"Closed Won" = "Purchase"\n'
+# Google lead forms' destination (docs/google.md): in dry run unless a test sets credentials.
+CRM_STAGE_TABLES += """
+[google.acme]
+operating_account = "123-456-7890"
+consent = { ad_user_data = "granted", ad_personalization = "denied" }
+[google.acme.conversion_actions]
+Lead = "1001"
+QualifiedLead = "1002"
+Schedule = "1003"
+Purchase = "1004"
+"""
 
 
 def answered(response) -> dict:

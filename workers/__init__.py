@@ -14,6 +14,7 @@ table; docs/design.md#layout says what each module holds):
     intake/     what runs inside the web request: receive, inbox, forms, stage items
     graphapi/   the Graph client, the Conversions API sender, token pauses, version signals
     crmapi/     the CRMs' read-back APIs (beside graphapi: the same layer)
+    googleapi/  Google's Data Manager API, Google as a destination (beside graphapi)
     reports/    read sides of what jobs write (readiness, the watch's findings): the web loads these
     events/     event names and ids, the 7-day window, profiles, the confirmed ledger, accuracy, the funnel
     config/     settings, the mapping file, routing, stage names, the sandbox's settings

@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from helpers import post_signed
@@ -38,8 +38,22 @@ def _ignored(redis_conn) -> list[dict]:
     return [json.loads(item) for item in redis_conn.lrange(admission.IGNORED, 0, -1)]
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
-@pytest.mark.parametrize("body", BODIES, ids=lambda b: b.decode()[:20])
+def _carries_a_key(name: str, body: bytes) -> bool:
+    """A source whose key travels in the body (Google's) authenticates only a JSON object:
+    any other body carries no key, and is refused (tests/feature/test_google_ads.py)."""
+    if not SOURCES[name].traits.sign_body:
+        return True
+    try:
+        return isinstance(json.loads(body), dict)
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "name, body",
+    [(name, body) for name in sorted(SOURCES) for body in BODIES if _carries_a_key(name, body)],
+    ids=lambda v: v.decode()[:20] if isinstance(v, bytes) else v,
+)
 def test_a_signed_body_of_any_shape_is_acknowledged_and_recorded(client, env, redis_conn, name, body):
     answer = post_signed(client, name, _authentic(name, body), env)
     assert 200 <= answer.status_code < 300, answer.get_data(as_text=True)
@@ -52,6 +66,7 @@ def test_a_signed_body_of_any_shape_is_acknowledged_and_recorded(client, env, re
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=JSON, name=st.sampled_from(sorted(SOURCES)))
 def test_signed_random_json_gets_2xx_from_every_source(client, env, name, doc):
+    assume(_carries_a_key(name, json.dumps(doc).encode()))
     answer = post_signed(client, name, _authentic(name, json.dumps(doc).encode()), env)
     assert 200 <= answer.status_code < 300, (name, answer.get_data(as_text=True))
 

@@ -39,7 +39,7 @@ def test_the_key_in_the_body_is_checked_against_every_configured_key():
     googleads.verify(_body(), {}, ["new-key", "testkey"])  # the old key, still being rotated out
     with pytest.raises(BadSignature) as refused:
         googleads.verify(_body(google_key="guess"), {}, ["testkey"])
-    assert refused.value.reason == "bad_key"
+    assert refused.value.reason == "bad_signature"
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_the_key_in_the_body_is_checked_against_every_configured_key():
 def test_a_body_without_the_key_is_refused_and_says_why(body, said):
     with pytest.raises(BadSignature) as refused:
         googleads.verify(body, {}, ["testkey"])
-    assert refused.value.reason == "missing_key" and said in str(refused.value)
+    assert refused.value.reason == "missing_signature" and said in str(refused.value)
 
 
 def test_the_documented_sample_reads_as_one_test_lead_with_its_answers_by_column_id():

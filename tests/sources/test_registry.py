@@ -27,8 +27,9 @@ def deliver(client, env):
         if getattr(SOURCES[name].module, "WINDOW_SECONDS", None):  # its replay window reads the body's time
             body = moved(body, int(time.time()))
         headers = {"Content-Type": "application/json"}
-        if signed:
-            headers.update(SOURCES[name].sign(secret, body, f"http://localhost/webhooks/{name}"))
+        if signed:  # in headers, or (Google's key) in the body
+            body, more = SOURCES[name].signed(secret, body, f"http://localhost/webhooks/{name}")
+            headers.update(more)
         return client.post(f"/webhooks/{name}", data=body, headers=headers)
 
     return post
@@ -46,13 +47,18 @@ def test_bad_signature_returns_401(deliver, name):
     assert answer.status_code == 401 and answer.get_json()["error"] == "bad_signature"
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+# A source whose key travels in the body (Google's) cannot authenticate a body that is no
+# JSON object: that is a 401 (tests/sources/test_googleads.py), not an acknowledged delivery.
+SIGNED_APART = sorted(name for name, source in SOURCES.items() if not source.traits.sign_body)
+
+
+@pytest.mark.parametrize("name", SIGNED_APART)
 def test_a_signed_malformed_body_is_acknowledged_and_recorded(deliver, redis_conn, name):
     answer = deliver(name, b"{not json")
     assert answer.status_code == 200 and _recorded(redis_conn) == ["malformed_json"]
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+@pytest.mark.parametrize("name", SIGNED_APART)
 def test_a_signed_wrong_shape_is_acknowledged_and_recorded(deliver, redis_conn, name):
     answer = deliver(name, b"[]")
     assert answer.status_code == 200 and _recorded(redis_conn) == ["unexpected_shape"]

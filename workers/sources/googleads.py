@@ -27,10 +27,15 @@ def sign(secret: str, body: bytes, url: str = "") -> dict[str, str]:
 
 
 def sign_body(secret: str, body: bytes, url: str = "") -> tuple[bytes, dict[str, str]]:
-    """The body Google posts for a lead whose form holds the key `secret`."""
-    doc = jsonbody.load(body)
-    doc[KEY_FIELD] = secret
-    return json.dumps(doc).encode(), sign(secret, body, url)
+    """The body Google posts for a lead whose form holds the key `secret` (a body that is no
+    JSON object cannot carry it: left as it is)."""
+    try:
+        doc = jsonbody.load(body)
+    except MalformedBody:
+        return body, sign(secret, body, url)
+    if not isinstance(doc, dict):
+        return body, sign(secret, body, url)
+    return json.dumps({**doc, KEY_FIELD: secret}).encode(), sign(secret, body, url)
 
 
 def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> None:
@@ -38,20 +43,20 @@ def verify(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> N
     constant time: a key being rotated out still verifies).
 
     Raises:
-        BadSignature: `missing_key` (none, or Google's test sample's `Google_key` spelling)
-            or `bad_key`.
+        BadSignature: `missing_signature` (no key, or Google's test sample's `Google_key`
+            spelling) or `bad_signature`.
     """
     try:
         doc = jsonbody.load(body)
     except MalformedBody:
-        raise BadSignature("the body is not JSON, so it carries no google_key", reason="missing_key") from None
+        raise BadSignature("the body is not JSON, so it carries no google_key", reason="missing_signature") from None
     given = doc.get(KEY_FIELD) if isinstance(doc, dict) else None
     if not isinstance(given, str) or not given:
         spelled = isinstance(doc, dict) and "Google_key" in doc
         detail = "the body has Google_key, not google_key" if spelled else "the body has no google_key"
-        raise BadSignature(detail, reason="missing_key")
+        raise BadSignature(detail, reason="missing_signature")
     if not matches_any(secrets, given):
-        raise BadSignature("google_key matches no configured key", reason="bad_key")
+        raise BadSignature("google_key matches no configured key", reason="bad_signature")
 
 
 def parse(body: bytes) -> dict:

@@ -25,16 +25,6 @@ from workers.graphapi import capi
 from workers.sources.registry import SOURCES
 
 ACCOUNT = "service@leadrelay-test.iam.gserviceaccount.com"
-GOOGLE_TABLE = """
-[google.acme]
-operating_account = "123-456-7890"
-consent = { ad_user_data = "granted", ad_personalization = "denied" }
-[google.acme.conversion_actions]
-Lead = "1001"
-QualifiedLead = "1002"
-Schedule = "1003"
-Purchase = "1004"
-"""
 LEAD_ID = "Cj0KCQjwAAAAAAAAAAProductionLead0001"
 # Google's formatting page's examples (developers.google.com/data-manager/api/devguides/concepts/formatting)
 EMAIL = hashlib.sha256(b"cloudysanfrancisco@gmail.com").hexdigest()
@@ -73,7 +63,7 @@ def google(env, graph, monkeypatch, tmp_path):
         )
     )
     mapping = tmp_path / "leadrelay.toml"
-    mapping.write_text(CRM_STAGE_TABLES + GOOGLE_TABLE)
+    mapping.write_text(CRM_STAGE_TABLES)  # its [google.acme]
     for name, value in {
         "GOOGLE_APPLICATION_CREDENTIALS": str(path),
         "GOOGLE_DATAMANAGER_URL": graph.url,
@@ -207,7 +197,11 @@ def test_a_lead_from_googles_test_button_is_recorded_never_uploaded(google, env,
 
 def test_a_wrong_google_key_is_401_and_nothing_is_kept(google, env, graph, work):
     answer = _post(google, env, key="not-the-key")
-    assert answer.status_code == 401
+    assert answer.status_code == 401 and answer.get_json()["error"] == "bad_signature"
+    assert "not-the-key" not in answer.get_data(as_text=True)
+    for no_object in (b"[]", b"not json", b"null"):  # no JSON object carries no key
+        refused = google.post("/webhooks/googleads", data=no_object, headers={"Content-Type": "application/json"})
+        assert refused.status_code == 401
     work()
     assert _ingested(graph) == []
 
