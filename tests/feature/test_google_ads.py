@@ -219,3 +219,37 @@ def test_in_dry_run_googles_events_are_kept_beside_metas(google, env, graph, wor
     assert kept["conversion_action"] == "1001" and kept["event"]["event_name"] == "Lead"
     assert kept["event"]["userData"]["userIdentifiers"][0] == {"emailAddress": _sha("test@example.com")}
     assert _ingested(graph) == []
+
+
+def test_what_google_made_of_a_request_is_read_30_minutes_later_and_counted(google, env, graph, work, redis_conn):
+    from workers.common import counters
+    from workers.googleapi import status
+
+    _post(google, env)
+    work()
+    [request_id] = [r.decode() for r in redis_conn.zrange(status.DUE, 0, -1)]
+    sent_at = int(status.recent(redis_conn, [request_id])[0]["sent_at"])
+    client = jobs.context().google
+    assert status.check_due(client, redis_conn, now=sent_at + 60) == {}  # not before 30 minutes
+    graph.google_requests[request_id] = {
+        "requestStatusPerDestination": [{"requestStatus": "PROCESSING"}],
+    }
+    assert status.check_due(client, redis_conn, now=sent_at + 31 * 60) == {"processing": 1}
+    assert redis_conn.zscore(status.DUE, request_id) > sent_at + 31 * 60  # read again later
+    graph.google_requests[request_id] = {
+        "requestStatusPerDestination": [
+            {
+                "requestStatus": "PARTIAL_SUCCESS",
+                "errorInfo": {"errorCounts": [{"recordCount": "1", "reason": "PROCESSING_ERROR_REASON_EVENT_TOO_OLD"}]},
+                "eventsIngestionStatus": {"recordCount": "0"},
+            }
+        ]
+    }
+    assert status.check_due(client, redis_conn, now=sent_at + 5 * 3600) == {"partial_success": 1}
+    [record] = status.recent(redis_conn, [request_id])
+    assert record["status"] == "PARTIAL_SUCCESS" and record["destination"] == "acme"
+    assert json.loads(record["errors"]) == {"PROCESSING_ERROR_REASON_EVENT_TOO_OLD": 1}
+    assert json.loads(record["events"]) == {"Lead": 1} and record["job"].startswith("drain")
+    assert redis_conn.zcard(status.DUE) == 0
+    figure = counters.field(counters.GOOGLE_PROCESSING, "acme", "error", "PROCESSING_ERROR_REASON_EVENT_TOO_OLD")
+    assert int(redis_conn.hget(counters.HASH, figure)) == 1

@@ -62,7 +62,15 @@ CHAT_STAGES = Family(
     "Business-messaging events for chats' stages, by channel, event name and outcome.",
     ("channel", "event_name", "outcome"),
 )
-COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED, VERSION_WARNINGS, CHATS, CHAT_STAGES)
+# What Google reported of the requests it accepted (googleapi/status.py): records ingested,
+# and errors and warnings by Google's processing reason. `destination`: a [google.<name>].
+GOOGLE_PROCESSING = Family(
+    "leadrelay_google_processed_records",
+    "Records Google reported after processing accepted requests, by destination, kind "
+    "(ingested, error, warning) and Google's reason.",
+    ("destination", "kind", "reason"),
+)
+COUNTERS = (JOBS, EVENTS, MATCH, DEAD, RETRIES, IGNORED, VERSION_WARNINGS, CHATS, CHAT_STAGES, GOOGLE_PROCESSING)
 GRAPH = Family(
     "leadrelay_graph_request_duration_seconds",
     "Graph API call latency by operation and outcome.",

@@ -11,11 +11,13 @@ import json
 import time
 
 import redis
+from rq import get_current_job
 
 from workers.common import clock, counters, logs
 from workers.common.policy import EXPIRED, INVALID, JobError
 from workers.config.googledest import GoogleDestination
 from workers.events import funnel, googleevents, ledger, suppression
+from workers.googleapi import status
 from workers.googleapi.datamanager import INGEST, DataManager
 from workers.graphapi.capi import DRY_RUN_LIST
 
@@ -72,8 +74,11 @@ def deliver(
         _count(connection, mapped, err.reason, destination)
         raise
     request_id = str(answer.get("requestId") or "")
+    job = get_current_job()
 
     def record(pipe, refs) -> None:
+        if request_id:  # what Google made of it is read later (status.py)
+            status.note(pipe, request_id, destination.key, mapped, job.id if job else None, time.time())
         for event, ref in zip(mapped, refs):
             if not ref:
                 ledger.confirm(pipe, event["event_id"], f"google:{request_id}")

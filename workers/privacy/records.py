@@ -23,7 +23,7 @@ RECORDS = (
     Record(
         "leadrelay:profile:*",
         "profile",
-        "hashed match keys, lead_id, page/form/ad ids",
+        "hashed match keys (a Google lead's: Google's too, and its click id), lead_id, page/form/ad ids",
         "90 days (LEADRELAY_PROFILE_RETENTION_DAYS)",
         True,
         True,
@@ -63,7 +63,7 @@ RECORDS = (
     Record(
         "leadrelay:confirmed:*",
         "ledger entry",
-        "an event_id Meta accepted (names the lead) and Meta's fbtrace_id",
+        "an event_id Meta accepted (names the lead) and Meta's fbtrace_id, or Google's request id",
         "8 days",
         True,
         True,
@@ -98,6 +98,21 @@ RECORDS = (
         "where indexing what was kept before the index stands: a cursor, a count, a time",
         "for the service's life",
         False,
+    ),
+    Record(
+        "leadrelay:google-requests",
+        "Google requests to read",
+        "Google's request ids, each with when its status is read next",
+        "until Google says what it made of it (at most 3 days)",
+        False,
+    ),
+    Record(
+        "leadrelay:google-request:*",
+        "Google request status",
+        "a request Google accepted: its destination, its events counted by name, the batch job "
+        "that sent it (never a lead's own), what Google reported: counts by reason",
+        "8 days",
+        True,
     ),
     Record("leadrelay:seen:*", "dedupe record", "a lead's job id (names the lead)", "7 days", True, True),
     Record(

@@ -22,6 +22,7 @@ from workers.config.settings import Settings
 from workers.engine import recovery
 from workers.events import personindex
 from workers.failures import retention
+from workers.googleapi import status as googlestatus
 from workers.graphapi import capi
 from workers.graphapi.pauses import Pauses
 from workers.intake import inbox
@@ -67,6 +68,8 @@ class LeadrelayWorker(SimpleWorker):
         tasks.append(("drop_held", lambda: retention.drop_held(self.connection)))
         # What was kept before the person index, indexed a second's worth a pass until done.
         tasks.append(("person_index", lambda: personindex.step(self.connection, seconds=1.0)))
+        # What Google made of the requests it accepted, read once their time has come.
+        tasks.append(("google_status", lambda: googlestatus.check_due(jobs.context().google, self.connection)))
         tasks.append(("redis_safety", self._say_if_redis_unsafe))
         for name, task in tasks:
             try:
