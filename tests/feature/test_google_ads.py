@@ -253,3 +253,33 @@ def test_what_google_made_of_a_request_is_read_30_minutes_later_and_counted(goog
     assert redis_conn.zcard(status.DUE) == 0
     figure = counters.field(counters.GOOGLE_PROCESSING, "acme", "error", "PROCESSING_ERROR_REASON_EVENT_TOO_OLD")
     assert int(redis_conn.hget(counters.HASH, figure)) == 1
+
+
+def test_doctor_checks_the_service_account_and_each_conversion_action(google, env, graph):
+    from workers.run import doctor
+
+    graph.google_actions = {"1001": "UPLOAD_CLICKS", "1002": "UPLOAD_CLICKS", "1003": "WEBPAGE"}  # no 1004
+    found = {c.name: c for c in doctor.run() if c.name.startswith("google")}
+    assert found["google credentials"].ok
+    assert found["google conversion action Lead"].ok and found["google conversion action QualifiedLead"].ok
+    assert not found["google conversion action Schedule"].ok
+    assert "UPLOAD_CLICKS" in found["google conversion action Schedule"].fix
+    assert not found["google conversion action Purchase"].ok
+    assert "INVALID_CONVERSION_ACTION_ID" in found["google conversion action Purchase"].detail
+    assert "create it in Google Ads" in found["google conversion action Purchase"].fix
+    assert graph.google_events == []  # validated only: nothing uploaded
+    graph.google_keys.clear()  # Google no longer knows the key
+    [refused] = [c for c in doctor.run() if c.name == "google credentials"]
+    assert not refused.ok and "GOOGLE_APPLICATION_CREDENTIALS" in refused.fix
+
+
+def test_an_account_google_will_not_take_conversions_for_is_reported_with_its_fix(google, env, graph):
+    from workers.run import doctor
+
+    reason = "DESTINATION_ACCOUNT_NOT_ENABLED_ENHANCED_CONVERSIONS_FOR_LEADS"
+    details = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason}]
+    refusal = {"error": {"code": 400, "status": "FAILED_PRECONDITION", "message": "not enabled", "details": details}}
+    graph.google_script.extend([(400, refusal)] * 4)  # every action's validation
+    found = [c for c in doctor.run() if c.name.startswith("google conversion action")]
+    assert found and all(not c.ok and "enhanced conversions for leads" in c.fix for c in found)
+    assert all(reason in c.detail for c in found)

@@ -96,14 +96,22 @@ class DataManager:
             raise JobError(TRANSIENT, "Google's token endpoint could not be reached") from None
         return str(self._creds.token)
 
+    def probe_token(self) -> None:
+        """Ask for a fresh token now.
+
+        Raises:
+            JobError: as `_token`.
+        """
+        self._creds = None
+        self._token()
+
     def probe(self, fp: str) -> bool | None:
         """When `fp` is these credentials' pause: True if Google issues a token again (None:
         not this client's pause)."""
         if not self.credentials or fingerprint(self.credentials) != fp:
             return None
-        self._creds = None
         try:
-            self._token()
+            self.probe_token()
             return True
         except JobError:
             return False

@@ -15,6 +15,8 @@ from workers.config import environment, mappingfile, redissafety, versions
 from workers.config.needed import WEB, WHERE, WORKER, ConfigError
 from workers.config.routing import ANY_PAGE, Dataset, Page
 from workers.config.settings import DEFAULT_API_VERSION, Settings, load
+from workers.googleapi import checks as googlechecks
+from workers.googleapi.datamanager import DataManager
 from workers.graphapi import versionsignals
 from workers.graphapi.graph import Graph
 
@@ -127,7 +129,21 @@ def run(env=None, page_id: str | None = None) -> list[Check]:
                         )
                     )
         checks.extend(Check(**{**c.__dict__, "client": dataset.name}) for c in group)
+    checks.extend(_google_checks(settings, routes))
     return checks
+
+
+def _google_checks(settings: Settings, routes) -> list[Check]:
+    """Each Google destination's credentials and conversion actions, in its dataset's checklist."""
+    client = None
+    if settings.google_credentials:
+        client = DataManager(settings.google_url, settings.google_credentials, settings.graph_timeout_seconds)
+    out = []
+    for destination in routes.google.values():
+        for found in googlechecks.run(client, destination):
+            named = found.name if len(routes.google) == 1 else f"{found.name} ({destination.key})"
+            out.append(Check(named, found.ok, found.detail, found.fix, client=destination.name))
+    return out
 
 
 def _dataset_checks(graph: Graph, dataset: Dataset) -> list[Check]:

@@ -36,6 +36,7 @@ class GoogleStandin:
         self.google_refuse: set[str] = set()  # transactionIds Google refuses (INVALID_FORMAT)
         self.google_script: list[tuple[int, dict]] = []  # the next answers: (status, error body)
         self.google_latency = 0.0
+        self.google_actions: dict[str, str] = {}  # conversion action id -> its type (empty: any id is one)
 
     def google_kind(self, method: str, parts: list[str]) -> str | None:
         if method == "POST" and parts == TOKEN_PATH:
@@ -83,9 +84,19 @@ class GoogleStandin:
         problem = _invalid(body) if isinstance(body, dict) else ("INVALID_ARGUMENT", "body")
         if problem:
             return _error(400, "INVALID_ARGUMENT", f"Invalid value at '{problem[1]}'", problem[0])
+        for destination in body["destinations"]:
+            action = str(destination.get("productDestinationId"))
+            if self.google_actions and action not in self.google_actions:
+                return _error(400, "INVALID_ARGUMENT", "Invalid conversion action.", "INVALID_CONVERSION_ACTION_ID")
+            if self.google_actions and self.google_actions[action] != "UPLOAD_CLICKS":
+                return _error(
+                    400, "INVALID_ARGUMENT", "Invalid conversion action type.", "INVALID_CONVERSION_ACTION_TYPE"
+                )
         refused = [e for e in body["events"] if e.get("transactionId") in self.google_refuse]
         if refused:
             return _error(400, "INVALID_ARGUMENT", "Invalid value at 'events'", "INVALID_FORMAT")
+        if body.get("validateOnly"):  # "only errors are returned"
+            return 200, {}
         request_id = str(uuid.uuid4())
         by_reference = {d.get("reference"): d for d in body["destinations"]}
         for event in body["events"]:
