@@ -16,6 +16,7 @@ SMALL = {
     "slowlog.py": (["--pages", "20", "--dead", "20", "--leads", "1"], "dead-letter prune pass"),
     "userdata.py": (["--records", "100", "--rounds", "1"], "ratio ours/SDK"),
     "forget.py": (["--leads", "300"], "walk"),
+    "google.py": (["--leads", "30"], "requests per 1,000 events"),
     "forgetload.py": (["--leads", "300", "--seconds", "1", "--connections", "2"], "forgets reading every key"),
 }
 
