@@ -179,7 +179,10 @@ def main() -> None:
                 "google_ingest",
                 lambda: _stages(
                     base,
-                    [{"submission_id": f"googleads:{g}", "stage": "mql", "occurred_at": int(time.time())} for g in google_ids],
+                    [
+                        {"submission_id": f"googleads:{g}", "stage": "mql", "occurred_at": int(time.time())}
+                        for g in google_ids
+                    ],
                     googles,
                     standin,
                     googles(),

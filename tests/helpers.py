@@ -669,3 +669,29 @@ def privacy_run(client, graph, work) -> None:
     client.post("/admin/login", data={"token": PRIVACY_ADMIN})
     client.get("/metrics")
     assert leadrelay("forget", "--email", "gone@example.com").returncode == 0
+
+
+def judge_google_case(case: dict) -> list[str]:
+    """What is wrong with what the service would send for an unseen Google lead case
+    (tests/fixtures/unseen/google-r1.jsonl): the email's and phone's hashes and the click id
+    against the normalised values the case expects (none: nothing may be sent). The body is
+    read as the webhook reads it and hashed as the worker sends it."""
+    import hashlib
+
+    from workers.config.googledest import GoogleDestination
+    from workers.intake import googleleads
+    from workers.sources import googleads
+
+    [item] = googleads.parse(json.dumps(case["body"]).encode())["leads"]
+    region = (case.get("region") or "").upper() or None
+    destination = GoogleDestination("unseen", "default", "1234567890", {"Lead": "1"}, region=region)
+    # No default region beyond the destination's: a case without one reads international numbers only.
+    found = googleleads.prepare(item, None, destination, "", googleads.lead_key(item))["google"]
+    expect, wrong = case["expect"], []
+    for field, key in (("email", "em"), ("phone", "ph")):
+        wanted = [hashlib.sha256(expect[field].encode()).hexdigest()] if expect.get(field) else []
+        if found.get(key, []) != wanted:
+            wrong.append(f"{field}: expected {expect.get(field)!r}, sent {len(found.get(key, []))} hash(es)")
+    if (found.get("gclid") or None) != (expect.get("gclid") or None):
+        wrong.append(f"gclid: expected {expect.get('gclid')!r}, got {found.get('gclid')!r}")
+    return wrong

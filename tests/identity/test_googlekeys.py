@@ -22,6 +22,7 @@ DOCUMENTED = [
     ("email", "cloudy.sanfrancisco+shopping@gmail.com", "cloudysanfrancisco@gmail.com"),
     ("email", "user.name+NYC@Example.com", "user.name+nyc@example.com"),
     ("phone", "(800)555-0100", "+18005550100"),
+    ("email", "Jane.Doe @Example.com", "jane.doe@example.com"),  # "intermediate whitespace" removed
 ]
 
 
@@ -71,6 +72,12 @@ def test_a_national_number_gets_its_countrys_code_which_googles_formatter_leaves
     assert googlekeys.phone("(800)555-0100", ("US",)) == "+18005550100"  # what Google's page asks for
     with pytest.raises(phones.NotAPhone):
         googlekeys.phone("555-0100", ("US",))
+
+
+@pytest.mark.parametrize("value", ["a@example.com, b@example.com", "a@example.com b@example.com", "john @ smith"])
+def test_two_addresses_or_none_stay_refused_with_their_spaces_gone(value):
+    with pytest.raises(emails.NotAnEmail):
+        googlekeys.email(value)
 
 
 def test_a_google_hash_is_never_metas():
