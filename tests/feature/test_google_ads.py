@@ -283,3 +283,39 @@ def test_an_account_google_will_not_take_conversions_for_is_reported_with_its_fi
     found = [c for c in doctor.run() if c.name.startswith("google conversion action")]
     assert found and all(not c.ok and "enhanced conversions for leads" in c.fix for c in found)
     assert all(reason in c.detail for c in found)
+
+
+def test_forgetting_a_google_leads_person_leaves_nothing_of_theirs(google, env, graph, work, redis_conn, monkeypatch):
+    from helpers import leadrelay
+    from webhook_app import create_app
+
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")  # dry run: their events kept, to be found too
+    jobs.install(load())
+    dry = create_app().test_client()
+    _post(dry, env)
+    work()
+    assert _stages(dry, ("marketing qualified", {}), ("won", {"value": 5, "currency": "EUR"})).status_code == 202
+    work()
+    assert len(capi.last_dry_run(redis_conn, 20)) >= 3
+    assert _traces(redis_conn)  # their profile, its lookups, their dry-run events, the ledger's marks...
+    assert leadrelay("forget", "--email", "Cloudy.SanFrancisco+shopping@gmail.com").returncode == 0
+    work()
+    assert _traces(redis_conn) == []
+
+
+def _traces(redis_conn) -> list[tuple[str, str]]:
+    """Every key whose name or content holds the Google lead's id, hashes or click id."""
+    traces = (LEAD_ID, EMAIL, PHONE, "Cj0KCQjwAAAAAAAAAAProductionClick001")
+    found = []
+    for key in redis_conn.scan_iter(count=1000):
+        kind = redis_conn.type(key).decode()
+        values = {
+            "string": lambda: [redis_conn.get(key)],
+            "list": lambda: redis_conn.lrange(key, 0, -1),
+            "hash": lambda: [*redis_conn.hkeys(key), *redis_conn.hvals(key)],
+            "set": lambda: list(redis_conn.smembers(key)),
+            "zset": lambda: redis_conn.zrange(key, 0, -1),
+        }.get(kind, lambda: [])()
+        text = key.decode() + " ".join(v.decode("utf-8", "replace") for v in values if isinstance(v, bytes))
+        found += [(key.decode(), t) for t in traces if t in text]
+    return found

@@ -118,7 +118,12 @@ def keep_dry_run(connection, settings, events: list[dict], destination: GoogleDe
                 "dataset": destination.label,
                 "dataset_id": destination.id,
                 "conversion_action": destination.conversion_actions[event["event_name"]],
-                "event": {"event_name": event["event_name"], **googleevents.of_internal(event)},
+                # The event id names the lead: `leadrelay dry-run` tells a repeat, a forget finds it.
+                "event": {
+                    "event_name": event["event_name"],
+                    "event_id": event["event_id"],
+                    **googleevents.of_internal(event),
+                },
                 **({"test": True} if event.get("test") else {}),
             }
             pipe.lpush(DRY_RUN_LIST, json.dumps(entry))
