@@ -111,12 +111,30 @@ def test_run_with_nothing_set_is_a_sandbox_every_command_finds(tmp_path):
             def staged(lead=int(said["leadgen_id"])):
                 lines = cli(env, tmp_path, "dry-run", "-n", "40").stdout.splitlines()
                 events = [json.loads(line) for line in lines if line.startswith("{")]
-                return [e for e in events if e["event"]["user_data"].get("lead_id") == lead]
+                return [e for e in events if e["event"].get("user_data", {}).get("lead_id") == lead]
 
             mine = wait_for(lambda: [e for e in staged() if e["event"]["event_name"] != "Lead"], timeout=30)
             assert mine, crm
             again = [e for e in staged() if e["event"]["event_name"] == "Lead" and "again" in e]
             assert all("never confirms" in e["again"] for e in again)
+        # A Google lead form's lead and its stages: Google's events beside Meta's (docs/google.md).
+        sent_google = cli(env, tmp_path, "send-test", "google")
+        said = json.loads(sent_google.stdout.splitlines()[0])
+        assert sent_google.returncode == 0 and said["answer"]["accepted"] == 1, said
+        assert said["stages"]["accepted"] == 3, said
+
+        def googles():
+            lines = cli(env, tmp_path, "dry-run", "-n", "40").stdout.splitlines()
+            kept = [json.loads(line) for line in lines if line.startswith("{")]
+            mine = [e for e in kept if e.get("platform") == "google" and said["lead_id"] in e["event"]["event_id"]]
+            return {e["event"]["event_name"] for e in mine} == {
+                "Lead",
+                "QualifiedLead",
+                "Schedule",
+                "Purchase",
+            } and mine
+
+        assert all(e["event"]["adIdentifiers"]["gclid"] for e in wait_for(googles, timeout=30))
         doctor = cli(env, tmp_path, "doctor")
         assert doctor.returncode == 0, doctor.stdout
 

@@ -130,6 +130,7 @@ def banner(environ: Mapping[str, str], web: str, redis_url: str, directory: Path
             "    .venv/bin/leadrelay send-test meta --fail auth   a refused token; 10 s later "
             "`leadrelay replay --reason auth`",
             "    .venv/bin/leadrelay send-test readiness          a month of a funnel; then `leadrelay readiness`",
+            "    .venv/bin/leadrelay send-test google             a Google Ads lead and its stages, kept for Google",
             "    .venv/bin/leadrelay doctor                       every check, with the fix for each",
             "",
             "  Going live: put your Meta settings in .env (docs/configuration.md); the sandbox then switches off.",

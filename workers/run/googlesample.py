@@ -15,15 +15,17 @@ from datetime import datetime, timezone
 import requests
 
 from workers.config.settings import Settings
-from workers.run.sendtest import STAGES, answer_of, post, signed
+from workers.run.sendtest import STAGES, _fields, _next_sample, answer_of, person, post, signed
 
 WAIT_SECONDS = 15.0  # for the worker to take the lead before its stages are sent
 
 
 def sample_body(tag: str, number: int = 1) -> dict:
     """A lead as Google posts it (developers.google.com/google-ads/webhook/docs/samples),
-    a person of its own: an email and a phone in the range kept for fiction."""
+    the `number`th sample person's (sendtest._fields: no other sample shares them), with a
+    Gmail address whose dots Google drops."""
     lead_id = f"SANDBOX{tag.upper()}"
+    phone = person(_fields(tag, number))["phone"]
     return {
         "lead_id": lead_id,
         "api_version": "1.0",
@@ -36,10 +38,10 @@ def sample_body(tag: str, number: int = 1) -> dict:
         "lead_submit_time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "user_column_data": [
             {"column_name": "Full Name", "string_value": "Sam Sample", "column_id": "FULL_NAME"},
-            {"column_name": "User Email", "string_value": f"sam.sample+{tag}@gmail.com", "column_id": "EMAIL"},
+            {"column_name": "User Email", "string_value": f"sam.sample.{tag}+ads@gmail.com", "column_id": "EMAIL"},
             {
                 "column_name": "User Phone",
-                "string_value": f"1-650-555-{100 + number % 100:04d}",
+                "string_value": phone,
                 "column_id": "PHONE_NUMBER",
             },
         ],
@@ -49,7 +51,7 @@ def sample_body(tag: str, number: int = 1) -> dict:
 def send(settings: Settings, web: str, name: str) -> dict:
     """Post the lead, then its stages once the worker has taken it."""
     tag = uuid.uuid4().hex[:8]
-    doc = sample_body(tag)
+    doc = sample_body(tag, _next_sample(settings))
     body, headers = signed_body(name, settings, json.dumps(doc).encode())
     response = post(f"{web}/webhooks/{name}", body, headers)
     if response.status_code >= 300:
@@ -58,6 +60,10 @@ def send(settings: Settings, web: str, name: str) -> dict:
     return {
         "source": name,
         "lead_id": doc["lead_id"],
+        "person": {
+            "email": doc["user_column_data"][1]["string_value"],
+            "phone": doc["user_column_data"][2]["string_value"],
+        },
         "status": max(response.status_code, stages["status"]),
         "answer": answer_of(response),
         "stages": stages["answer"],
