@@ -319,3 +319,55 @@ def _traces(redis_conn) -> list[tuple[str, str]]:
         text = key.decode() + " ".join(v.decode("utf-8", "replace") for v in values if isinstance(v, bytes))
         found += [(key.decode(), t) for t in traces if t in text]
     return found
+
+
+def test_a_crm_deal_won_for_a_google_leads_person_goes_to_google_and_a_meta_leads_to_meta(
+    google, env, graph, work, redis_conn
+):
+    """Every stage source feeds both: HubSpot's deal webhook, its person read back from the
+    CRM, each stage to the platform that brought the person, never to the other."""
+    from helpers import hubspot_deal_event, leadgen_body, post_signed, sign
+
+    _post(google, env)
+    graph.add_lead("6600000000000077", field_data=[{"name": "email", "values": ["meta.person@example.com"]}])
+    body = leadgen_body("6600000000000077", created_time=int(time.time()) - 60)
+    google.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    google_deal = graph.add_crm_person("Cloudy.SanFrancisco+shopping@gmail.com", amount=900, currency="EUR")
+    meta_deal = graph.add_crm_person("meta.person@example.com", amount=300, currency="EUR")
+    for event_id, made in ((1, google_deal), (2, meta_deal)):
+        won = json.dumps([hubspot_deal_event(made["deal_id"], "closedwon", event_id=event_id)]).encode()
+        assert post_signed(google, "hubspot", won, env).get_json()["accepted"] == 1
+    work()
+    [purchase] = [e["event"] for e in graph.google_events if e["event"]["destinationReferences"] == ["Purchase"]]
+    assert purchase["conversionValue"] == 900.0 and purchase["currency"] == "EUR"
+    assert purchase["transactionId"] == googleevents.transaction_of(f"googleads:{LEAD_ID}:Purchase")
+    metas = [e for e in graph.events if e["event_name"] == "Purchase"]
+    assert [e["user_data"]["lead_id"] for e in metas] == [6600000000000077]
+    assert metas[0]["custom_data"]["value"] == 300
+
+
+def test_googles_window_not_metas_a_stage_nine_days_on_still_goes_to_google(google, env, graph, work):
+    doc = json.loads(fixture_bytes("googleads", "lead__production.json"))
+    doc["lead_submit_time"] = _iso(time.time() - 12 * 86400)
+    source = SOURCES["googleads"]
+    body, headers = source.signed(env[source.secret_setting], json.dumps(doc).encode())
+    assert google.post("/webhooks/googleads", data=body, headers=headers).get_json()["accepted"] == 1
+    work()
+    late = {
+        "email": "Cloudy.SanFrancisco+shopping@gmail.com",
+        "stage": "won",
+        "occurred_at": int(time.time()) - 9 * 86400,
+        "value": 50,
+        "currency": "EUR",
+    }
+    answer = google.post(
+        "/api/v1/stage-events",
+        json=[late, {**late, "email": "nobody@example.com"}],
+        headers={"Authorization": f"Bearer {API_TOKEN}"},
+    ).get_json()
+    assert [r["status"] for r in answer["results"]] == ["accepted", "rejected"], answer["results"]
+    assert answer["results"][1]["reason"] == "too_old"  # Meta's 7 days for a person Google did not bring
+    work()
+    names = sorted(e["event"]["destinationReferences"][0] for e in graph.google_events)
+    assert names == ["Lead", "Purchase"]
