@@ -371,3 +371,25 @@ def test_googles_window_not_metas_a_stage_nine_days_on_still_goes_to_google(goog
     work()
     names = sorted(e["event"]["destinationReferences"][0] for e in graph.google_events)
     assert names == ["Lead", "Purchase"]
+
+
+def test_a_person_both_platforms_brought_has_each_stage_sent_to_each_and_only_once(google, env, graph, work):
+    from helpers import leadgen_body, sign
+
+    _post(google, env)
+    email = [{"name": "email", "values": ["cloudy.sanfrancisco+shopping@gmail.com"]}]
+    graph.add_lead("6600000000000088", field_data=email)  # the same person, by a Meta ad too
+    body = leadgen_body("6600000000000088", created_time=int(time.time()) - 30)
+    google.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    answer = _stages(google, ("won", {"value": 700, "currency": "EUR"})).get_json()
+    [result] = answer["results"]
+    assert result["status"] == "accepted" and [a["status"] for a in result["also"]] == ["accepted"]
+    again = _stages(google, ("won", {"value": 700, "currency": "EUR"})).get_json()
+    assert again["duplicate"] == 2 and [a["status"] for a in again["results"][0]["also"]] == ["duplicate"]
+    work()
+    googles = [e["event"] for e in graph.google_events if e["event"]["destinationReferences"] == ["Purchase"]]
+    metas = [e for e in graph.events if e["event_name"] == "Purchase"]
+    assert len(googles) == 1 and googles[0]["conversionValue"] == 700.0
+    assert len(metas) == 1 and metas[0]["user_data"]["lead_id"] == 6600000000000088
+    assert "google" not in json.dumps(metas[0]).lower()  # Meta's event carries nothing of Google's

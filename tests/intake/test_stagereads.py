@@ -38,7 +38,9 @@ def test_a_thousand_items_cost_a_few_round_trips_and_find_their_leads(env, graph
     ctx = context()
     Counting.sends = 0
     results = stageitems.accept(connection, queue(connection, "leadrelay"), items, StageMap(), "US", Scope(ctx.routes))
-    assert Counting.sends <= 13, Counting.sends  # one at a time, a few per item: thousands (one: suppression)
+    # One at a time, a few per item: thousands (one: suppression); two of these read the person
+    # index for a person two platforms brought, as the test mapping names a Google destination.
+    assert Counting.sends <= 15, Counting.sends
     assert [r["status"] for r in results].count("accepted") == 1000
     assert results[-1]["status"] == "duplicate"
     assert results[0]["event_id"] == f"meta:{LEAD}:QualifiedLead"  # its lead found among the prefetched profiles

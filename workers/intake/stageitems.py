@@ -20,7 +20,7 @@ from workers.config.routing import DEFAULT
 from workers.config.stagemap import StageMap
 from workers.events import conversions, ledger, personindex, profiles, stagelag
 from workers.identity import browserids
-from workers.intake import admission, chats, stagereads
+from workers.intake import admission, chats, platforms, stagereads
 from workers.intake import forgotten as intake_forgotten
 from workers.intake.stagescope import Negative, Rejected, Scope, Unsendable  # noqa: F401 (callers name them here)
 
@@ -136,49 +136,57 @@ def check(
         raise Rejected("unknown_person", "give at least one of leadgen_id, email, phone, external_id, submission_id")
     if profile and occurred < profile["created_time"]:
         raise Rejected("before_lead", "occurred_at is before the lead was created")
-    route = scope.route(item, profile)
-    if profile:
-        source, lead_key = profile["source"], profile["key"]
-    else:
-        lead_key = who[0][:32]
-        # Two clients may send stages for the same person: their events must not collide.
-        source, lead_key = "crm", lead_key if route["dataset"] == DEFAULT else f"{route['dataset']}:{lead_key}"
-    user_data = {
-        **given,
-        **{k: v for k, v in (profile or {}).get("user_data", {}).items() if k in ("em", "ph", "external_id")},
-    }
-    if profile and profile.get("lead_id"):
-        user_data["lead_id"] = profile["lead_id"]
-    if profile and profile.get("fbc"):
-        user_data["fbc"] = profile["fbc"]
-    elif browserids.fbc(item.get("fbc")):  # a click id the change itself carried (a booking link's)
-        user_data["fbc"] = browserids.fbc(item.get("fbc"))
-    lead_first = None
-    if profile and event_name != conversions.LEAD:
-        lead_event_id = conversions.event_id(source, lead_key, conversions.LEAD)
-        if not ledger.confirmed(connection, lead_event_id) and profile["created_time"] >= conversions.oldest_acceptable(
-            now
-        ):
-            lead_first = {"event_id": lead_event_id, "event_time": profile["created_time"]}
-    return {
-        "source": source,
-        "key": lead_key,
-        "event_name": event_name,
-        "event_id": conversions.event_id(source, lead_key, event_name),
-        "event_time": min(occurred, int(now)),
-        "user_data": user_data,
-        "value": value,
-        "currency": currency.upper() if currency else None,
-        "lead_event_source": (source_name or "").strip() or scope.routes.datasets[route["dataset"]].lead_event_source,
-        "route": route,
-        "lead_first": lead_first,
-        "lead_time": profile["created_time"] if profile else None,  # the funnel's days to this stage
-        "stage": stage,
-        **({"google": profile["google"]} if profile and profile.get("google") else {}),  # a Google lead's
-        "processing": stage_map.processing if processing is None else processing,
-        # Both a Lead Ads lead and a chat an ad started: each origin gets its own event.
-        "also": _chat_too(chat, event_name, occurred, now, value, currency),
-    }
+
+    def checked_for(profile: dict | None) -> dict:
+        """The item checked for this lead of the person (or none known)."""
+        route = scope.route(item, profile)
+        if profile:
+            source, lead_key = profile["source"], profile["key"]
+        else:
+            lead_key = who[0][:32]
+            # Two clients may send stages for the same person: their events must not collide.
+            source, lead_key = "crm", lead_key if route["dataset"] == DEFAULT else f"{route['dataset']}:{lead_key}"
+        user_data = {
+            **given,
+            **{k: v for k, v in (profile or {}).get("user_data", {}).items() if k in ("em", "ph", "external_id")},
+        }
+        if profile and profile.get("lead_id"):
+            user_data["lead_id"] = profile["lead_id"]
+        if profile and profile.get("fbc"):
+            user_data["fbc"] = profile["fbc"]
+        elif browserids.fbc(item.get("fbc")):  # a click id the change itself carried (a booking link's)
+            user_data["fbc"] = browserids.fbc(item.get("fbc"))
+        lead_first = None
+        if profile and event_name != conversions.LEAD:
+            lead_event_id = conversions.event_id(source, lead_key, conversions.LEAD)
+            fresh = profile["created_time"] >= conversions.oldest_acceptable(now)
+            if fresh and not ledger.confirmed(connection, lead_event_id):
+                lead_first = {"event_id": lead_event_id, "event_time": profile["created_time"]}
+        lead_event_source = scope.routes.datasets[route["dataset"]].lead_event_source
+        return {
+            "source": source,
+            "key": lead_key,
+            "event_name": event_name,
+            "event_id": conversions.event_id(source, lead_key, event_name),
+            "event_time": min(occurred, int(now)),
+            "user_data": user_data,
+            "value": value,
+            "currency": currency.upper() if currency else None,
+            "lead_event_source": (source_name or "").strip() or lead_event_source,
+            "route": route,
+            "lead_first": lead_first,
+            "lead_time": profile["created_time"] if profile else None,  # the funnel's days to this stage
+            "stage": stage,
+            **({"google": profile["google"]} if profile and profile.get("google") else {}),  # a Google lead's
+            "processing": stage_map.processing if processing is None else processing,
+        }
+
+    checked = checked_for(profile)
+    # Both a Lead Ads lead and a chat an ad started: each origin gets its own event; so does
+    # the person's lead from the other ad platform (platforms.py), each platform its own.
+    others = platforms.others(connection, profile, scope, occurred, now) if profile and scope.routes.google else []
+    checked["also"] = _chat_too(chat, event_name, occurred, now, value, currency) + [checked_for(o) for o in others]
+    return checked
 
 
 def _chat_too(chat: dict | None, event_name: str, occurred: int, now: float, value, currency) -> list[dict]:
@@ -219,7 +227,7 @@ def accept(
     """
     now = time.time()
     # Every key the checks can read, in three round trips for the whole request (stagereads.py).
-    reader, hashed = stagereads.prefetch(connection, items, region, scope.datasets)
+    reader, hashed = stagereads.prefetch(connection, items, region, scope.datasets, siblings=bool(scope.routes.google))
     results: list[dict] = []
     to_claim: list[tuple[int, dict]] = []
     recorded: list[dict] = []

@@ -6,12 +6,13 @@ Notes: docs/internals/intake.md
 
 from __future__ import annotations
 
+import json
 from typing import cast
 
 import redis
 
 from workers.common.queues import redis_key
-from workers.events import chatevents, conversions, ledger, profiles
+from workers.events import chatevents, conversions, ledger, personindex, profiles
 from workers.identity import userdata
 
 _DATA_ERRORS = (TypeError, ValueError, KeyError, AttributeError, OverflowError, UnicodeError)
@@ -29,10 +30,17 @@ def given(item: dict, region: str) -> dict:
 
 
 class Prefetched:
-    """A read-only Redis for stageitems.check: `get` and `exists` from what was fetched."""
+    """A read-only Redis for stageitems.check: `get` and `exists` from what was fetched, and
+    the person index's sets (`members`) where they were fetched."""
 
-    def __init__(self, connection: redis.Redis, values: dict[str, bytes | None]):
-        self.connection, self.values = connection, values
+    def __init__(self, connection: redis.Redis, values: dict[str, bytes | None], sets: dict | None = None):
+        self.connection, self.values, self.sets = connection, values, sets
+
+    def members(self, owners: list[str]) -> list[str]:
+        """The profiles (`source:key`) the person index notes under these owners (`h:...`)."""
+        if self.sets is None or any(owner not in self.sets for owner in owners):
+            return personindex.entries(self.connection, owners)["p"]
+        return sorted({ref for owner in owners for ref in self.sets[owner]})
 
     def get(self, key: str | bytes):
         key = _text(key)
@@ -50,9 +58,13 @@ def _text(key: str | bytes) -> str:
     return key.decode() if isinstance(key, bytes) else key
 
 
-def prefetch(connection: redis.Redis, items: list, region: str, datasets: list[str]) -> tuple[Prefetched, dict]:
+def prefetch(
+    connection: redis.Redis, items: list, region: str, datasets: list[str], siblings: bool = False
+) -> tuple[Prefetched, dict]:
     """(a reader holding every key the items' checks can read, each item's hashed
-    identifiers by its position)."""
+    identifiers by its position). `siblings`: also each found lead's other leads under the
+    same hashes (the person index) and their profiles, for a person two platforms brought
+    (platforms.py): two round trips more."""
     givens: dict[int, dict] = {}
     first: set[str] = set()
     for index, item in enumerate(items):
@@ -78,6 +90,7 @@ def prefetch(connection: redis.Redis, items: list, region: str, datasets: list[s
     lookups = (redis_key("profile-by"), redis_key("chat-by"))
     pointed = {v.decode() for k, v in values.items() if v is not None and k.startswith(lookups)}
     values.update(_mget(connection, sorted(pointed - set(values))))
+    sets = _siblings(connection, values) if siblings else None
     leads = set()
     for key, raw in values.items():
         if raw is not None and key.startswith(redis_key("profile") + ":"):
@@ -89,7 +102,26 @@ def prefetch(connection: redis.Redis, items: list, region: str, datasets: list[s
         for key in ordered:
             pipe.exists(key)
         values.update({key: (b"1" if found else None) for key, found in zip(ordered, pipe.execute())})
-    return Prefetched(connection, values), givens
+    return Prefetched(connection, values, sets), givens
+
+
+def _siblings(connection: redis.Redis, values: dict[str, bytes | None]) -> dict[str, set[str]]:
+    """The person index's profiles under every found profile's hashes (one round trip), and
+    those profiles read into `values` (one more)."""
+    owners: set[str] = set()
+    for key, raw in values.items():
+        if raw is not None and key.startswith(redis_key("profile") + ":"):
+            held = json.loads(raw).get("user_data", {})
+            owners.update("h:" + h[:32] for k in profiles.LOOKUP_KEYS for h in held.get(k, []))
+    ordered = sorted(owners)
+    with connection.pipeline(transaction=False) as pipe:
+        for owner in ordered:
+            pipe.smembers(personindex.KEY + owner)
+        found = pipe.execute() if ordered else []
+    sets = {owner: {m.decode()[2:] for m in members if m.startswith(b"p ")} for owner, members in zip(ordered, found)}
+    wanted = {redis_key("profile", *ref.split(":", 1)) for refs in sets.values() for ref in refs}
+    values.update(_mget(connection, sorted(wanted - set(values))))
+    return sets
 
 
 def _mget(connection: redis.Redis, keys: list[str]) -> dict[str, bytes | None]:
