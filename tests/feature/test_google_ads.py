@@ -393,3 +393,44 @@ def test_a_person_both_platforms_brought_has_each_stage_sent_to_each_and_only_on
     assert len(googles) == 1 and googles[0]["conversionValue"] == 700.0
     assert len(metas) == 1 and metas[0]["user_data"]["lead_id"] == 6600000000000088
     assert "google" not in json.dumps(metas[0]).lower()  # Meta's event carries nothing of Google's
+
+
+def test_a_refused_service_account_pauses_googles_path_and_the_next_lead_waits(google, env, graph, work, redis_conn):
+    from workers.graphapi.pauses import fingerprint
+
+    graph.google_denied.add("1234567890")  # the service account is no user of the account
+    _post(google, env)
+    work()
+    credentials = env.get("GOOGLE_APPLICATION_CREDENTIALS") or jobs.context().settings.google_credentials
+    pause = redis_conn.get(f"leadrelay:pause:{fingerprint(credentials)}")
+    assert pause and json.loads(pause)["service"] == "Google"
+    assert graph.google_events == []
+    letter = deadletters.get(redis_conn, f"lead-googleads-{LEAD_ID}")
+    assert letter["reason"] == "auth" and "access to the Google Ads account" in json.dumps(letter), letter
+    calls = len(_ingested(graph))
+    doc = json.loads(fixture_bytes("googleads", "lead__production.json")) | {"lead_id": "SECOND-LEAD"}
+    body, headers = SOURCES["googleads"].signed(env["GOOGLE_ADS_WEBHOOK_KEY"], json.dumps(doc).encode())
+    assert google.post("/webhooks/googleads", data=body, headers=headers).get_json()["accepted"] == 1
+    work()
+    assert graph.google_events == []  # it waits: a probe asks Google (validateOnly), which still refuses
+    assert deadletters.get(redis_conn, "lead-googleads-SECOND-LEAD") is None
+    graph.google_denied.clear()  # access given
+    redis_conn.delete(f"leadrelay:pause:{fingerprint(credentials)}:probe")  # five minutes on: a probe is due
+    work()
+    assert [e["event"]["transactionId"] for e in graph.google_events] == [
+        googleevents.transaction_of("googleads:SECOND-LEAD:Lead")
+    ]  # the waiting lead goes; the refused one stays a dead letter for `leadrelay replay --reason auth`
+
+
+def test_an_event_past_the_destinations_window_is_dead_lettered_expired_never_sent(
+    google, env, graph, work, redis_conn
+):
+    doc = json.loads(fixture_bytes("googleads", "lead__production.json"))
+    doc["lead_submit_time"] = _iso(time.time() - 95 * 86400)  # past the 90-day window
+    source = SOURCES["googleads"]
+    body, headers = source.signed(env[source.secret_setting], json.dumps(doc).encode())
+    assert google.post("/webhooks/googleads", data=body, headers=headers).get_json()["accepted"] == 1
+    work()
+    assert [r for r in graph.requests if r["kind"] == "google_ingest"] == []
+    letter = deadletters.get(redis_conn, f"lead-googleads-{LEAD_ID}")
+    assert letter["reason"] == "expired" and "90-day window" in letter["detail"]

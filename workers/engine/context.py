@@ -60,7 +60,13 @@ def install(settings: Settings, routes: Routes | None = None) -> Context:
     graph.probes.extend(client.probe for client in crm.values())  # a waiting job tests a CRM token too
     google = None
     if settings.google_credentials:
-        google = DataManager(settings.google_url, settings.google_credentials, settings.graph_timeout_seconds, pauses)
+        google = DataManager(
+            settings.google_url,
+            settings.google_credentials,
+            settings.graph_timeout_seconds,
+            pauses,
+            routes.google.values(),
+        )
         graph.probes.append(google.probe)
     _context = Context(
         settings, connection, graph, routes, mapping["processing"].get("meta"), mapping["stages"], crm, google

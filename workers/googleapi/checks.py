@@ -12,10 +12,7 @@ from typing import NamedTuple
 
 from workers.common.policy import JobError, Paused
 from workers.config.googledest import GoogleDestination
-from workers.events import googleevents
-from workers.googleapi.datamanager import INGEST, SETTING, DataManager
-
-PROBE_EMAIL = "doctor@leadrelay.invalid"  # validated only, never uploaded (validateOnly)
+from workers.googleapi.datamanager import INGEST, SETTING, DataManager, validation
 
 # Google's reasons about a conversion action, and what a person does.
 ACTION_FIXES = {
@@ -51,20 +48,11 @@ def run(client: DataManager | None, destination: GoogleDestination) -> list[Foun
 
 def _action(client: DataManager, destination: GoogleDestination, event_name: str, action: str) -> Found:
     name = f"google conversion action {event_name}"
-    target = googleevents.Destination(destination.operating_account, action, destination.login_account)
-    probe = googleevents.event(transaction="leadrelay-doctor", occurred=_now(), emails=[PROBE_EMAIL])
-    body = googleevents.requests(target, [probe], validate_only=True)[0]
     try:
-        client.call("POST", INGEST, json=body, probe=True)
+        client.call("POST", INGEST, json=validation(destination, action), probe=True)
     except Paused as err:
         return Found(name, False, str(err), "fix what paused it (`leadrelay failures`), then `leadrelay resume`")
     except JobError as err:
         fix = next((f for reason, f in ACTION_FIXES.items() if reason in err.detail), err.fix or "")
         return Found(name, False, f"{action} in {destination.operating_account}: {err.detail}", fix)
     return Found(name, True, f"{action} in {destination.operating_account} takes conversions")
-
-
-def _now() -> int:
-    import time
-
-    return int(time.time())

@@ -15,6 +15,7 @@ from google.oauth2 import service_account
 
 from workers.common import logs
 from workers.common.policy import AUTH, INVALID, THROTTLED, TRANSIENT, JobError, Paused
+from workers.events import googleevents
 from workers.graphapi.pauses import Pauses, fingerprint
 from workers.sources.ids import unsigned
 
@@ -44,8 +45,9 @@ class DataManager:
     """Google's Data Manager API at `base`, as the service account in `credentials` (a key
     file's path; the token comes from the key file's own `token_uri`)."""
 
-    def __init__(self, base: str, credentials: str, timeout: float, pauses: Pauses | None = None):
+    def __init__(self, base: str, credentials: str, timeout: float, pauses: Pauses | None = None, destinations=()):
         self.base, self.credentials, self.timeout, self.pauses = base.rstrip("/"), credentials, timeout, pauses
+        self.destinations = tuple(destinations)  # config.googledest.GoogleDestination: what a probe asks about
         self.session = requests.Session()
         self._creds: service_account.Credentials | None = None
 
@@ -106,17 +108,33 @@ class DataManager:
         self._token()
 
     def probe(self, fp: str) -> bool | None:
-        """When `fp` is these credentials' pause: True if Google issues a token again (None:
-        not this client's pause)."""
+        """When `fp` is these credentials' pause: True if Google takes them again (None: not
+        this client's pause). A token alone proves little (Google refuses an account, not a
+        token): each destination's first conversion action is asked about (`validateOnly`:
+        nothing is uploaded), and all must pass."""
         if not self.credentials or fingerprint(self.credentials) != fp:
             return None
         try:
             self.probe_token()
+            for destination in self.destinations:
+                self.call("POST", INGEST, json=validation(destination), probe=True)
             return True
         except JobError:
             return False
 
 
+def validation(destination, action: str | None = None) -> dict:
+    """A request Google validates and never processes: one made-up conversion for `action`
+    (the destination's first, by event name, when none is named)."""
+    import time
+
+    action = action or destination.conversion_actions[sorted(destination.conversion_actions)[0]]
+    target = googleevents.Destination(destination.operating_account, action, destination.login_account)
+    probe = googleevents.event(transaction="leadrelay-probe", occurred=int(time.time()), emails=[PROBE_EMAIL])
+    return googleevents.requests(target, [probe], validate_only=True)[0]
+
+
+PROBE_EMAIL = "probe@leadrelay.invalid"  # validated only, never uploaded (validateOnly)
 _KEY_FIX = f"set {SETTING} to a valid service account key file of a project with the Data Manager API enabled"
 
 

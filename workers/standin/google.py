@@ -37,6 +37,7 @@ class GoogleStandin:
         self.google_script: list[tuple[int, dict]] = []  # the next answers: (status, error body)
         self.google_latency = 0.0
         self.google_actions: dict[str, str] = {}  # conversion action id -> its type (empty: any id is one)
+        self.google_denied: set[str] = set()  # Google Ads accounts the service account cannot reach
 
     def google_kind(self, method: str, parts: list[str]) -> str | None:
         if method == "POST" and parts == TOKEN_PATH:
@@ -85,6 +86,8 @@ class GoogleStandin:
         if problem:
             return _error(400, "INVALID_ARGUMENT", f"Invalid value at '{problem[1]}'", problem[0])
         for destination in body["destinations"]:
+            if destination["operatingAccount"]["accountId"] in self.google_denied:
+                return _error(403, "PERMISSION_DENIED", "The caller does not have permission", "PERMISSION_DENIED")
             action = str(destination.get("productDestinationId"))
             if self.google_actions and action not in self.google_actions:
                 return _error(400, "INVALID_ARGUMENT", "Invalid conversion action.", "INVALID_CONVERSION_ACTION_ID")
