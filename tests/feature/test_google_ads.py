@@ -11,6 +11,7 @@ import time
 from datetime import datetime, timezone
 
 import pytest
+import redis
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from google.ads import datamanager_v1
@@ -434,3 +435,51 @@ def test_an_event_past_the_destinations_window_is_dead_lettered_expired_never_se
     assert [r for r in graph.requests if r["kind"] == "google_ingest"] == []
     letter = deadletters.get(redis_conn, f"lead-googleads-{LEAD_ID}")
     assert letter["reason"] == "expired" and "90-day window" in letter["detail"]
+
+
+AGENCY = """
+[datasets.acme]
+id = "111"
+[datasets.other]
+id = "222"
+[clients.acme]
+token_env = "ACME_API_TOKEN"
+datasets = ["acme"]
+[clients.acme.secrets]
+googleads = "ACME_GOOGLE_KEY"
+[google.acme]
+dataset = "acme"
+operating_account = "1111111111"
+forms = ["123456789"]
+conversion_actions = { Lead = "11" }
+[google.other]
+dataset = "other"
+operating_account = "2222222222"
+forms = ["999"]
+conversion_actions = { Lead = "22" }
+"""
+
+
+def test_a_clients_own_google_key_reaches_its_own_destinations_only(env, graph, work, monkeypatch, tmp_path):
+    from webhook_app import create_app
+
+    mapping = tmp_path / "agency.toml"
+    mapping.write_text(AGENCY)
+    for name, value in {
+        "LEADRELAY_CONFIG": str(mapping),
+        "ACME_API_TOKEN": "acme-api",
+        "ACME_GOOGLE_KEY": "acme-key",
+    }.items():
+        monkeypatch.setenv(name, value)
+    jobs.install(load())
+    client = create_app().test_client()
+    source = SOURCES["googleads"]
+    doc = json.loads(fixture_bytes("googleads", "lead__production.json"))
+    for form_id, lead_id, expected in ((123456789, "ACME-LEAD", 1), (999, "OTHER-LEAD", 0)):
+        body, headers = source.signed("acme-key", json.dumps({**doc, "form_id": form_id, "lead_id": lead_id}).encode())
+        answer = client.post("/webhooks/googleads", data=body, headers=headers).get_json()
+        assert answer["accepted"] == expected, answer
+    assert [s["reason"] for s in answer["skipped"]] == ["form_out_of_scope"]
+    work()
+    kept = capi.last_dry_run(redis.Redis.from_url(env["REDIS_URL"]), 10)  # no credentials: dry run
+    assert [(k["dataset"], k["conversion_action"]) for k in kept] == [("google:acme", "11")]
