@@ -408,7 +408,6 @@ def test_a_refused_service_account_pauses_googles_path_and_the_next_lead_waits(g
     assert graph.google_events == []
     letter = deadletters.get(redis_conn, f"lead-googleads-{LEAD_ID}")
     assert letter["reason"] == "auth" and "access to the Google Ads account" in json.dumps(letter), letter
-    calls = len(_ingested(graph))
     doc = json.loads(fixture_bytes("googleads", "lead__production.json")) | {"lead_id": "SECOND-LEAD"}
     body, headers = SOURCES["googleads"].signed(env["GOOGLE_ADS_WEBHOOK_KEY"], json.dumps(doc).encode())
     assert google.post("/webhooks/googleads", data=body, headers=headers).get_json()["accepted"] == 1
@@ -483,3 +482,19 @@ def test_a_clients_own_google_key_reaches_its_own_destinations_only(env, graph, 
     work()
     kept = capi.last_dry_run(redis.Redis.from_url(env["REDIS_URL"]), 10)  # no credentials: dry run
     assert [(k["dataset"], k["conversion_action"]) for k in kept] == [("google:acme", "11")]
+
+
+def test_check_config_names_each_destination_and_a_conversion_action_no_stage_sends(env, monkeypatch, tmp_path):
+    from helpers import leadrelay
+
+    said = leadrelay("check-config")
+    assert said.returncode == 0
+    assert "Google destination acme (account 1234567890, dataset default): keeps events (dry run" in said.stdout
+    assert "conversion actions Lead 1001, Purchase 1004, QualifiedLead 1002, Schedule 1003" in said.stdout
+    mapping = tmp_path / "bad.toml"
+    mapping.write_text('[google.acme]\noperating_account = "123-456-7890"\nconversion_actions = { Qualified = "2" }\n')
+    monkeypatch.setenv("LEADRELAY_CONFIG", str(mapping))
+    refused = leadrelay("check-config")
+    assert refused.returncode != 0
+    assert "google.acme.conversion_actions.Qualified: is no event a stage sends" in refused.stdout + refused.stderr
+    assert "did you mean QualifiedLead?" in refused.stdout + refused.stderr

@@ -11,9 +11,14 @@ from workers.cli.common import running_queue
 
 @click.command("dry-run", short_help="Show events kept instead of sent.")
 @click.option("-n", "--count", default=10, show_default=True, help="How many of the newest events to show.")
-@click.option("--dataset", help="Only this dataset's (its name in the mapping file; `default`: the environment's).")
+@click.option(
+    "--dataset",
+    help="Only this dataset's (its name in the mapping file; `default`: the environment's; "
+    "`google:<name>`: a Google destination's).",
+)
 def dry_run(count: int, dataset: str | None):
-    """Show the newest events built while no CAPI token was set (JSON, one per line)."""
+    """Show the newest events built while no CAPI token (or, for Google, no service account)
+    was set (JSON, one per line). A Google destination's are named `google:<name>`."""
     from workers.graphapi import capi
 
     connection, _ = running_queue()
@@ -25,8 +30,8 @@ def dry_run(count: int, dataset: str | None):
 
 
 AGAIN = (
-    "kept again: in dry run Meta never confirms a lead's Lead, so it goes ahead of each later stage "
-    "event for that lead (live, once Meta confirms it, it is sent once)"
+    "kept again: in dry run Meta (or Google) never confirms a lead's Lead, so it goes ahead of each later "
+    "stage event for that lead (live, once it is confirmed, it is sent once)"
 )
 
 

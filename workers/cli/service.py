@@ -116,7 +116,7 @@ def check_config(as_json: bool):
 def _sentences(summary: dict) -> list[str]:
     """check-config's answer as a person reads it."""
     mapping, routes = summary["mapping"], summary["mapping"]["routes"]
-    mode = "the sandbox (no Meta settings: nothing reaches Meta)" if summary.get("sandbox") else "live"
+    mode = "the sandbox (no Meta settings: nothing reaches Meta or Google)" if summary.get("sandbox") else "live"
     lines = [f"The configuration is good: every process will start with it. Mode: {mode}."]
     lines.append(f"Redis: {summary['redis_url'] or 'the embedded one, in the data folder'}.")
     for name, d in routes["datasets"].items():
@@ -129,6 +129,13 @@ def _sentences(summary: dict) -> list[str]:
         lines.append(f"Form {form}: to dataset {dataset}.")
     for name, c in routes["clients"].items():
         lines.append(f"API client {name}: token from {c['token_env']}, reaches {', '.join(c['datasets'])}.")
+    for name, g in routes["google"].items():
+        sends = "sends live" if g["sends"] == "live" else "keeps events (dry run: no GOOGLE_APPLICATION_CREDENTIALS)"
+        actions = ", ".join(f"{event} {action}" for event, action in sorted(g["conversion_actions"].items()))
+        lines.append(
+            f"Google destination {name} (account {g['operating_account']}, dataset {g['dataset']}): {sends}; "
+            f"forms {', '.join(g['forms'])}; conversion actions {actions}."
+        )
     mapped = [f"{source} {form}" for source, forms in mapping["forms"].items() for form in forms]
     lines.append(f"Forms mapped: {', '.join(mapped) if mapped else 'none (every form is read with the defaults)'}.")
     secrets = [name for name, state in summary["source_secrets"].items() if state == "set"]
@@ -148,6 +155,17 @@ def _routes_summary(routes) -> dict:
         "forms": {f"{source}.{form}": dataset for (source, form), dataset in routes.forms.items()},
         "clients": {
             c.name: {"datasets": sorted(c.datasets), "token_env": c.token_env} for c in routes.clients.values()
+        },
+        "google": {
+            g.key: {
+                "operating_account": g.operating_account,
+                "login_account": g.login_account,
+                "dataset": g.name,
+                "forms": sorted(g.forms),
+                "conversion_actions": dict(g.conversion_actions),
+                "sends": "dry-run" if g.dry_run else "live",
+            }
+            for g in routes.google.values()
         },
     }
 

@@ -90,6 +90,11 @@ def load(key: str, raw: dict, dataset_of, credentials: str) -> GoogleDestination
         value = raw.get(name)
         if value is None and name == "login_account":
             continue
+        if value is None:
+            _fail(
+                f"{where}.{name}",
+                'is required: the Google Ads customer id that owns the conversion actions, "123-456-7890"',
+            )
         text = value.replace("-", "") if isinstance(value, str) else None
         if text is None or not _ACCOUNT.fullmatch(text):
             _fail(f"{where}.{name}", 'must be a Google Ads customer id, as a string: "123-456-7890"')

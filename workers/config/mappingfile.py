@@ -158,5 +158,15 @@ def validate(settings, env=None) -> dict:
     if routes is not None:  # the CRM tables name datasets: judged against the routes that loaded
         with gather.entry():
             crm = crmmap.load(doc, CRM_SOURCES, stages, routes.datasets, settings.sandbox, gather)
+        for destination in routes.google.values():  # each conversion action's key: an event a stage sends
+            for event in destination.conversion_actions:
+                with gather.entry():
+                    if not stages.sends(event):
+                        near = stages.suggest(event)
+                        _fail(
+                            f"google.{destination.key}.conversion_actions.{event}",
+                            "is no event a stage sends (Lead, QualifiedLead, Schedule, Purchase...)"
+                            + (f"; did you mean {near}?" if near else ""),
+                        )
     gather.done()
     return {"forms": forms, "processing": by_source, "stages": stages, "routes": routes, "crm": crm}

@@ -117,7 +117,7 @@ def banner(environ: Mapping[str, str], web: str, redis_url: str, directory: Path
             f"  Secrets were generated once into {directory / FILE}.",
             "",
             f"  admin page   {web}/admin   token: {admin}",
-            f"  webhooks     {web}/webhooks/meta   (and /webhooks/typeform, /webhooks/tally)",
+            f"  webhooks     {web}/webhooks/meta   (and /webhooks/typeform, /webhooks/tally, /webhooks/googleads)",
             f"  redis        {redis_url}   (rq info -u {redis_url}; rq-dashboard --json -u {redis_url})",
             "",
             "  In another terminal:",

@@ -97,6 +97,14 @@ class StageMap:
             processing=processing,
         )
 
+    def sends(self, event: str) -> bool:
+        """Whether a stage can come out as this event name (a Google conversion action's key)."""
+        return event in STANDARD_EVENTS or event in self.names.values() or self.allow_custom
+
+    def suggest(self, name: str) -> str | None:
+        """The event a near miss meant."""
+        return _suggest(name)
+
     def resolve(self, stage: str) -> tuple[str | None, str | None]:
         """(event name, None), or (None, reason) with the reason a person can act on."""
         if stage in STANDARD_EVENTS:

@@ -32,15 +32,16 @@ class Found(NamedTuple):
 
 def run(client: DataManager | None, destination: GoogleDestination) -> list[Found]:
     """The destination's checks, each with its fix when it failed."""
+    actions = ", ".join(f"{event} {action}" for event, action in sorted(destination.conversion_actions.items()))
+    said = [Found("google destination", True, f"{destination.key}: account {destination.operating_account}, {actions}")]
     if destination.dry_run or client is None:
-        return [
-            Found("google credentials", True, f"{SETTING} is not set: Google's events are kept (dry run), not sent")
-        ]
+        kept = f"{SETTING} is not set: Google's events are kept (dry run), not sent"
+        return said + [Found("google credentials", True, kept)]
     try:
         client.probe_token()
     except JobError as err:
-        return [Found("google credentials", False, err.detail, err.fix or "")]
-    checks = [Found("google credentials", True, f"a token for the Data Manager API ({SETTING})")]
+        return said + [Found("google credentials", False, err.detail, err.fix or "")]
+    checks = said + [Found("google credentials", True, f"a token for the Data Manager API ({SETTING})")]
     for event_name, action in sorted(destination.conversion_actions.items()):
         checks.append(_action(client, destination, event_name, action))
     return checks

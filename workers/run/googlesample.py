@@ -69,7 +69,8 @@ def send(settings: Settings, web: str, name: str) -> dict:
         "stages": stages["answer"],
         "next": "`leadrelay dry-run` shows its Lead, QualifiedLead, Schedule and Purchase as Google's "
         "Data Manager API takes them (a conversion action each, Google's hashes, the gclid), "
-        "beside the Meta lead's",
+        "with its event name and id beside them (`--dataset google:sandbox`: only those); a Meta "
+        "lead's (`send-test meta`) show beside them",
     }
 
 
