@@ -498,3 +498,21 @@ def test_check_config_names_each_destination_and_a_conversion_action_no_stage_se
     assert refused.returncode != 0
     assert "google.acme.conversion_actions.Qualified: is no event a stage sends" in refused.stdout + refused.stderr
     assert "did you mean QualifiedLead?" in refused.stdout + refused.stderr
+
+
+def test_no_near_miss_of_the_key_gets_in_and_a_body_too_deep_to_read_is_refused(google, env, graph, work, redis_conn):
+    key = env["GOOGLE_ADS_WEBHOOK_KEY"]
+    doc = json.loads(fixture_bytes("googleads", "lead__production.json"))
+    near = ["", " ", key + " ", " " + key, key.upper(), key[:-1], key + "0", key * 2, "\u0000" + key[1:], key + "\n"]
+    bodies = [json.dumps({**doc, "google_key": value}).encode() for value in near]
+    bodies += [json.dumps({**doc, "google_key": value}).encode() for value in (None, 0, [key], {"key": key})]
+    bodies += [json.dumps({**doc, "Google_key": key}).encode(), json.dumps({**doc, "GOOGLE_KEY": key}).encode()]
+    bodies.append(b'{"google_key": "' + key.encode() + b'", "x": ' + b"[" * 10_000 + b"]" * 10_000 + b"}")
+    for body in bodies:
+        answer = google.post(
+            "/webhooks/googleads", data=body, headers={"Content-Type": "application/json", "google_key": key}
+        )
+        assert answer.status_code == 401, body[:80]
+    work()
+    assert graph.requests == [] or all(r["kind"] != "google_ingest" for r in graph.requests)
+    assert redis_conn.keys("leadrelay:seen:*") == []

@@ -370,7 +370,12 @@ def test_stage_api_fuzz_never_answers_500(stage_api, items):
     assert _answered(stage_api(_body(items)))
 
 
-@pytest.mark.parametrize("endpoint", [*sorted(SOURCES), "stages"])
+# Google's key travels in the body: a body that is no JSON object we can read carries none,
+# and is refused 401 (tests/feature/test_google_ads.py); its near misses are tried there too.
+KEYED_IN_HEADERS = sorted(name for name, source in SOURCES.items() if not source.traits.sign_body)
+
+
+@pytest.mark.parametrize("endpoint", [*KEYED_IN_HEADERS, "stages"])
 def test_ten_thousand_nested_brackets_are_unusable(deliver, stage_api, endpoint):
     """Refused by our own API; acknowledged and recorded from a signed webhook."""
     if endpoint == "stages":
@@ -583,7 +588,7 @@ def _bypasses(name: str, body: bytes, secret: str) -> list[dict]:
     return sets
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+@pytest.mark.parametrize("name", KEYED_IN_HEADERS)
 def test_no_near_miss_of_the_signature_gets_in(client, env, redis_conn, name):
     body = _body({"object": "page", "entry": []} if name == "meta" else {"event_type": "form_response"})
     secret = env[SOURCES[name].secret_setting].split(",")[0]
