@@ -38,7 +38,9 @@ ACCOUNT_REASONS = {
         "Google's policy keeps this account from enhanced conversions: see the account's policy page"
     ),
 }
-_PASSING = {"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED", "INTERNAL_ERROR"}
+_PASSING = {"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED", "INTERNAL_ERROR"}  # states and reasons
+# A conversion action made less than 6 hours ago takes nothing yet: it clears with time.
+_LATER = {"CONVERSION_ACTION_TOO_RECENTLY_CREATED": "Google takes conversions for an action 6 hours after it is made"}
 
 
 class DataManager:
@@ -153,10 +155,11 @@ def _answer(response: requests.Response) -> dict:
     state, reasons = str(error.get("status") or ""), _reasons(error)
     named = ", ".join(reasons) or state or f"HTTP {status}"
     account = next((r for r in reasons if r in ACCOUNT_REASONS), None)
-    if status == 429 or state == "RESOURCE_EXHAUSTED":
+    later = next((r for r in reasons if r in _LATER), None)
+    if status == 429 or "RESOURCE_EXHAUSTED" in (state, *reasons):
         reason, fix = THROTTLED, None
-    elif status >= 500 or state in _PASSING:
-        reason, fix = TRANSIENT, None
+    elif status >= 500 or state in _PASSING or _PASSING & set(reasons) or later:
+        reason, fix = TRANSIENT, _LATER.get(later or "")
     elif status in (401, 403) or account or state in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
         reason, fix = AUTH, ACCOUNT_REASONS.get(account or "PERMISSION_DENIED")
     else:
