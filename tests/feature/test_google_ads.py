@@ -516,3 +516,47 @@ def test_no_near_miss_of_the_key_gets_in_and_a_body_too_deep_to_read_is_refused(
     work()
     assert graph.requests == [] or all(r["kind"] != "google_ingest" for r in graph.requests)
     assert redis_conn.keys("leadrelay:seen:*") == []
+
+
+def test_every_lead_sends_the_stages_of_leads_google_did_not_bring_to_google_too(
+    google, env, graph, work, monkeypatch, tmp_path
+):
+    """Only where the mapping says so: a Meta lead's stage goes to Meta, and to Google by the
+    email and phone the stage gives (Google's keys, no click id), each its own event."""
+    from helpers import CRM_STAGE_TABLES, leadgen_body, sign
+    from webhook_app import create_app
+
+    mapping = tmp_path / "every.toml"
+    mapping.write_text(
+        CRM_STAGE_TABLES.replace(
+            'operating_account = "123-456-7890"', 'operating_account = "123-456-7890"\nevery_lead = true'
+        )
+    )
+    monkeypatch.setenv("LEADRELAY_CONFIG", str(mapping))
+    jobs.install(load())
+    client = create_app().test_client()
+    graph.add_lead("6600000000000099", field_data=[{"name": "email", "values": ["Meta.Person@gmail.com"]}])
+    body = leadgen_body("6600000000000099", created_time=int(time.time()) - 30)
+    client.post("/webhooks/meta", data=body, headers={"X-Hub-Signature-256": sign(body)})
+    work()
+    item = {
+        "email": "Meta.Person@gmail.com",
+        "phone": "+1 650 253 0000",
+        "stage": "mql",
+        "occurred_at": int(time.time()),
+    }
+    answer = client.post(
+        "/api/v1/stage-events", json=[item], headers={"Authorization": f"Bearer {API_TOKEN}"}
+    ).get_json()
+    [result] = answer["results"]
+    assert result["event_id"] == "meta:6600000000000099:QualifiedLead"
+    assert [a["event_id"] for a in result["also"]] == ["googleads-meta:6600000000000099:QualifiedLead"]
+    work()
+    [meta] = [e for e in graph.events if e["event_name"] == "QualifiedLead"]
+    assert meta["user_data"]["lead_id"] == 6600000000000099
+    [sent] = [e["event"] for e in graph.google_events]
+    assert "adIdentifiers" not in sent  # no click: Google matches by its own keys alone
+    assert sent["userData"]["userIdentifiers"] == [
+        {"emailAddress": _sha("metaperson@gmail.com")},
+        {"phoneNumber": _sha("+16502530000")},
+    ]

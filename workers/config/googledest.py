@@ -38,6 +38,7 @@ class GoogleDestination:
     window_days: int = MAX_WINDOW_DAYS  # older events are dead-lettered `expired`, never sent
     credentials: str = ""  # the service account key file; empty: dry run (events kept)
     region: str | None = None  # how its forms' phones without a country code are read
+    every_lead: bool = False  # its dataset's other leads' stages go to Google too (unattributed, by email and phone)
 
     @property
     def id(self) -> str:
@@ -70,6 +71,7 @@ _KNOWN = {
     "consent",
     "window_days",
     "region",
+    "every_lead",
 }
 
 
@@ -120,6 +122,8 @@ def load(key: str, raw: dict, dataset_of, credentials: str) -> GoogleDestination
     window = raw.get("window_days", MAX_WINDOW_DAYS)
     if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_WINDOW_DAYS:
         _fail(f"{where}.window_days", f"must be the conversion actions' click-through window: 1 to {MAX_WINDOW_DAYS}")
+    if not isinstance(raw.get("every_lead", False), bool):
+        _fail(f"{where}.every_lead", "must be true or false")
     region = raw.get("region")
     if region is not None and (not isinstance(region, str) or len(region) != 2 or not region.isalpha()):
         _fail(f"{where}.region", "must be a two-letter country code such as FR")
@@ -137,6 +141,7 @@ def load(key: str, raw: dict, dataset_of, credentials: str) -> GoogleDestination
         window_days=window,
         credentials=credentials,
         region=region.upper() if region else None,
+        every_lead=raw.get("every_lead", False),
     )
 
 

@@ -84,8 +84,8 @@ def prepare(item: dict, form: dict | None, destination: GoogleDestination, regio
         "processing": None,
         "test": item["test"],
         "google": {
-            "em": _hashes(raw.get("email", []), googlekeys.email, emails.NotAnEmail),
-            "ph": _hashes(raw.get("phone", []), lambda v: googlekeys.phone(v, regions), phones.NotAPhone),
+            "em": hashes(raw.get("email", []), googlekeys.email, emails.NotAnEmail),
+            "ph": hashes(raw.get("phone", []), lambda v: googlekeys.phone(v, regions), phones.NotAPhone),
             "gclid": item.get("gclid"),
             "consent": _consent(item["answers"], form, destination),
         },
@@ -109,7 +109,8 @@ def _answers(answers: list[dict], form: dict) -> dict[str, list[str]]:
     return raw
 
 
-def _hashes(values: list[str], normalise, unusable: type[Exception]) -> list[str]:
+def hashes(values: list[str], normalise, unusable: type[Exception]) -> list[str]:
+    """Google's hashes of the values its rules read (`normalise`); the others left out."""
     out = []
     for value in values:
         try:

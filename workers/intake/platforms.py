@@ -7,6 +7,8 @@ Notes: docs/internals/intake.md
 from __future__ import annotations
 
 from workers.events import conversions, personindex, profiles
+from workers.identity import emails, googlekeys, phones, userdata
+from workers.intake import googleleads
 from workers.intake.stagescope import Scope
 
 GOOGLE = "googleads"
@@ -53,3 +55,45 @@ def _members(connection, owners: list[str]) -> list[str]:
 
 def _hashes(profile: dict) -> set[str]:
     return {h for k in profiles.LOOKUP_KEYS for h in profile.get("user_data", {}).get(k, [])}
+
+
+def to_google(item: dict, checked: dict, scope: Scope, region: str) -> dict | None:
+    """The stage for Google too, where the lead's dataset has a destination that takes every
+    lead's stages (`every_lead`) and Google did not bring this one: Google's keys from the
+    email and phone the stage itself gives (a profile keeps only Meta's hashes), no click id,
+    the destination's consent; an event id of its own. None: no such destination, or
+    nothing Google could match on."""
+    if checked.get("google") is not None or checked.get("channel"):
+        return None
+    dataset = checked["route"]["dataset"]
+    destination = next((g for g in scope.routes.google.values() if g.every_lead and g.name == dataset), None)
+    if destination is None:
+        return None
+    mails = [v for v in _values(item.get("email"))]
+    numbers = [v for v in _values(item.get("phone"))]
+    regions = userdata.phone_regions(
+        {"country": _values(item.get("country")), "ph": numbers}, region, destination.region
+    )
+    google = {
+        "em": googleleads.hashes(mails, googlekeys.email, emails.NotAnEmail),
+        "ph": googleleads.hashes(numbers, lambda v: googlekeys.phone(v, regions), phones.NotAPhone),
+        "gclid": None,
+        "consent": dict(destination.consent),
+    }
+    if not google["em"] and not google["ph"]:
+        return None
+    source = f"{GOOGLE}-{checked['source']}"  # its own event id, claimed apart from Meta's
+    return {
+        **{k: v for k, v in checked.items() if k != "also"},  # the first item's own: never this one's
+        "source": source,
+        "event_id": conversions.event_id(source, checked["key"], checked["event_name"]),
+        "route": {"dataset": dataset, "dataset_id": destination.id, "page_id": None},
+        "google": google,
+        "lead_first": None,
+    }
+
+
+def _values(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

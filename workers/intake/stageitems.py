@@ -186,6 +186,8 @@ def check(
     # the person's lead from the other ad platform (platforms.py), each platform its own.
     others = platforms.others(connection, profile, scope, occurred, now) if profile and scope.routes.google else []
     checked["also"] = _chat_too(chat, event_name, occurred, now, value, currency) + [checked_for(o) for o in others]
+    google = platforms.to_google(item, checked, scope, region) if scope.routes.google and not others else None
+    checked["also"] += [google] if google else []
     return checked
 
 
