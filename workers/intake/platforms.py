@@ -1,5 +1,6 @@
 """A person two ad platforms brought: a stage of theirs goes to each platform that brought
-them (their Google lead's destination, their Meta lead's dataset), never to one that did not.
+them (their Google lead's destination, their Meta lead's dataset), never to one that did not,
+unless the mapping says so (a destination's `every_lead`).
 
 Notes: docs/internals/intake.md
 """
