@@ -560,3 +560,16 @@ def test_every_lead_sends_the_stages_of_leads_google_did_not_bring_to_google_too
         {"emailAddress": _sha("metaperson@gmail.com")},
         {"phoneNumber": _sha("+16502530000")},
     ]
+
+
+def test_a_lead_google_could_match_on_nothing_is_dead_lettered_with_why_never_sent(
+    google, env, graph, work, redis_conn
+):
+    doc = json.loads(fixture_bytes("googleads", "lead__production.json"))
+    doc = {**doc, "gcl_id": None, "user_column_data": [{"column_id": "COMPANY_NAME", "string_value": "Example"}]}
+    body, headers = SOURCES["googleads"].signed(env["GOOGLE_ADS_WEBHOOK_KEY"], json.dumps(doc).encode())
+    assert google.post("/webhooks/googleads", data=body, headers=headers).get_json()["accepted"] == 1
+    work()
+    assert [r for r in graph.requests if r["kind"] == "google_ingest"] == []
+    letter = deadletters.get(redis_conn, f"lead-googleads-{LEAD_ID}")
+    assert letter["reason"] == "invalid" and "NO_IDENTIFIERS_PROVIDED" in letter["detail"]

@@ -48,11 +48,9 @@ def deliver(
     for event in events:
         if event["event_time"] < oldest:
             raise JobError(EXPIRED, f"older than the conversion actions' {destination.window_days}-day window")
-        if not (event.get("google") or {}).get("em") and not (event.get("google") or {}).get("ph"):
-            if not (event.get("google") or {}).get("gclid"):
-                raise JobError(
-                    INVALID, "no identifier and no click id: Google would refuse it (NO_IDENTIFIERS_PROVIDED)"
-                )
+        google = event.get("google") or {}
+        if not (google.get("em") or google.get("ph") or google.get("gclid")):
+            raise JobError(INVALID, "no identifier and no click id: Google would refuse it (NO_IDENTIFIERS_PROVIDED)")
     people = [suppression.fields(destination.name, e.get("user_data")) for e in events]
     refs = suppression.which(connection, people)
     events = [event for event, ref in zip(events, refs) if not ref]
