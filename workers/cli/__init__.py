@@ -18,7 +18,7 @@ from workers.config import environment
 @click.option("-v", "--verbose", is_flag=True, help="Also print the structured log lines (JSON, on stderr).")
 @click.pass_context
 def main(ctx: click.Context, verbose: bool):
-    """leadrelay: Meta leads and funnel stages to the Conversions API.
+    """leadrelay: Meta (and Google Ads) leads and funnel stages to each platform's conversion API.
 
     Settings come from the environment, then a .env file in this folder; with no Meta
     setting at all, from the local sandbox that `leadrelay run` sets up in data/sandbox/.
