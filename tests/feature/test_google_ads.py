@@ -229,7 +229,7 @@ def test_what_google_made_of_a_request_is_read_30_minutes_later_and_counted(goog
     _post(google, env)
     work()
     [request_id] = [r.decode() for r in redis_conn.zrange(status.DUE, 0, -1)]
-    sent_at = int(status.recent(redis_conn, [request_id])[0]["sent_at"])
+    sent_at = int(_request(redis_conn, request_id)[0]["sent_at"])
     client = jobs.context().google
     assert status.check_due(client, redis_conn, now=sent_at + 60) == {}  # not before 30 minutes
     graph.google_requests[request_id] = {
@@ -247,7 +247,7 @@ def test_what_google_made_of_a_request_is_read_30_minutes_later_and_counted(goog
         ]
     }
     assert status.check_due(client, redis_conn, now=sent_at + 5 * 3600) == {"partial_success": 1}
-    [record] = status.recent(redis_conn, [request_id])
+    [record] = _request(redis_conn, request_id)
     assert record["status"] == "PARTIAL_SUCCESS" and record["destination"] == "acme"
     assert json.loads(record["errors"]) == {"PROCESSING_ERROR_REASON_EVENT_TOO_OLD": 1}
     assert json.loads(record["events"]) == {"Lead": 1} and record["job"].startswith("drain")
@@ -573,3 +573,11 @@ def test_a_lead_google_could_match_on_nothing_is_dead_lettered_with_why_never_se
     assert [r for r in graph.requests if r["kind"] == "google_ingest"] == []
     letter = deadletters.get(redis_conn, f"lead-googleads-{LEAD_ID}")
     assert letter["reason"] == "invalid" and "NO_IDENTIFIERS_PROVIDED" in letter["detail"]
+
+
+def _request(redis_conn, request_id: str) -> list[dict]:
+    """A Google request's record as kept (googleapi/status.py)."""
+    from workers.googleapi import status
+
+    raw = redis_conn.hgetall(status.key(request_id))
+    return [{"request_id": request_id, **{k.decode(): v.decode() for k, v in raw.items()}}] if raw else []

@@ -89,7 +89,7 @@ def deliver(
     return {"outcome": "delivered", "events": len(mapped), "request_id": request_id}
 
 
-def request(events: list[dict], destination: GoogleDestination, validate_only: bool = False) -> dict:
+def request(events: list[dict], destination: GoogleDestination) -> dict:
     """The one ingest request for these events: a destination per conversion action they use."""
     actions = {e["event_name"]: destination.conversion_actions[e["event_name"]] for e in events}
     targets = [
@@ -97,7 +97,7 @@ def request(events: list[dict], destination: GoogleDestination, validate_only: b
         for name, action in actions.items()
     ]
     converted = [googleevents.of_internal(e, reference=e["event_name"]) for e in events]
-    return googleevents.several(targets, converted, validate_only)[0]
+    return googleevents.several(targets, converted)[0]
 
 
 def keep_dry_run(connection, settings, events: list[dict], destination: GoogleDestination, lead_times=None) -> None:

@@ -147,16 +147,3 @@ def _settle(connection, request_id: str, record: dict, state: str, errors: dict,
         errors=errors,
         warnings=warnings,
     )
-
-
-def recent(connection: redis.Redis, request_ids: list[str]) -> list[dict]:
-    """The records of these requests, as kept."""
-    with connection.pipeline(transaction=False) as pipe:
-        for request_id in request_ids:
-            pipe.hgetall(key(request_id))
-        found = pipe.execute()
-    return [
-        {"request_id": rid, **{k.decode(): v.decode() for k, v in raw.items()}}
-        for rid, raw in zip(request_ids, found)
-        if raw
-    ]
